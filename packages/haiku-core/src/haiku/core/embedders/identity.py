@@ -1,0 +1,86 @@
+"""Embedder identity and the checks made with it (SPEC §7)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from haiku.core.config.models import EmbeddingModelConfig
+from haiku.core.errors import ConfigMismatchError
+
+
+@dataclass(frozen=True)
+class EmbedderIdentity:
+    provider: str
+    model: str
+    vector_dim: int
+
+    @classmethod
+    def from_config(cls, model: EmbeddingModelConfig) -> EmbedderIdentity:
+        return cls(provider=model.provider, model=model.name, vector_dim=model.vector_dim)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> EmbedderIdentity | None:
+        if not data or not data.get("model"):
+            return None
+        return cls(provider=str(data["provider"]), model=str(data["model"]), vector_dim=int(data["vector_dim"]))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"provider": self.provider, "model": self.model, "vector_dim": self.vector_dim}
+
+    def describe(self) -> str:
+        return f"{self.provider}/{self.model} at {self.vector_dim} dimensions"
+
+
+class EmbedderDriftWarning(UserWarning):
+    """A read-only open found a database written by another model of the same dimension."""
+
+
+def _advice(name: str | None) -> str:
+    target = f"--db-name {name}" if name else "--db-name NAME"
+    return f"re-embed it with `haiku-ingester rebuild {target}` or configure the recorded embedder"
+
+
+def check_identity_on_open(
+    recorded: EmbedderIdentity | None,
+    configured: EmbedderIdentity,
+    *,
+    read_only: bool,
+    name: str | None,
+) -> None:
+    """A database against the configuration: dimension always, model when writable."""
+    if recorded is None:
+        return
+    label = f"database '{name}'" if name else "the database"
+    if recorded.vector_dim != configured.vector_dim:
+        raise ConfigMismatchError(
+            f"{label} records {recorded.describe()}, but the configuration uses "
+            f"{configured.describe()}; {_advice(name)}"
+        )
+    if (recorded.provider, recorded.model) != (configured.provider, configured.model):
+        message = (
+            f"{label} was written with {recorded.describe()}, but the configuration uses "
+            f"{configured.describe()}; {_advice(name)}"
+        )
+        if not read_only:
+            raise ConfigMismatchError(message)
+        warnings.warn(message, EmbedderDriftWarning, stacklevel=3)
+
+
+def check_selection_identities(identities: Sequence[tuple[str | None, EmbedderIdentity | None]]) -> None:
+    """Databases searched together with one query vector must share an embedder."""
+    first: tuple[str | None, EmbedderIdentity] | None = None
+    for name, identity in identities:
+        if identity is None:
+            continue
+        if first is None:
+            first = (name, identity)
+            continue
+        if identity != first[1]:
+            raise ConfigMismatchError(
+                f"databases '{first[0]}' and '{name}' were written with different embedders "
+                f"({first[1].describe()} and {identity.describe()}); searching them together embeds "
+                "the query once, so their vectors are not comparable"
+            )

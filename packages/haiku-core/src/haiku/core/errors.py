@@ -1,0 +1,192 @@
+"""Every error haiku-core raises, in one place (SPEC §4).
+
+The CLI maps these to ``Error: <message>`` with exit 1, so each message must be
+a complete sentence a user can act on, naming the database by its configured
+name and never by its location.
+
+Every type derives from ``HaikuError`` as well as from the base SPEC §4 gives
+it (``KeyError`` or ``ValueError`` for some), so ``except HaikuError`` catches
+them all while ``except KeyError`` / ``except ValueError`` keep working.
+
+The classmethods build the message gists SPEC §4 fixes, so every package
+words the same situation the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = [
+    "AmbiguousCitationError",
+    "AmbiguousDatabaseError",
+    "ConfigMismatchError",
+    "DatabaseLockedError",
+    "HaikuError",
+    "InvalidConfigError",
+    "MigrationRequiredError",
+    "MissingEnvVarError",
+    "ReadOnlyError",
+    "SourceUnavailableError",
+    "TagError",
+    "UnknownDatabaseError",
+    "names_list",
+]
+
+
+def names_list(names: Iterable[str | None]) -> str:
+    """Render database names the way every message does: ``a, b``."""
+    rendered = [n if n is not None else "(unnamed)" for n in names]
+    return ", ".join(rendered) if rendered else "none"
+
+
+class HaikuError(Exception):
+    """Base of every haiku error; its message is meant for the user as is."""
+
+
+class SourceUnavailableError(HaikuError):
+    """A configured database is missing or could not be opened (SPEC §3.2, §3.3)."""
+
+    def __init__(self, message: str, *, database: str | None = None) -> None:
+        super().__init__(message)
+        self.database = database
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+    @classmethod
+    def missing(cls, name: str) -> SourceUnavailableError:
+        return cls(
+            f"database '{name}' does not exist; create it with `haiku-rag init` or `create=True`",
+            database=name,
+        )
+
+    @classmethod
+    def unopenable(cls, name: str, error: BaseException) -> SourceUnavailableError:
+        """Only the exception's type name travels: its text may hold a path or bucket."""
+        return cls(f"database '{name}' could not be opened: {type(error).__name__}", database=name)
+
+
+class UnknownDatabaseError(HaikuError, KeyError):
+    """A database name outside the relevant coverage.
+
+    A ``KeyError`` so that ``except KeyError`` keeps working for callers that
+    treat coverage like a mapping; ``str()`` is the plain sentence rather than
+    KeyError's quoted repr.
+    """
+
+    def __init__(self, message: str, *, names: Iterable[str] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.names = tuple(names)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+    @classmethod
+    def on_client(cls, unknown: Iterable[str], covered: Iterable[str | None]) -> UnknownDatabaseError:
+        """"unknown database(s) x; this client covers a, b"."""
+        names = list(dict.fromkeys(unknown))
+        return cls(
+            f"unknown database(s) {', '.join(names)}; this client covers {names_list(covered)}",
+            names=names,
+        )
+
+
+class AmbiguousDatabaseError(HaikuError):
+    """A one-database operation asked of a set, or two selectors for one database."""
+
+    @classmethod
+    def cli_needs_one(cls, names: Iterable[str | None], *, at: bool = False) -> AmbiguousDatabaseError:
+        """A CLI command that works on one database, facing a configured set."""
+        what = "--at reads a single database" if at else "this command works on a single database"
+        return cls(
+            f"lancedb.databases names {names_list(names)}; {what}: pass --db-name NAME before the "
+            "command, or --db PATH after it"
+        )
+
+    @classmethod
+    def client_needs_one(cls, operation: str, names: Iterable[str | None]) -> AmbiguousDatabaseError:
+        """A client operation that works on one database, asked of a client covering a set."""
+        return cls(
+            f"{operation} works on one database, and this client covers {names_list(names)}; "
+            "select one with clients_for([name])"
+        )
+
+
+class ConfigMismatchError(HaikuError):
+    """Embedder identities conflict (database vs config, or across a selection; SPEC §7)."""
+
+
+class AmbiguousCitationError(HaikuError):
+    """A cited chunk id resolves to more than one database (SPEC §10.3)."""
+
+    @classmethod
+    def shared(cls, chunk_id: str, names: Iterable[str | None]) -> AmbiguousCitationError:
+        return cls(
+            f"chunk id {chunk_id} names a chunk in more than one database ({names_list(names)}); "
+            "a citation records the id alone and cannot say which"
+        )
+
+    @classmethod
+    def already_cited(cls, chunk_id: str, names: Iterable[str | None]) -> AmbiguousCitationError:
+        return cls(
+            f"chunk id {chunk_id} names a chunk in more than one database ({names_list(names)}); "
+            "it was already cited from another database in this conversation"
+        )
+
+
+class MigrationRequiredError(HaikuError):
+    """The database (or the tag being read) needs migrations first (SPEC §8.1, §8.3)."""
+
+
+class ReadOnlyError(HaikuError):
+    """A write on a read-only or tagged store."""
+
+
+class TagError(HaikuError, ValueError):
+    """A missing or partial tag, or a tagged entry where the live database is needed."""
+
+
+class DatabaseLockedError(HaikuError):
+    """The writer lock (or the ingester ownership lock) could not be taken in time."""
+
+    def __init__(self, message: str, *, database: str | None = None) -> None:
+        super().__init__(message)
+        self.database = database
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+class MissingEnvVarError(HaikuError, ValueError):
+    """An unset or empty ``${VAR}`` without a default in the configuration."""
+
+    def __init__(self, var: str, where: str | None = None) -> None:
+        location = f" (in {where})" if where else ""
+        super().__init__(
+            f"environment variable {var} is unset or empty{location}; "
+            f"set it, or give a default with ${{{var}:-default}}"
+        )
+        self.var = var
+        self.where = where
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+class InvalidConfigError(HaikuError, ValueError):
+    """The configuration file is missing, unreadable or fails validation."""
+
+
+def _rebuild(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> BaseException:
+    # Keyword-only constructor arguments defeat the default exception pickling,
+    # so rebuild without calling __init__ (errors cross process boundaries in
+    # the ingester's workers and the sandbox).
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error

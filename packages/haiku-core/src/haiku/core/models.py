@@ -1,0 +1,110 @@
+"""The shared data model (SPEC §5).
+
+``source`` is the configured database name: never stored, set on every read.
+In memory a document or chunk is identified by ``(source, id)``.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Document(BaseModel):
+    id: str | None = None
+    uri: str | None = None
+    title: str | None = None
+    content: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    source: str | None = None
+
+
+class Chunk(BaseModel):
+    id: str | None = None
+    document_id: str | None = None
+    order: int = 0
+    content: str = ""
+    headings: list[str] = Field(default_factory=list)
+    page_numbers: list[int] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    source: str | None = None
+    # Only filled when a caller asks for stored vectors (cosine fusion).
+    vector: list[float] | None = Field(default=None, exclude=True, repr=False)
+
+
+class SearchResult(BaseModel):
+    content: str
+    score: float
+    source: str | None = None
+    chunk_id: str | None = None
+    chunk_ids: list[str] = Field(default_factory=list)
+    document_id: str | None = None
+    document_uri: str | None = None
+    document_title: str | None = None
+    document_meta: dict[str, Any] = Field(default_factory=dict)
+    order: int = 0
+    headings: list[str] = Field(default_factory=list)
+    page_numbers: list[int] = Field(default_factory=list)
+    # Stored vector, read back only for cosine fusion; never serialised.
+    vector: list[float] | None = Field(default=None, exclude=True, repr=False)
+
+    def format_for_agent(self, rank: int | None = None, total: int | None = None, include_collection: bool = False) -> str:
+        lines: list[str] = []
+        if rank is not None:
+            lines.append(f"[{rank}/{total}]" if total is not None else f"[{rank}]")
+        lines.append(f"Chunk ID: {self.chunk_id}")
+        if include_collection and self.source is not None:
+            lines.append(f"Collection: {self.source}")
+        if self.document_id:
+            lines.append(f"Document ID: {self.document_id}")
+        if self.document_title:
+            lines.append(f"Title: {self.document_title}")
+        if self.document_uri:
+            lines.append(f"Source: {self.document_uri}")
+        if self.headings:
+            lines.append("Section: " + " > ".join(self.headings))
+        if self.page_numbers:
+            lines.append("Pages: " + ", ".join(str(p) for p in self.page_numbers))
+        lines.append(f"Score: {self.score:.4f}")
+        lines.append("Content:")
+        lines.append(self.content)
+        return "\n".join(lines)
+
+
+class Citation(BaseModel):
+    index: int
+    source: str | None = None
+    document_id: str
+    chunk_id: str
+    chunk_ids: list[str] = Field(default_factory=list)
+    document_uri: str | None = None
+    document_title: str | None = None
+    document_meta: dict[str, Any] = Field(default_factory=dict)
+    page_numbers: list[int] = Field(default_factory=list)
+    headings: list[str] = Field(default_factory=list)
+    content: str = ""
+
+    def format_for_agent(self) -> str:
+        where = f" ({self.source})" if self.source is not None else ""
+        title = self.document_title or self.document_uri or self.document_id
+        return f"[{self.index}]{where} {title}\n{self.content}"
+
+
+def dumps_metadata(metadata: dict[str, Any]) -> str:
+    return json.dumps(metadata, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def loads_metadata(raw: str | None) -> dict[str, Any]:
+    if not raw:
+        return {}
+    value = json.loads(raw)
+    return value if isinstance(value, dict) else {}

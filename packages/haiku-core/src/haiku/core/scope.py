@@ -11,9 +11,10 @@ from haiku.core.errors import AmbiguousDatabaseError, TagError, UnknownDatabaseE
 
 
 def _as_location(location: Path | str) -> Path | str:
-    if isinstance(location, Path):
+    """A URI stays a string; anything else is a local path (``~`` expanded)."""
+    if isinstance(location, str) and is_uri(location):
         return location
-    return location if is_uri(location) else Path(location)
+    return Path(location).expanduser()
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class DatabaseRef:
     def __post_init__(self) -> None:
         if self.name is not None and not self.name.strip():
             raise ValueError("a database name cannot be blank")
+        if self.tag is not None and not self.tag.strip():
+            raise ValueError(f"database '{self.name}' has a blank tag")
         location = _as_location(self.location)
         if self.given and not isinstance(location, Path):
             raise ValueError(f"a given database location must be a local path, got {location}")
@@ -59,6 +62,7 @@ class DatabaseRef:
         return self.name if self.name is not None else str(self.location)
 
     def at_tag(self, tag: str) -> DatabaseRef:
+        """This database read at ``tag``; an entry configured at a tag takes no other."""
         if self.tag is not None:
             raise AmbiguousDatabaseError(
                 f"database '{self.name}' is configured at tag '{self.tag}' and takes no other; "
@@ -74,8 +78,13 @@ class DatabaseScope:
     databases: tuple[DatabaseRef, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
-        if not self.databases:
+        databases = tuple(self.databases)
+        if not databases:
             raise ValueError("a database scope covers at least one database")
+        for ref in databases:
+            if not isinstance(ref, DatabaseRef):
+                raise TypeError(f"a database scope holds DatabaseRef values, not {type(ref).__name__}")
+        object.__setattr__(self, "databases", databases)
 
     @property
     def names(self) -> tuple[str | None, ...]:
@@ -155,6 +164,8 @@ class DatabaseScope:
 
     def select(self, names: Iterable[str]) -> DatabaseScope:
         """The named refs in the order given, duplicates collapsed."""
+        if isinstance(names, str):
+            raise TypeError(f"sources takes a list of database names, not the string {names!r}")
         wanted = list(dict.fromkeys(names))
         if not wanted:
             raise ValueError("sources=[] selects no database; pass None for all of them")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import re
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from haiku.core.config.models import AppConfig, platform_data_dir
 from haiku.core.errors import InvalidConfigError, MissingEnvVarError
@@ -19,28 +21,45 @@ CONFIG_FILE_NAME = "haiku.rag.yaml"
 
 # $$ | ${NAME} | ${NAME:-default}
 _VAR = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_DOTENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.]*)\s*=\s*(.*?)\s*$")
+
+
+def _dotenv_value(raw: str) -> str:
+    if raw[:1] in ("'", '"'):
+        quote = raw[0]
+        end = raw.find(quote, 1)
+        if end != -1:
+            value = raw[1:end]
+            if quote == '"':
+                value = value.replace("\\n", "\n").replace('\\"', '"')
+            return value
+    # Unquoted: a `#` after whitespace starts a comment.
+    return re.split(r"\s+#", raw, maxsplit=1)[0].strip()
 
 
 def load_dotenv_file(path: Path | None = None) -> None:
-    """Load ``./.env`` into the environment without overriding what is set."""
+    """Load ``./.env`` into the environment, never overriding a variable already set."""
     env_path = path or Path.cwd() / ".env"
     if not env_path.is_file():
         return
-    for raw in env_path.read_text(encoding="utf-8").splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#") or "=" not in line:
+    for line in env_path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
             continue
-        if line.startswith("export "):
-            line = line[len("export ") :]
-        key, value = line.split("=", 1)
-        key, value = key.strip(), value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        if key and key not in os.environ:
+        match = _DOTENV_LINE.match(line)
+        if match is None:
+            continue
+        key, value = match.group(1), _dotenv_value(match.group(2))
+        if key not in os.environ:
             os.environ[key] = value
 
 
 def expand_vars(value: str, *, config_dir: Path | None, where: str | None = None) -> str:
+    """Expand ``${VAR}``, ``${VAR:-default}`` and ``$$`` in one string.
+
+    An empty variable counts as unset (as in the shell's ``:-``).
+    ``${HAIKU_RAG_CONFIG_DIR}`` is the directory holding the config file.
+    """
+
     def replace(match: re.Match[str]) -> str:
         if match.group(0) == "$$":
             return "$"
@@ -57,21 +76,40 @@ def expand_vars(value: str, *, config_dir: Path | None, where: str | None = None
     return _VAR.sub(replace, value)
 
 
-def _expand_tree(node: Any, *, config_dir: Path | None, path: str = "") -> Any:
+def _key_text(key: Any) -> Any:
+    # YAML reads `2024:` or `true:` as non-strings; every key here is a name.
+    return str(key) if isinstance(key, bool | int | float) else key
+
+
+def _child_path(path: str, key: Any) -> str:
+    if path.endswith("databases"):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+def _expand_tree(node: Any, *, config_dir: Path | None, path: str = "", file: Path | None = None) -> Any:
     if isinstance(node, str):
-        return expand_vars(node, config_dir=config_dir, where=path or None)
+        where = path or None
+        if file is not None:
+            where = f"{path} of {file}" if path else str(file)
+        return expand_vars(node, config_dir=config_dir, where=where)
     if isinstance(node, dict):
         return {
-            key: _expand_tree(value, config_dir=config_dir, path=f"{path}.{key}" if path else str(key))
+            _key_text(key): _expand_tree(
+                value, config_dir=config_dir, path=_child_path(path, key), file=file
+            )
             for key, value in node.items()
         }
     if isinstance(node, list):
-        return [_expand_tree(v, config_dir=config_dir, path=f"{path}[{i}]") for i, v in enumerate(node)]
+        return [
+            _expand_tree(v, config_dir=config_dir, path=f"{path}[{i}]", file=file)
+            for i, v in enumerate(node)
+        ]
     return node
 
 
 def find_config_file(path: str | Path | None = None) -> Path | None:
-    """The lookup order: explicit path, env var, ./haiku.rag.yaml, the data dir."""
+    """The lookup order: explicit path, ``$HAIKU_RAG_CONFIG_PATH``, ./haiku.rag.yaml, the data dir."""
     if path is not None:
         explicit = Path(path).expanduser()
         if not explicit.is_file():
@@ -89,22 +127,72 @@ def find_config_file(path: str | Path | None = None) -> Path | None:
     return None
 
 
+def _render_loc(parts: tuple[Any, ...]) -> str:
+    """``('ingester', 'databases', 'a', 'sources', 0)`` -> ``ingester.databases[a].sources[0]``."""
+    out = ""
+    previous: Any = None
+    for part in parts:
+        if isinstance(part, int) or previous == "databases":
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+        previous = part
+    return out
+
+
+def _model_class(annotation: Any) -> type[BaseModel] | None:
+    """The section model behind a field annotation (through Optional, list, dict)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType, list, dict):
+        for arg in typing.get_args(annotation):
+            found = _model_class(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def _valid_keys(parts: tuple[Any, ...]) -> list[str]:
+    """The keys the section at ``parts`` accepts, walking the model tree."""
+    model: type[BaseModel] | None = AppConfig
+    for part in parts:
+        if model is None:
+            return []
+        if isinstance(part, str) and part in model.model_fields:
+            model = _model_class(model.model_fields[part].annotation)
+        # list indexes and dict keys (database names) stay on the same model
+    return [] if model is None else list(model.model_fields)
+
+
 def format_validation_error(error: ValidationError) -> str:
+    """One line per failure, each naming the key or entry at fault."""
     lines = []
     for item in error.errors():
-        loc = ".".join(str(part) for part in item["loc"] if not str(part).startswith("function-"))
+        parts = tuple(p for p in item["loc"] if not str(p).startswith("function-"))
         msg = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
-            msg = f"unknown key '{item['loc'][-1]}'"
-            loc = ".".join(str(p) for p in item["loc"][:-1])
-        lines.append(f"{loc}: {msg}" if loc else msg)
+            parts, key = parts[:-1], parts[-1]
+            msg = f"unknown key '{key}'"
+            valid = _valid_keys(parts)
+            if valid:
+                msg += f" (valid keys: {', '.join(valid)})"
+        elif item["type"] not in ("value_error", "assertion_error", "missing") and isinstance(
+            item.get("input"), str | int | float | bool
+        ):
+            msg += f" (got {item['input']!r})"
+        loc = _render_loc(parts)
+        lines.append(f"{loc}: {msg}" if loc and not msg.startswith(loc) else msg)
     return "; ".join(lines)
 
 
 def config_from_dict(data: dict[str, Any] | None, *, source: Path | None = None) -> AppConfig:
-    """Validate an already-parsed mapping (expanding ``${VAR}``)."""
+    """Validate an already-parsed mapping, expanding ``${VAR}`` in every string value.
+
+    ``source`` is the file it came from: it anchors ``${HAIKU_RAG_CONFIG_DIR}``
+    and is named in error messages.
+    """
     config_dir = source.resolve().parent if source is not None else None
-    expanded = _expand_tree(data or {}, config_dir=config_dir)
+    expanded = _expand_tree(data or {}, config_dir=config_dir, file=source)
     try:
         config = AppConfig.model_validate(expanded)
     except ValidationError as exc:
@@ -115,14 +203,17 @@ def config_from_dict(data: dict[str, Any] | None, *, source: Path | None = None)
 
 
 def load_config(path: str | Path | None = None) -> AppConfig:
-    """Load ``.env``, find the config file and return the validated ``AppConfig``."""
+    """Load ``./.env``, find the config file (SPEC §1.1) and return the validated ``AppConfig``.
+
+    Nothing found means every default.
+    """
     load_dotenv_file()
     found = find_config_file(path)
     if found is None:
         return AppConfig()
     try:
         data = yaml.safe_load(found.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise InvalidConfigError(f"Cannot read config file {found}: {exc}") from None
     if data is not None and not isinstance(data, dict):
         raise InvalidConfigError(f"Config file {found} must hold a mapping at the top level")

@@ -10,24 +10,37 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 DEFAULT_DATABASE_NAME = "haiku.rag"
 SUPPORTED_SOURCE_TYPES = ("fs",)
+# The formats the ingester converts (SPEC §1.8): patterns are relative to a
+# source's root; `*` also matches across folders, `**/` spells it out.
 DEFAULT_INCLUDE_PATTERNS = ["*.md", "*.markdown", "*.txt", "*.html", "*.htm", "*.docx", "*.pdf"]
-DEFAULT_IGNORE_PATTERNS = [".*", "**/.*", "**/.*/**", "~$*", "**/~$*", "*.tmp", "**/*.tmp", "*.swp", "**/*.swp"]
+# Hidden files and folders, Office lock files, editor and temporary files.
+DEFAULT_IGNORE_PATTERNS = [
+    ".*",
+    ".*/**",
+    "**/.*",
+    "**/.*/**",
+    "~$*",
+    "**/~$*",
+    "*.tmp",
+    "**/*.tmp",
+    "*.swp",
+    "**/*.swp",
+]
 
 
 def platform_data_dir() -> Path:
-    """The per-user data directory: never the working directory."""
+    """The per-user data directory (SPEC §1.2): never the working directory."""
     home = Path.home()
     if sys.platform == "darwin":
         return home / "Library" / "Application Support" / "haiku.rag"
     if sys.platform.startswith("win"):
         appdata = os.environ.get("APPDATA")
         return (Path(appdata) if appdata else home / "AppData" / "Roaming") / "haiku.rag"
-    xdg = os.environ.get("XDG_DATA_HOME")
-    return (Path(xdg) if xdg else home / ".local" / "share") / "haiku.rag"
+    return home / ".local" / "share" / "haiku.rag"
 
 
 class _Section(BaseModel):
@@ -35,7 +48,9 @@ class _Section(BaseModel):
 
 
 class StorageConfig(_Section):
-    data_dir: Path | None = None
+    # Resolved when the configuration is built, so that scope resolution later
+    # reads no environment: absent, null or blank -> the platform data dir.
+    data_dir: Path = Field(default_factory=platform_data_dir)
     auto_vacuum: bool = True
     vacuum_retention_seconds: int = Field(default=86400, ge=0)
     writer_lock_timeout_s: float = Field(default=60.0, gt=0)
@@ -44,27 +59,85 @@ class StorageConfig(_Section):
     @classmethod
     def _blank_is_default(cls, value: Any) -> Any:
         if value is None or (isinstance(value, str) and not value.strip()):
-            return None
-        return value
+            return platform_data_dir()
+        return Path(value).expanduser() if isinstance(value, str | Path) else value
 
     @property
     def resolved_data_dir(self) -> Path:
-        return Path(self.data_dir) if self.data_dir is not None else platform_data_dir()
+        """Kept for callers written before ``data_dir`` was always resolved."""
+        return self.data_dir
 
 
 def is_uri(location: str | Path) -> bool:
+    """A location with ``://`` is object storage and stays a string (SPEC §1.3)."""
     return isinstance(location, str) and "://" in location
 
 
+def _option_value(value: Any) -> Any:
+    # storage_options are strings for LanceDB; YAML turns `allow_http: true`
+    # into a bool, which would otherwise be refused.
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
 class DatabaseEntry(_Section):
-    """One `lancedb.databases` entry in its long form."""
+    """One `lancedb.databases` entry in its long form: a location, read live or at a tag."""
 
     location: str
     tag: str | None = None
 
+    @field_validator("location", mode="before")
+    @classmethod
+    def _location_given(cls, value: Any) -> Any:
+        if isinstance(value, Path):
+            value = str(value)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise ValueError("an entry needs a location")
+        return value
+
+    @field_validator("tag")
+    @classmethod
+    def _tag_not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("a tag cannot be blank")
+        return value
+
+
+def _normalise_entry(name: str, entry: Any) -> Any:
+    """One entry in long form, or a ValueError naming ``lancedb.databases[NAME]``."""
+    if isinstance(entry, DatabaseEntry):
+        return entry
+    if entry is None or isinstance(entry, str | Path):
+        location = "" if entry is None else str(entry)
+        if not location.strip():
+            raise ValueError(f"lancedb.databases[{name}] has no location")
+        return {"location": location}
+    if not isinstance(entry, dict):
+        raise ValueError(
+            f"lancedb.databases[{name}] must be a location or a mapping with location and tag"
+        )
+    unknown = [str(key) for key in entry if key not in ("location", "tag")]
+    if unknown:
+        raise ValueError(
+            f"lancedb.databases[{name}] has unknown key(s) {', '.join(unknown)}; "
+            "an entry takes location and tag"
+        )
+    location = entry.get("location")
+    if location is None or not str(location).strip():
+        raise ValueError(f"lancedb.databases[{name}] has no location")
+    tag = entry.get("tag")
+    if tag is not None and not str(tag).strip():
+        raise ValueError(f"lancedb.databases[{name}] has a blank tag")
+    # YAML reads `tag: 2026-06-30` as a date; a tag is its text.
+    return {"location": str(location), "tag": None if tag is None else str(tag)}
+
 
 class LanceDBConfig(_Section):
     uri: str | None = None
+    # Insertion order is the configured order every selection follows.
     databases: dict[str, DatabaseEntry] = Field(default_factory=dict)
     storage_options: dict[str, str] = Field(default_factory=dict)
     read_consistency_interval_seconds: float | None = Field(default=30.0, ge=0)
@@ -81,41 +154,31 @@ class LanceDBConfig(_Section):
             name = "" if raw_name is None else str(raw_name)
             if not name.strip():
                 raise ValueError("lancedb.databases has an entry with no name")
-            if entry is None or isinstance(entry, str):
-                location = entry or ""
-                if not location.strip():
-                    raise ValueError(f"lancedb.databases[{name}] has no location")
-                out[name] = {"location": location}
-                continue
-            if not isinstance(entry, dict):
-                raise ValueError(
-                    f"lancedb.databases[{name}] must be a location or {{location, tag}}"
-                )
-            unknown = set(entry) - {"location", "tag"}
-            if unknown:
-                raise ValueError(
-                    f"lancedb.databases[{name}] has unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
-                    "an entry takes location and tag"
-                )
-            if "location" not in entry:
-                raise ValueError(f"lancedb.databases[{name}] has no location")
-            location = entry.get("location")
-            if location is None or not str(location).strip():
-                raise ValueError(f"lancedb.databases[{name}] has no location")
-            tag = entry.get("tag")
-            if tag is not None and not str(tag).strip():
-                raise ValueError(f"lancedb.databases[{name}] has a blank tag")
-            out[name] = {"location": str(location), "tag": None if tag is None else str(tag)}
+            out[name] = _normalise_entry(name, entry)
         return out
+
+    @field_validator("uri", mode="before")
+    @classmethod
+    def _blank_uri_is_none(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+    @field_validator("storage_options", mode="before")
+    @classmethod
+    def _options_as_strings(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if isinstance(value, dict):
+            return {str(k): _option_value(v) for k, v in value.items()}
+        return value
 
     @model_validator(mode="after")
     def _uri_or_databases(self) -> LanceDBConfig:
-        if self.uri is not None and not self.uri.strip():
-            self.__dict__["uri"] = None
         if self.uri is not None and self.databases:
             raise ValueError(
-                "lancedb.uri and lancedb.databases are mutually exclusive; "
-                "move the uri into lancedb.databases under a name"
+                "lancedb.uri and lancedb.databases are mutually exclusive; set one of them "
+                "(move the uri into lancedb.databases under a name)"
             )
         return self
 
@@ -185,6 +248,14 @@ class RetryConfig(_Section):
     max_delay_s: float = Field(default=300.0, ge=0)
     jitter: float = Field(default=0.25, ge=0, le=1)
 
+    @model_validator(mode="after")
+    def _max_not_below_base(self) -> RetryConfig:
+        if self.max_delay_s < self.base_delay_s:
+            raise ValueError(
+                f"max_delay_s ({self.max_delay_s:g}) must be at least base_delay_s ({self.base_delay_s:g})"
+            )
+        return self
+
 
 class FsSourceConfig(_Section):
     type: Literal["fs"] = "fs"
@@ -198,6 +269,20 @@ class FsSourceConfig(_Section):
     max_file_size: int = Field(default=100 * 1024 * 1024, gt=0)
     retry: RetryConfig | None = None
 
+    @field_validator("id", mode="before")
+    @classmethod
+    def _blank_id_is_default(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+    @field_validator("root", mode="before")
+    @classmethod
+    def _root_given(cls, value: Any) -> Any:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise ValueError("an fs source needs a root folder")
+        return Path(value).expanduser() if isinstance(value, str | Path) else value
+
     @property
     def source_id(self) -> str:
         """The configured id, else ``fs:<absolute resolved root>``."""
@@ -206,15 +291,17 @@ class FsSourceConfig(_Section):
         return f"fs:{Path(self.root).expanduser().resolve()}"
 
 
-def _source_discriminator(value: Any) -> Any:
-    if isinstance(value, dict):
-        kind = value.get("type", "fs")
-        if kind not in SUPPORTED_SOURCE_TYPES:
-            raise ValueError(
-                f"source type {kind!r} is not supported; supported types: "
-                + ", ".join(SUPPORTED_SOURCE_TYPES)
-            )
-    return value
+def _check_source_type(index: int, value: Any) -> None:
+    # `type` may be left out while fs is the only kind; anything else is refused
+    # here, before pydantic, so the message can list what is supported.
+    if not isinstance(value, dict):
+        return
+    kind = value.get("type", "fs")
+    if kind not in SUPPORTED_SOURCE_TYPES:
+        raise ValueError(
+            f"source {index} has type {kind!r}, which is not supported; supported types: "
+            + ", ".join(SUPPORTED_SOURCE_TYPES)
+        )
 
 
 # More source types join this alias as a discriminated union on `type`.
@@ -228,8 +315,8 @@ class IngestedDatabaseConfig(_Section):
     @classmethod
     def _check_types(cls, value: Any) -> Any:
         if isinstance(value, list):
-            for item in value:
-                _source_discriminator(item)
+            for index, item in enumerate(value):
+                _check_source_type(index, item)
         return value
 
     @field_validator("sources")
@@ -241,8 +328,15 @@ class IngestedDatabaseConfig(_Section):
 
 
 class QueueConfig(_Section):
-    path: Path | None = None
-    retention_days: float | None = Field(default=30, ge=0)
+    path: Path | None = None  # None -> <storage.data_dir>/ingester.db
+    retention_days: float | None = Field(default=30, ge=0)  # None keeps every finished job
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _blank_is_default(cls, value: Any) -> Any:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        return Path(value).expanduser() if isinstance(value, str | Path) else value
 
 
 class WorkersConfig(_Section):
@@ -255,10 +349,11 @@ class WorkersConfig(_Section):
 
     @model_validator(mode="after")
     def _heartbeat_within_lease(self) -> WorkersConfig:
+        # A lease must survive two missed heartbeats before the reaper takes it.
         if self.heartbeat_interval_s > self.lease_ttl_s / 3:
             raise ValueError(
-                "ingester.workers.heartbeat_interval_s must be at most lease_ttl_s / 3 "
-                f"({self.lease_ttl_s / 3:g}), got {self.heartbeat_interval_s:g}"
+                f"heartbeat_interval_s ({self.heartbeat_interval_s:g}) must be at most "
+                f"lease_ttl_s / 3 ({self.lease_ttl_s / 3:g})"
             )
         return self
 
@@ -275,6 +370,8 @@ class IngesterConfig(_Section):
             return {}
         if isinstance(value, dict):
             for name, entry in value.items():
+                if name is None or not str(name).strip():
+                    raise ValueError("ingester.databases has an entry with no name")
                 if entry is None:
                     raise ValueError(f"ingester.databases[{name}] needs a sources list")
         return value
@@ -291,7 +388,7 @@ class AppConfig(_Section):
     processing: ProcessingConfig = Field(default_factory=ProcessingConfig)
     ingester: IngesterConfig = Field(default_factory=IngesterConfig)
     # Where the file came from, when it came from one; not a config key.
-    config_path: Path | None = Field(default=None, exclude=True)
+    _config_path: Path | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _ingested_databases_exist(self) -> AppConfig:
@@ -322,9 +419,18 @@ class AppConfig(_Section):
         return self
 
     @property
+    def config_path(self) -> Path | None:
+        """The file this configuration was loaded from, if any."""
+        return self._config_path
+
+    @config_path.setter
+    def config_path(self, value: Path | None) -> None:
+        self._config_path = Path(value) if value is not None else None
+
+    @property
     def data_dir(self) -> Path:
-        return self.storage.resolved_data_dir
+        return self.storage.data_dir
 
     @property
     def queue_path(self) -> Path:
-        return Path(self.ingester.queue.path) if self.ingester.queue.path else self.data_dir / "ingester.db"
+        return self.ingester.queue.path if self.ingester.queue.path else self.data_dir / "ingester.db"

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
@@ -65,6 +66,24 @@ def local_model_path(name: str = DEFAULT_LOCAL_MODEL) -> str:
     return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name
 
 
+@contextmanager
+def _quiet_model_loading() -> Iterator[None]:
+    """No "Loading weights" progress bar on stderr: a daemon's log and a CLI's
+    output are not the place for it."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
+        yield
+        return
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
+
+
 class SentenceTransformerEmbedder:
     """A local sentence-transformers model, loaded once, run off the event loop."""
 
@@ -84,18 +103,21 @@ class SentenceTransformerEmbedder:
 
                 path = local_model_path(self._name)
                 try:
-                    self._model = SentenceTransformer(path, device="cpu", local_files_only=True)
+                    with _quiet_model_loading():
+                        model = SentenceTransformer(path, device="cpu", local_files_only=True)
                 except Exception as exc:
                     raise EmbeddingError(f"could not load embedding model {self._name!r} from {path}: {exc}") from exc
-                get_dim = getattr(self._model, "get_embedding_dimension", None) or (
-                    self._model.get_sentence_embedding_dimension
+                get_dim = getattr(model, "get_embedding_dimension", None) or (
+                    model.get_sentence_embedding_dimension
                 )
                 dim = get_dim()
                 if dim is not None and dim != self.identity.vector_dim:
+                    # Not kept, so every later use fails the same way.
                     raise EmbeddingError(
                         f"embedding model {self._name!r} produces {dim}-dimensional vectors, but "
                         f"embeddings.model.vector_dim is {self.identity.vector_dim}"
                     )
+                self._model = model
             return self._model
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
@@ -128,13 +150,18 @@ class OpenAIEmbedder:
         self._name = model.name
         self._base_url = (model.base_url or "http://localhost:11434/v1").rstrip("/")
         self._api_key = model.api_key
+        self._timeout_s = 120.0
+
+    def load(self) -> None:
+        """Nothing to load locally; the endpoint is reached on first use."""
 
     async def _request(self, texts: Sequence[str]) -> list[list[float]]:
         import httpx
 
+        where = f"embeddings.model.base_url {self._base_url}"
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         try:
-            async with httpx.AsyncClient(timeout=120) as http:
+            async with httpx.AsyncClient(timeout=self._timeout_s) as http:
                 response = await http.post(
                     f"{self._base_url}/embeddings",
                     json={"model": self._name, "input": list(texts)},
@@ -142,11 +169,18 @@ class OpenAIEmbedder:
                 )
                 response.raise_for_status()
         except httpx.HTTPError as exc:
+            reason = str(exc) or type(exc).__name__
+            raise EmbeddingError(f"embedding request to {where} failed: {reason}") from exc
+        try:
+            data = sorted(response.json()["data"], key=lambda item: item.get("index", 0))
+            vectors = [[float(x) for x in item["embedding"]] for item in data]
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise EmbeddingError(
-                f"embedding request to embeddings.model.base_url {self._base_url} failed: {exc}"
+                f"{where} answered with something other than an OpenAI embeddings response "
+                f"({type(exc).__name__}: {exc})"
             ) from exc
-        data = sorted(response.json()["data"], key=lambda item: item.get("index", 0))
-        vectors = [list(map(float, item["embedding"])) for item in data]
+        if len(vectors) != len(texts):
+            raise EmbeddingError(f"{where} returned {len(vectors)} vectors for {len(texts)} texts")
         for vector in vectors:
             if len(vector) != self.identity.vector_dim:
                 raise EmbeddingError(
@@ -173,7 +207,7 @@ def get_embedder(config: AppConfig | EmbeddingsConfig) -> Embedder:
     """The process-wide embedder for this configuration (loaded lazily)."""
     embeddings = config.embeddings if isinstance(config, AppConfig) else config
     model = embeddings.model
-    key = (model.provider, model.name, model.vector_dim, model.base_url, embeddings.batch_size)
+    key = (model.provider, model.name, model.vector_dim, model.base_url, model.api_key, embeddings.batch_size)
     with _EMBEDDERS_LOCK:
         embedder = _EMBEDDERS.get(key)
         if embedder is None:

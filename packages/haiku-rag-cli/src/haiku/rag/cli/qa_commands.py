@@ -1,9 +1,141 @@
-"""The `ask`, `chat` and `mcp` commands (filled in by the questions/MCP work)."""
+"""`haiku-rag ask`, `chat` and `mcp`: they cover the configured set, or the one database
+--db-name or --db selects, and always open read-only (SPEC §13.2).
+
+Models and the MCP SDK load inside the commands, never at import.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import socket
+import sys
+from pathlib import Path
+
 import typer
+
+from haiku.rag.cli._common import at_option, client_for, db_option, fail, options, run, set_scope
+
+
+def _print_answer(question: str, answer: str, citations: list, *, label: bool, full: bool) -> None:
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from haiku.rag.qa.render import format_citations
+
+    typer.echo(f"Question: {question}")
+    typer.echo()
+    console = Console()
+    if console.is_terminal:
+        console.print(Markdown(answer or "(no answer)"))
+    else:
+        typer.echo(answer or "(no answer)")
+    typer.echo()
+    typer.echo(format_citations(citations, label=label, full=full))
+
+
+def ask(
+    ctx: typer.Context,
+    question: str = typer.Argument(..., help="The question to answer."),
+    filter: str | None = typer.Option(
+        None, "--filter", "-f", help="SQL WHERE over document fields limiting what is searched."
+    ),
+    full_citations: bool = typer.Option(False, "--full-citations", help="Print each cited chunk in full."),
+    db: Path | None = db_option(),
+    at: str | None = at_option(),
+) -> None:
+    """Answer a question from the documents, with citations (model: qa.model)."""
+    opts = options(ctx)
+
+    async def work() -> None:
+        scope = set_scope(opts, db, at)
+        async with client_for(opts, scope, read_only=True) as client:
+            answer, citations = await client.ask(question, filter=filter)
+        _print_answer(question, answer, citations, label=scope.covers_multiple, full=full_citations)
+
+    run(work)
+
+
+def chat(
+    ctx: typer.Context,
+    model: str | None = typer.Option(None, "--model", help="Chat model name [default: qa.model.name]."),
+    db: Path | None = db_option(),
+    at: str | None = at_option(),
+) -> None:
+    """An interactive session: one question per line; /sources, /filter, /help, /quit."""
+    opts = options(ctx)
+
+    async def work() -> None:
+        from haiku.rag.qa.chat import HELP, ChatSession
+        from haiku.rag.qa.model import ChatModel
+
+        scope = set_scope(opts, db, at)
+        config = opts.config()
+        model_config = config.qa.model if model is None else config.qa.model.model_copy(update={"name": model})
+        interactive = sys.stdin.isatty()
+        chat_model = ChatModel(model_config)
+        try:
+            async with client_for(opts, scope, read_only=True) as client:
+                session = ChatSession(client, chat_model, typer.echo)
+                if interactive:
+                    typer.echo(f"haiku-rag chat over {', '.join(map(str, scope.names))} "
+                               f"(model {model_config.name})\n{HELP}")
+                while True:
+                    if interactive:
+                        typer.echo("> ", nl=False)
+                    line = await asyncio.to_thread(sys.stdin.readline)
+                    if not line or not await session.handle(line):
+                        break
+        finally:
+            await chat_model.aclose()
+
+    run(work)
+
+
+def _check_port(host: str, port: int) -> None:
+    """Fail with a plain message before the server starts when the address is taken."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise fail(f"cannot listen on {host}:{port}: {exc}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+def mcp(
+    ctx: typer.Context,
+    stdio: bool = typer.Option(False, "--stdio", help="Serve over standard input/output instead of HTTP."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (streamable HTTP)."),
+    port: int = typer.Option(8001, "--port", min=1, max=65535, help="Port to bind (streamable HTTP)."),
+    db: Path | None = db_option(),
+    at: str | None = at_option(),
+) -> None:
+    """Serve the documents to MCP clients (streamable HTTP at /mcp, or --stdio)."""
+    opts = options(ctx)
+
+    async def work() -> None:
+        from haiku.rag.mcp import serve
+
+        scope = set_scope(opts, db, at)
+        if not stdio:
+            _check_port(host, port)
+        async with client_for(opts, scope, read_only=True) as client:
+            if not stdio:
+                typer.echo(f"Serving MCP on http://{host}:{port}/mcp (Ctrl+C to stop)", err=True)
+            await serve(client, stdio=stdio, host=host, port=port)
+
+    try:
+        run(work)
+    except KeyboardInterrupt:
+        raise typer.Exit(0) from None
 
 
 def register(app: typer.Typer) -> None:
     """Add the question-answering commands to the `haiku-rag` app."""
+    app.command("ask")(ask)
+    app.command("chat")(chat)
+    app.command("mcp")(mcp)

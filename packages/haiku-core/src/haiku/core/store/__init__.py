@@ -1,0 +1,55 @@
+"""The single-database store (SPEC §6-§8).
+
+    from haiku.core.store import Store, SearchType, TagInfo
+
+``Store.open(ref, config, …)`` opens one LanceDB database: its search and
+lookups, the document writes the ingester makes, tags, history, vacuum,
+migrations and indexes. ``reciprocal_rank_fusion`` is the fusion its hybrid
+search uses, shared with the federating client. ``OwnershipLock`` is the
+long-lived per-database lock an ingester holds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haiku.core.store.locks import OwnershipLock, WriterLock
+from haiku.core.store.migrations import (
+    BASE_SCHEMA_VERSION,
+    MIGRATIONS,
+    Migration,
+    current_schema_version,
+)
+from haiku.core.store.ranking import RRF_K, reciprocal_rank_fusion
+from haiku.core.store.schema import CHUNKS, DOCUMENTS, SETTINGS, TABLES, StoreSettings
+from haiku.core.store.search import SearchType
+from haiku.core.store.store import Store
+from haiku.core.store.tags import HistoryEntry, TagInfo
+
+__all__ = [
+    "BASE_SCHEMA_VERSION",
+    "CHUNKS",
+    "DOCUMENTS",
+    "MIGRATIONS",
+    "RRF_K",
+    "SETTINGS",
+    "STORE_SCHEMA_VERSION",
+    "TABLES",
+    "HistoryEntry",
+    "Migration",
+    "OwnershipLock",
+    "SearchType",
+    "Store",
+    "StoreSettings",
+    "TagInfo",
+    "WriterLock",
+    "current_schema_version",
+    "reciprocal_rank_fusion",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # STORE_SCHEMA_VERSION follows the migration registry, which tests may extend.
+    if name == "STORE_SCHEMA_VERSION":
+        return current_schema_version()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,77 @@
+"""Where a database lives and how to reach it (SPEC §1.3, §3.2).
+
+A ``Path`` location is always a local directory, never routed through object
+storage, and is given to LanceDB as an absolute path. A string location is a
+URI (``s3://…``) opened with ``lancedb.storage_options``.
+
+Existence is judged without creating anything: LanceDB's ``connect`` creates a
+missing local directory, so a local database is checked on the file system
+first; a URI is listed (which creates nothing on object storage). A location
+counts as a database only when its ``settings`` table exists: settings is
+created last, in one commit with its row, so a half-created database counts as
+missing and ``create=True`` completes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import lancedb
+
+from haiku.core.config import AppConfig
+from haiku.core.scope import DatabaseRef
+from haiku.core.store.schema import SETTINGS
+
+
+@dataclass(frozen=True)
+class Location:
+    ref: DatabaseRef
+    path: Path | None  # resolved absolute path of a local database
+    uri: str  # what LanceDB is given
+
+    @classmethod
+    def of(cls, ref: DatabaseRef) -> Location:
+        if isinstance(ref.location, Path):
+            path = ref.location.expanduser().resolve()
+            return cls(ref=ref, path=path, uri=str(path))
+        return cls(ref=ref, path=None, uri=ref.location)
+
+    @property
+    def is_local(self) -> bool:
+        return self.path is not None
+
+    def display(self) -> str:
+        return str(self.path) if self.path is not None else self.uri
+
+
+async def connect(location: Location, config: AppConfig) -> lancedb.AsyncConnection:
+    interval = config.lancedb.read_consistency_interval_seconds
+    return await lancedb.connect_async(
+        location.uri,
+        read_consistency_interval=timedelta(seconds=interval) if interval is not None else None,
+        storage_options=None if location.is_local else dict(config.lancedb.storage_options) or None,
+    )
+
+
+async def table_names(db: lancedb.AsyncConnection) -> set[str]:
+    names: set[str] = set()
+    token: str | None = None
+    while True:
+        response = await db.list_tables(page_token=token)
+        names.update(response.tables)
+        token = response.page_token
+        if not token:
+            return names
+
+
+async def database_exists(location: Location, config: AppConfig) -> bool:
+    """Whether the location holds a haiku database. Creates nothing."""
+    if location.path is not None:
+        return (location.path / f"{SETTINGS}.lance").is_dir()
+    db = await connect(location, config)
+    try:
+        return SETTINGS in await table_names(db)
+    finally:
+        db.close()

@@ -1,0 +1,128 @@
+"""Indexes (SPEC §6.2).
+
+* Scalar (BTree) indexes on ``documents.id``, ``documents.uri``, ``chunks.id``
+  and ``chunks.document_id`` serve lookups and the per-document chunk
+  replacement.
+* A full-text index on ``chunks.search_text`` (positions kept, stop words
+  kept) is built by the writer once rows exist and refreshed after writes.
+* A vector index (IVF-PQ) only on demand through ``create_index``.
+
+Refreshing an index rewrites it, which grows with the table, so after a write
+an index is refreshed when at least a tenth of the table's rows are not yet
+in it; rows not in an index are still found (LanceDB searches them flat).
+An index that covers none of a populated table's rows (every row was
+replaced since it was built) is rebuilt outright. ``vacuum`` refreshes every
+index fully.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from lancedb.index import FTS, BTree, IvfPq
+from lancedb.table import AsyncTable
+
+from haiku.core.store._base import StoreBase, log
+from haiku.core.store.schema import CHUNKS, DOCUMENTS
+
+MIN_VECTOR_INDEX_ROWS = 256
+REFRESH_FRACTION = 10  # refresh once unindexed * REFRESH_FRACTION >= indexed
+
+
+def fts_config() -> FTS:
+    return FTS(with_position=True, remove_stop_words=False)
+
+
+_WANTED: dict[str, tuple[tuple[str, Any], ...]] = {
+    DOCUMENTS: (("id", BTree), ("uri", BTree)),
+    CHUNKS: (("id", BTree), ("document_id", BTree), ("search_text", fts_config)),
+}
+
+
+async def optimize_indices(table: AsyncTable) -> None:
+    """Bring every index of the table up to date with its rows (one new version)."""
+    dataset = await table.to_lance()
+    await asyncio.to_thread(dataset.optimize.optimize_indices)
+    await table.checkout_latest()
+
+
+class IndexMixin(StoreBase):
+    async def _refresh_indexes(self, tables: tuple[str, ...] = (DOCUMENTS, CHUNKS), *, full: bool = False) -> None:
+        """Build missing indexes, rebuild ones covering no row, refresh stale ones.
+
+        The caller holds the writer lock.
+        """
+        for name in tables:
+            table = self._tables[name]
+            rows = await table.count_rows()
+            if rows == 0:
+                continue
+            existing = {tuple(ix.columns): ix for ix in await table.list_indices()}
+            builders = dict(_WANTED[name])
+            if ("vector",) in existing and rows >= MIN_VECTOR_INDEX_ROWS:
+                builders["vector"] = self._vector_index_config
+            stale = False
+            for columns, index in existing.items():
+                covers_none = not index.num_indexed_rows and bool(index.num_unindexed_rows)
+                if covers_none and len(columns) == 1 and columns[0] in builders:
+                    continue  # rebuilt below
+                unindexed = index.num_unindexed_rows or 0
+                if unindexed and (full or unindexed * REFRESH_FRACTION >= (index.num_indexed_rows or 0)):
+                    stale = True
+            for column, make in builders.items():
+                index = existing.get((column,))
+                if index is None or (not index.num_indexed_rows and index.num_unindexed_rows):
+                    await table.create_index(column, config=make(), replace=True)
+                    log.debug("store.index_built", database=self.name, table=name, column=column)
+            if stale:
+                await optimize_indices(table)
+
+    def _vector_index_config(self) -> IvfPq:
+        return IvfPq(distance_type=self.config.search.vector_index_metric)
+
+    async def create_index(self) -> bool:
+        """Build (or replace) the IVF-PQ vector index; ``False`` with a warning under 256 chunks."""
+        async with self._writing("create-index"):
+            rows = await self._chunks.count_rows()
+            if rows < MIN_VECTOR_INDEX_ROWS:
+                log.warning(
+                    "store.vector_index_skipped",
+                    database=self.name,
+                    chunks=rows,
+                    needed=MIN_VECTOR_INDEX_ROWS,
+                )
+                return False
+            metric = self.config.search.vector_index_metric
+            await self._chunks.create_index("vector", config=self._vector_index_config(), replace=True)
+            self._dirty = True
+            log.info("store.vector_index_built", database=self.name, chunks=rows, metric=metric)
+            return True
+
+    async def index_state(self) -> dict[str, Any]:
+        """What ``info`` and ``doctor`` report about the chunk indexes."""
+        self._require_open()
+        rows = await self._chunks.count_rows()
+        indices = {tuple(ix.columns): ix for ix in await self._chunks.list_indices()}
+
+        def describe(column: str) -> dict[str, Any]:
+            index = indices.get((column,))
+            if index is None:
+                return {"exists": False, "indexed_rows": 0, "unindexed_rows": rows}
+            indexed = index.num_indexed_rows or 0
+            return {
+                "exists": True,
+                "type": index.index_type,
+                "indexed_rows": indexed,
+                "unindexed_rows": index.num_unindexed_rows or 0,
+                "covers_none": rows > 0 and indexed == 0,
+            }
+
+        vector = describe("vector")
+        if vector["exists"]:
+            try:
+                stats = await self._chunks.index_stats(indices[("vector",)].name)
+                vector["metric"] = stats.distance_type if stats else None
+            except Exception:  # stats are informative only
+                vector["metric"] = None
+        return {"fts": describe("search_text"), "vector": vector}

@@ -1,0 +1,222 @@
+"""Locks that keep one writer per database (SPEC §6.3, §14.1).
+
+Two kinds, both failing with ``DatabaseLockedError`` naming the database:
+
+* ``WriterLock``: held for the duration of every write. For a local database
+  it is an advisory file lock (``.haiku-writer.lock`` in the database
+  directory), so it works across processes; for object storage it is
+  in-process only, and "one writer per database" is a deployment rule.
+  Within a process a per-location lock serialises stores opened separately
+  on one database, and a task already holding the lock may take it again.
+* ``OwnershipLock``: a named, long-lived lock an ingester holds for its whole
+  lifetime (``OwnershipLock(ref, "ingester")`` → ``.haiku-ingester.lock``),
+  so a second ingester on the same database fails at start.
+
+Acquisition polls without blocking the event loop and is cancellation safe:
+a cancelled waiter never ends up holding a lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+
+import structlog
+from filelock import FileLock, Timeout
+
+from haiku.core.errors import DatabaseLockedError
+from haiku.core.scope import DatabaseRef
+
+log = structlog.get_logger(__name__)
+
+WRITER_LOCK_FILE = ".haiku-writer.lock"
+_POLL_S = 0.02
+
+_registry_lock = threading.Lock()
+_process_locks: dict[tuple[str, str], threading.Lock] = {}
+
+
+def location_key(ref: DatabaseRef) -> str:
+    """One string per database location: the resolved path, or the URI without a trailing slash."""
+    if isinstance(ref.location, Path):
+        return str(ref.location.expanduser().resolve())
+    return ref.location.rstrip("/")
+
+
+def _process_lock(key: str, name: str) -> threading.Lock:
+    with _registry_lock:
+        lock = _process_locks.get((key, name))
+        if lock is None:
+            lock = _process_locks[(key, name)] = threading.Lock()
+        return lock
+
+
+def _database_label(ref: DatabaseRef) -> str:
+    # A given path or the legacy unnamed database may show its location (SPEC §3.3).
+    return f"database '{ref.name}'" if ref.name is not None else f"the database at {ref.location}"
+
+
+async def _poll(try_acquire, deadline: float) -> bool:
+    while True:
+        if try_acquire():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(min(_POLL_S, max(0.0, deadline - time.monotonic())))
+
+
+def _file_try_acquire(lock: FileLock) -> bool:
+    try:
+        lock.acquire(blocking=False)
+    except Timeout:
+        return False
+    return True
+
+
+class _ProcessAndFileLock:
+    """An in-process lock per (location, name), plus a file lock for local databases."""
+
+    def __init__(self, ref: DatabaseRef, name: str, filename: str) -> None:
+        self.ref = ref
+        self.key = location_key(ref)
+        self._thread_lock = _process_lock(self.key, name)
+        self._file_lock: FileLock | None = None
+        self._filename = filename
+        if isinstance(ref.location, Path):
+            self._file_lock = FileLock(
+                str(Path(self.key) / filename), thread_local=False, is_singleton=False
+            )
+
+    async def _acquire(self, deadline: float) -> bool:
+        if not await _poll(lambda: self._thread_lock.acquire(blocking=False), deadline):
+            return False
+        if self._file_lock is None:
+            return True
+        try:
+            Path(self.key).mkdir(parents=True, exist_ok=True)
+            acquired = await _poll(lambda: _file_try_acquire(self._file_lock), deadline)  # type: ignore[arg-type]
+        except BaseException:
+            self._thread_lock.release()
+            raise
+        if not acquired:
+            self._thread_lock.release()
+        return acquired
+
+    def _release(self) -> None:
+        try:
+            if self._file_lock is not None and self._file_lock.is_locked:
+                self._file_lock.release()
+        finally:
+            self._thread_lock.release()
+
+
+class WriterLock:
+    """The writer lock of one open store (see the module docstring)."""
+
+    def __init__(self, ref: DatabaseRef, timeout_s: float) -> None:
+        self.ref = ref
+        self.timeout_s = timeout_s
+        self._inner = _ProcessAndFileLock(ref, "writer", WRITER_LOCK_FILE)
+        self._task_lock: asyncio.Lock | None = None
+        self._owner: asyncio.Task | None = None
+        self._depth = 0
+
+    @property
+    def held(self) -> bool:
+        return self._owner is not None
+
+    def _locked_error(self, action: str, timeout: float) -> DatabaseLockedError:
+        return DatabaseLockedError(
+            f"{_database_label(self.ref)} is locked by another writer: its writer lock was not free "
+            f"within {timeout:g}s (storage.writer_lock_timeout_s), so {action} did not run; "
+            "try again when the other writer is done",
+            database=self.ref.name,
+        )
+
+    @asynccontextmanager
+    async def hold(self, action: str = "the write", timeout_s: float | None = None) -> AsyncIterator[None]:
+        """Hold the lock for the block; re-entrant for the task that holds it."""
+        task = asyncio.current_task()
+        if task is not None and task is self._owner:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        timeout = self.timeout_s if timeout_s is None else timeout_s
+        deadline = time.monotonic() + timeout
+        if self._task_lock is None:
+            self._task_lock = asyncio.Lock()
+        try:
+            await asyncio.wait_for(self._task_lock.acquire(), timeout=max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            raise self._locked_error(action, timeout) from None
+        try:
+            if not await self._inner._acquire(deadline):
+                raise self._locked_error(action, timeout)
+            self._owner, self._depth = task, 1
+            try:
+                yield
+            finally:
+                self._owner, self._depth = None, 0
+                self._inner._release()
+        finally:
+            self._task_lock.release()
+
+
+class OwnershipLock:
+    """A long-lived named lock on one database, e.g. the ingester's ownership.
+
+    Usage::
+
+        lock = OwnershipLock(ref, "ingester")
+        await lock.acquire()          # DatabaseLockedError if another process owns it
+        ...
+        lock.release()
+
+    or ``async with OwnershipLock(ref, "ingester"):``. For a local database the
+    lock file ``.haiku-<name>.lock`` lives in the database directory (created
+    if missing); for a URI the lock is in-process only.
+    """
+
+    def __init__(self, ref: DatabaseRef, name: str = "ingester") -> None:
+        if not name or not name.replace("-", "").replace("_", "").isalnum():
+            raise ValueError(f"an ownership lock name must be alphanumeric (with - or _), got {name!r}")
+        self.ref = ref
+        self.name = name
+        self._inner = _ProcessAndFileLock(ref, f"own:{name}", f".haiku-{name}.lock")
+        self._held = False
+
+    @property
+    def held(self) -> bool:
+        return self._held
+
+    async def acquire(self, timeout_s: float = 0.0) -> None:
+        if self._held:
+            return
+        if not await self._inner._acquire(time.monotonic() + timeout_s):
+            raise DatabaseLockedError(
+                f"{_database_label(self.ref)} is already owned by another {self.name} "
+                f"(its lock .haiku-{self.name}.lock is held); a database has one {self.name} at a time",
+                database=self.ref.name,
+            )
+        self._held = True
+        log.debug("store.ownership_acquired", database=self.ref.name, lock=self.name)
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            with suppress(RuntimeError):
+                self._inner._release()
+
+    async def __aenter__(self) -> OwnershipLock:
+        await self.acquire()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.release()

@@ -1,0 +1,156 @@
+"""Vacuum, auto-vacuum, migrations and the info report (SPEC §6.3, §8.1, §8.5).
+
+Vacuum, per table: compact data files, bring indexes up to date, then remove
+versions older than the retention. Tagged versions are always kept: LanceDB's
+own clean-up refuses to run at all while a tag points at an old version, so
+the clean-up step goes through Lance with ``error_if_tagged_old_versions``
+off, which skips tagged versions instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+from haiku.core.store._base import log
+from haiku.core.store.indexes import IndexMixin
+from haiku.core.store.migrations import current_schema_version, pending_migrations
+from haiku.core.store.reads import ReadsMixin
+from haiku.core.store.schema import TABLES, vector_dim_of
+from haiku.core.store.tags import TagsMixin
+
+AUTO_VACUUM_INTERVAL_S = 300.0
+CLOSE_VACUUM_LOCK_TIMEOUT_S = 10.0
+# Compaction and index optimisation through LanceDB's optimize, with its own
+# version pruning pushed out of reach (the pruning happens in _cleanup).
+_NO_PRUNE = timedelta(days=365 * 100)
+
+_running_lock = threading.Lock()
+_running_vacuums: set[str] = set()
+
+
+async def _cleanup(table, retention_seconds: int) -> None:
+    dataset = await table.to_lance()
+    await asyncio.to_thread(
+        dataset.cleanup_old_versions,
+        older_than=timedelta(seconds=retention_seconds),
+        error_if_tagged_old_versions=False,
+    )
+    await table.checkout_latest()
+
+
+class MaintenanceMixin(IndexMixin, TagsMixin, ReadsMixin):
+    # --- vacuum ---------------------------------------------------------------------
+    async def vacuum(self, retention_seconds: int | None = None, *, lock_timeout_s: float | None = None) -> bool:
+        """Compact, optimise indexes and drop versions older than the retention; tagged ones stay.
+
+        Returns ``False`` at once when a vacuum of this database is already
+        running in this process.
+        """
+        self._require_writable("vacuum")
+        if retention_seconds is not None and retention_seconds < 0:
+            raise ValueError(f"retention_seconds must be >= 0, got {retention_seconds}")
+        retention = (
+            self.config.storage.vacuum_retention_seconds if retention_seconds is None else retention_seconds
+        )
+        key = self._lock._inner.key
+        with _running_lock:
+            if key in _running_vacuums:
+                log.info("store.vacuum_already_running", database=self.name)
+                return False
+            _running_vacuums.add(key)
+        try:
+            started = time.monotonic()
+            async with self._writing("vacuum", timeout_s=lock_timeout_s):
+                for name in TABLES:
+                    await self._tables[name].optimize(cleanup_older_than=_NO_PRUNE)
+                await self._refresh_indexes(full=True)
+                for name in TABLES:
+                    await _cleanup(self._tables[name], retention)
+                self._pinned_chunks = None
+                self._dirty = False
+                self._last_auto_vacuum = time.monotonic()
+            log.info(
+                "store.vacuumed",
+                database=self.name,
+                retention_seconds=retention,
+                seconds=round(time.monotonic() - started, 3),
+            )
+            return True
+        finally:
+            with _running_lock:
+                _running_vacuums.discard(key)
+
+    def _on_written(self) -> None:
+        if not self.config.storage.auto_vacuum or self.read_only:
+            return
+        if time.monotonic() - self._last_auto_vacuum < AUTO_VACUUM_INTERVAL_S:
+            return
+        if self._vacuum_task is not None and not self._vacuum_task.done():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._last_auto_vacuum = time.monotonic()
+        self._vacuum_task = loop.create_task(self._auto_vacuum())
+
+    async def _auto_vacuum(self, lock_timeout_s: float | None = None) -> None:
+        try:
+            await self.vacuum(lock_timeout_s=lock_timeout_s)
+        except Exception as exc:  # background upkeep must never fail a write
+            log.warning("store.auto_vacuum_failed", database=self.name, error=f"{type(exc).__name__}: {exc}")
+
+    # --- migrations -----------------------------------------------------------------
+    def pending_migrations(self) -> list[tuple[int, str]]:
+        """``(version, description)`` of every step above the recorded version."""
+        return [(step.version, step.description) for step in pending_migrations(self.schema_version)]
+
+    async def migrate(self) -> list[str]:
+        """Apply pending steps in order; returns ``"version: description"`` per step applied."""
+        applied: list[str] = []
+        async with self._writing("migrate"):
+            settings = await self._read_settings()
+            self._settings = settings
+            for step in pending_migrations(settings.schema_version):
+                log.info("store.migration_applying", database=self.name, version=step.version)
+                await step.apply(self)  # type: ignore[arg-type]
+                await self._refresh_to_latest()
+                current = await self._read_settings()
+                await self._write_settings(replace(current, schema_version=max(step.version, current.schema_version)))
+                applied.append(step.describe())
+            self._vector_dim = vector_dim_of(await self._chunks.schema())
+        if applied:
+            self._after_write()
+        return applied
+
+    # --- info -----------------------------------------------------------------------
+    async def info(self) -> dict[str, Any]:
+        """Everything ``haiku-rag info`` reports about this database."""
+        self._require_open()
+        indexes = await self.index_state()
+        tags = await self.list_tags()
+        created = self._settings.created_at
+        return {
+            "name": self.name,
+            "location": str(self.location),
+            "tag": self.tag,
+            "read_only": self.read_only,
+            "schema_version": self.schema_version,
+            "current_schema_version": current_schema_version(),
+            "pending_migrations": [{"version": v, "description": d} for v, d in self.pending_migrations()],
+            "embedder": self.identity.to_dict() if self.identity else None,
+            "vector_dim": self.vector_dim,
+            "created_at": created.isoformat() if created is not None else None,
+            "documents": await self.count_documents(),
+            "chunks": await self.count_chunks(),
+            "fts_index": indexes["fts"],
+            "vector_index": indexes["vector"],
+            "table_versions": {name: await self._tables[name].version() for name in TABLES},
+            "tags": len(tags),
+            "rebuild_marker": self.rebuild_marker,
+        }

@@ -1,0 +1,58 @@
+"""The schema-version registry (SPEC §8.1).
+
+Version 1 is the initial schema. Each later change to the stored layout adds a
+``Migration`` to ``MIGRATIONS``; a database whose settings record a lower
+version has that step pending. Opening never applies a step: ``Store.migrate``
+does, under the writer lock, moving the recorded version forward one step at a
+time so an interrupted migration resumes where it stopped.
+
+``MIGRATIONS`` is a plain module-level list so tests (and future code) can
+append steps; it is read at call time, never cached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from haiku.core.store.store import Store
+
+BASE_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One step: brings a database from ``version - 1`` (or lower) up to ``version``.
+
+    ``apply`` receives the writable store, with its writer lock held; it may use
+    ``store.connection`` and ``store.table(name)`` to rewrite tables.
+    """
+
+    version: int
+    description: str
+    apply: Callable[[Store], Awaitable[None]]
+
+    def describe(self) -> str:
+        return f"{self.version}: {self.description}"
+
+
+MIGRATIONS: list[Migration] = []
+
+
+def current_schema_version() -> int:
+    """The version a database created by this code is stamped with."""
+    return max([BASE_SCHEMA_VERSION, *(step.version for step in MIGRATIONS)])
+
+
+def pending_migrations(stored_version: int) -> list[Migration]:
+    """Steps above ``stored_version``, in the ascending order they apply in."""
+    return sorted((step for step in MIGRATIONS if step.version > stored_version), key=lambda s: s.version)
+
+
+def migration_required_message(stored_version: int, steps: list[Migration]) -> str:
+    return (
+        f"Database requires migration from {stored_version} to {steps[-1].version}. "
+        f"{len(steps)} migration(s) pending. Run 'haiku-rag migrate' to upgrade."
+    )

@@ -1,0 +1,131 @@
+"""Reading documents and chunks (SPEC §6.3, §9.5).
+
+Reads take no lock. A chunk whose document row is absent is an orphan (a
+write in progress or a crash): every read skips it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from lancedb.query import ColumnOrdering
+
+from haiku.core.models import Chunk, Document
+from haiku.core.store._base import StoreBase
+from haiku.core.store.schema import (
+    CHUNK_FIELDS,
+    DOCUMENT_FIELDS,
+    chunk_from_row,
+    document_from_row,
+    sql_in,
+    sql_string,
+)
+
+_IN_BATCH = 1000
+
+
+def _batches(values: Sequence[str], size: int = _IN_BATCH) -> Iterable[Sequence[str]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+class ReadsMixin(StoreBase):
+    # --- helpers ------------------------------------------------------------------
+    async def _filtered(self, coro_factory, filter: str | None):
+        """Run a documents query built with the caller's filter, naming the filter when it is invalid."""
+        try:
+            return await coro_factory()
+        except Exception as exc:
+            if filter is None:
+                raise
+            raise ValueError(
+                f"invalid document filter {filter!r} on {self.label}: {exc}. A filter is an SQL WHERE "
+                "over the document fields id, uri, title, metadata, created_at, updated_at"
+            ) from exc
+
+    async def _document_ids_matching(self, filter: str) -> list[str]:
+        rows = await self._filtered(
+            lambda: self._documents.query().where(filter).select(["id"]).to_arrow(), filter
+        )
+        return rows.column("id").to_pylist()
+
+    async def _document_rows(
+        self, ids: Iterable[str], *, include_content: bool = False
+    ) -> dict[str, dict[str, Any]]:
+        wanted = sorted({i for i in ids if i})
+        columns = [*DOCUMENT_FIELDS, "content"] if include_content else list(DOCUMENT_FIELDS)
+        found: dict[str, dict[str, Any]] = {}
+        for batch in _batches(wanted):
+            rows = await self._documents.query().where(sql_in("id", batch)).select(columns).to_list()
+            found.update((row["id"], row) for row in rows)
+        return found
+
+    # --- documents ----------------------------------------------------------------
+    async def count_documents(self, filter: str | None = None) -> int:
+        self._require_open()
+        return await self._filtered(lambda: self._documents.count_rows(filter), filter)
+
+    async def count_chunks(self) -> int:
+        self._require_open()
+        return await self._chunks.count_rows()
+
+    async def list_documents(
+        self,
+        limit: int | None = None,
+        offset: int | None = None,
+        filter: str | None = None,
+        include_content: bool = False,
+    ) -> list[Document]:
+        """Documents ordered by creation time, then id; ``source`` set on each."""
+        self._require_open()
+        if limit is not None and limit <= 0:
+            return []
+        columns = [*DOCUMENT_FIELDS, "content"] if include_content else list(DOCUMENT_FIELDS)
+        query = self._documents.query().select(columns).order_by(
+            [ColumnOrdering(column_name="created_at"), ColumnOrdering(column_name="id")]
+        )
+        if filter:
+            query = query.where(filter)
+        if offset:
+            query = query.offset(offset)
+        if limit is not None:
+            query = query.limit(limit)
+        rows = await self._filtered(query.to_list, filter)
+        return [document_from_row(row, self.name) for row in rows]
+
+    async def get_document_by_id(self, document_id: str) -> Document | None:
+        self._require_open()
+        rows = await self._documents.query().where(f"id = {sql_string(document_id)}").limit(1).to_list()
+        return document_from_row(rows[0], self.name) if rows else None
+
+    async def get_document_by_uri(self, uri: str) -> Document | None:
+        self._require_open()
+        rows = await self._documents.query().where(f"uri = {sql_string(uri)}").limit(1).to_list()
+        return document_from_row(rows[0], self.name) if rows else None
+
+    async def get_documents_by_ids(self, ids: Sequence[str]) -> dict[str, Document]:
+        self._require_open()
+        rows = await self._document_rows(ids, include_content=True)
+        return {doc_id: document_from_row(row, self.name) for doc_id, row in rows.items()}
+
+    # --- chunks -------------------------------------------------------------------
+    async def get_chunk_by_id(self, chunk_id: str, *, with_vector: bool = False) -> Chunk | None:
+        self._require_open()
+        columns = [*CHUNK_FIELDS, "vector"] if with_vector else list(CHUNK_FIELDS)
+        rows = await self._chunks.query().where(f"id = {sql_string(chunk_id)}").select(columns).limit(1).to_list()
+        if not rows or not await self._document_rows([rows[0]["document_id"]]):
+            return None
+        return chunk_from_row(rows[0], self.name)
+
+    async def get_chunks(self, document_id: str, *, with_vectors: bool = False) -> list[Chunk]:
+        """The document's chunks by ``order``; none when the document row is absent."""
+        self._require_open()
+        if not await self._document_rows([document_id]):
+            return []
+        columns = [*CHUNK_FIELDS, "vector"] if with_vectors else list(CHUNK_FIELDS)
+        rows = await (
+            self._chunks.query().where(f"document_id = {sql_string(document_id)}").select(columns).to_list()
+        )
+        rows.sort(key=lambda row: (row.get("chunk_order") or 0, row["id"]))
+        return [chunk_from_row(row, self.name) for row in rows]

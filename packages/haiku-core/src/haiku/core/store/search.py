@@ -1,0 +1,247 @@
+"""One database's search (SPEC §6.2, §9.4, §11.2) and context expansion (§9.6).
+
+Scores: vector ``1 / (1 + distance)`` (cosine distance by default), full-text
+BM25, hybrid the reciprocal-rank fusion of this database's two lists.
+
+A document filter is an SQL WHERE over the documents table, resolved to
+document ids first and applied to chunks as a pre-filter, so ``limit`` counts
+matching chunks. Chunks whose document row is absent are skipped, and the
+lists are re-fetched a little longer when that left them short.
+
+A hybrid search runs both of its queries against one pinned version of the
+chunks table, so a document whose chunks are being replaced never contributes
+chunks of two versions to one result list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from lancedb.table import AsyncTable
+
+from haiku.core.models import SearchResult, loads_metadata
+from haiku.core.store.ranking import reciprocal_rank_fusion
+from haiku.core.store.reads import ReadsMixin
+from haiku.core.store.schema import CHUNK_FIELDS, CHUNKS, result_from_row, sql_in
+
+SearchType = Literal["vector", "fts", "hybrid"]
+
+_NO_MATCH = object()  # a filter that matches no document
+_MAX_REFETCH = 3
+# Each list of a hybrid search is this many times longer than the limit, so
+# fusion has candidates that only one of the two lists ranks highly.
+HYBRID_CANDIDATE_FACTOR = 2
+
+
+class SearchMixin(ReadsMixin):
+    # --- public ---------------------------------------------------------------------
+    async def search(
+        self,
+        query: str,
+        *,
+        query_vector: Sequence[float] | None = None,
+        search_type: SearchType = "hybrid",
+        limit: int = 5,
+        filter: str | None = None,
+        with_vectors: bool = False,
+    ) -> list[SearchResult]:
+        """This database's native search, best first, with document fields filled."""
+        self._require_open()
+        if limit <= 0:
+            return []
+        if search_type == "fts":
+            return await self.fts_candidates(query, limit=limit, filter=filter, with_vectors=with_vectors)
+        if query_vector is None:
+            raise ValueError(f"a {search_type} search needs query_vector (the embedded query)")
+        if search_type == "vector":
+            return await self.vector_candidates(
+                query_vector, limit=limit, filter=filter, with_vectors=with_vectors
+            )
+        if search_type != "hybrid":
+            raise ValueError(f"search_type must be vector, fts or hybrid, got {search_type!r}")
+        pool = max(limit * HYBRID_CANDIDATE_FACTOR, limit)
+        vector_list, fts_list = await self.hybrid_candidates(
+            query, query_vector, limit=pool, filter=filter, with_vectors=with_vectors
+        )
+        fused = reciprocal_rank_fusion([vector_list, fts_list], key=lambda r: r.chunk_id)
+        return [result.model_copy(update={"score": score}) for result, score in fused[:limit]]
+
+    async def vector_candidates(
+        self,
+        query_vector: Sequence[float],
+        *,
+        limit: int,
+        filter: str | None = None,
+        with_vectors: bool = False,
+    ) -> list[SearchResult]:
+        """Nearest chunks by vector, scored ``1 / (1 + distance)``, document fields filled."""
+        self._require_open()
+        self._check_query_vector(query_vector)
+        where = await self._prefilter(filter)
+        if where is _NO_MATCH or limit <= 0:
+            return []
+        return await self._fetch(
+            lambda n: self._vector_rows(self._chunks, query_vector, n, where, with_vectors), limit
+        )
+
+    async def fts_candidates(
+        self,
+        query: str,
+        *,
+        limit: int,
+        filter: str | None = None,
+        with_vectors: bool = False,
+    ) -> list[SearchResult]:
+        """Full-text matches on headings and text, scored by BM25, document fields filled."""
+        self._require_open()
+        if not query.strip() or limit <= 0:
+            return []
+        where = await self._prefilter(filter)
+        if where is _NO_MATCH:
+            return []
+        return await self._fetch(lambda n: self._fts_rows(self._chunks, query, n, where, with_vectors), limit)
+
+    async def hybrid_candidates(
+        self,
+        query: str,
+        query_vector: Sequence[float],
+        *,
+        limit: int,
+        filter: str | None = None,
+        with_vectors: bool = False,
+    ) -> tuple[list[SearchResult], list[SearchResult]]:
+        """The vector and full-text lists of a hybrid search, both read at one table version."""
+        self._require_open()
+        self._check_query_vector(query_vector)
+        where = await self._prefilter(filter)
+        if where is _NO_MATCH or limit <= 0:
+            return [], []
+        table = await self._pinned_chunks_table()
+        vector_list, fts_list = await asyncio.gather(
+            self._fetch(lambda n: self._vector_rows(table, query_vector, n, where, with_vectors), limit),
+            self._fetch(lambda n: self._fts_rows(table, query, n, where, with_vectors), limit)
+            if query.strip()
+            else _empty(),
+        )
+        return vector_list, fts_list
+
+    async def enrich(self, results: list[SearchResult]) -> list[SearchResult]:
+        """Fill each result's document fields; drop results whose document is gone."""
+        self._require_open()
+        documents = await self._document_rows(r.document_id for r in results if r.document_id)
+        out: list[SearchResult] = []
+        for result in results:
+            row = documents.get(result.document_id or "")
+            if row is None:
+                continue
+            out.append(result.model_copy(update=_document_fields(row)))
+        return out
+
+    async def expand_context(self, results: list[SearchResult], max_chars: int) -> list[SearchResult]:
+        """Grow each result with neighbouring chunks of its document, up to ``max_chars``.
+
+        Expansions that overlap within one document merge into one result
+        listing every chunk id; it keeps the best member's score and chunk id.
+        Output: descending score, ties in input order.
+        """
+        self._require_open()
+        from haiku.core.store.expansion import expand_results
+
+        doc_ids = list(dict.fromkeys(r.document_id for r in results if r.document_id))
+        chunk_lists = await asyncio.gather(*(self.get_chunks(doc_id) for doc_id in doc_ids))
+        return expand_results(results, dict(zip(doc_ids, chunk_lists, strict=True)), max_chars)
+
+    # --- internals ------------------------------------------------------------------
+    def _check_query_vector(self, query_vector: Sequence[float]) -> None:
+        if len(query_vector) != self.vector_dim:
+            raise ValueError(
+                f"the query vector has {len(query_vector)} dimensions, but {self.label} stores "
+                f"{self.vector_dim}-dimensional vectors"
+            )
+
+    async def _prefilter(self, filter: str | None) -> str | object | None:
+        if not filter:
+            return None
+        ids = await self._document_ids_matching(filter)
+        return sql_in("document_id", ids) if ids else _NO_MATCH
+
+    async def _pinned_chunks_table(self) -> AsyncTable:
+        if self.tag is not None:
+            return self._chunks  # checked out at the tag: already one version
+        version = await self._chunks.version()
+        pinned = self._pinned_chunks
+        if pinned is not None and pinned[0] == version:
+            return pinned[1]
+        table = await self._db.open_table(CHUNKS, version=version)
+        self._pinned_chunks = (version, table)
+        return table
+
+    async def _has_vector_index(self, table: AsyncTable) -> bool:
+        return any(ix.columns == ["vector"] for ix in await table.list_indices())
+
+    def _columns(self, with_vectors: bool) -> list[str]:
+        return [*CHUNK_FIELDS, "vector"] if with_vectors else list(CHUNK_FIELDS)
+
+    async def _vector_rows(
+        self, table: AsyncTable, query_vector: Sequence[float], limit: int, where: Any, with_vectors: bool
+    ) -> list[tuple[dict[str, Any], float]]:
+        search = self.config.search
+        query = (
+            table.query()
+            .nearest_to([float(x) for x in query_vector])
+            .distance_type(search.vector_index_metric)
+            .select([*self._columns(with_vectors), "_distance"])
+            .limit(limit)
+        )
+        if await self._has_vector_index(table):
+            query = query.nprobes(search.vector_nprobes).refine_factor(search.vector_refine_factor)
+        if where is not None:
+            query = query.where(where)
+        rows = await query.to_list()
+        return [(row, 1.0 / (1.0 + max(0.0, float(row["_distance"])))) for row in rows]
+
+    async def _fts_rows(
+        self, table: AsyncTable, text: str, limit: int, where: Any, with_vectors: bool
+    ) -> list[tuple[dict[str, Any], float]]:
+        query = (
+            table.query()
+            .nearest_to_text(text, columns=["search_text"])
+            .select([*self._columns(with_vectors), "_score"])
+            .limit(limit)
+        )
+        if where is not None:
+            query = query.where(where)
+        rows = await query.to_list()
+        return [(row, float(row["_score"])) for row in rows]
+
+    async def _fetch(self, run, limit: int) -> list[SearchResult]:
+        """Run a chunk query, keep rows whose document exists, refetch longer if orphans made it short."""
+        want = limit
+        for _ in range(_MAX_REFETCH):
+            scored = await run(want)
+            documents = await self._document_rows(row["document_id"] for row, _ in scored)
+            results = [
+                result_from_row(row, score, self.name).model_copy(update=_document_fields(documents[row["document_id"]]))
+                for row, score in scored
+                if row["document_id"] in documents
+            ]
+            short = len(scored) - len(results)
+            if short == 0 or len(scored) < want or len(results) >= limit:
+                return results[:limit]
+            want += 2 * short
+        return results[:limit]
+
+
+async def _empty() -> list[SearchResult]:
+    return []
+
+
+def _document_fields(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "document_uri": row.get("uri"),
+        "document_title": row.get("title"),
+        "document_meta": loads_metadata(row.get("metadata")),
+    }
+

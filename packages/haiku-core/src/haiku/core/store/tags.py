@@ -1,0 +1,231 @@
+"""Tags and history (SPEC §8.2, §8.4).
+
+A tag is one LanceDB tag of the same name on every table (documents, chunks,
+settings), all taken under the writer lock so they name one consistent
+state. A tag carried by only some tables is *partial*: it cannot be read or
+restored, only deleted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from haiku.core.errors import TagError
+from haiku.core.store._base import StoreBase, log
+from haiku.core.store.schema import CHUNKS, DOCUMENTS, SETTINGS, TABLES, vector_dim_of
+
+# Restore order: documents last, so a restored document row appears only once
+# its chunks are back.
+RESTORE_ORDER = (CHUNKS, SETTINGS, DOCUMENTS)
+
+
+@dataclass
+class TagInfo:
+    name: str
+    versions: dict[str, int]  # table -> version, for the tables carrying it
+    missing: list[str] = field(default_factory=list)  # tables not carrying it
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+
+@dataclass
+class HistoryEntry:
+    version: int
+    timestamp: datetime
+    tags: list[str]
+
+
+def safety_tag_base(now: datetime | None = None) -> str:
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    return f"before-restore-{moment:%Y%m%dT%H%M%SZ}"
+
+
+class TagsMixin(StoreBase):
+    async def _tags_by_table(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for name in TABLES:
+            listing = await self._tables[name].tags.list()
+            out[name] = {tag: int(info["version"]) for tag, info in listing.items()}
+        return out
+
+    @staticmethod
+    def _info_from(name: str, by_table: dict[str, dict[str, int]]) -> TagInfo | None:
+        versions = {table: tags[name] for table, tags in by_table.items() if name in tags}
+        if not versions:
+            return None
+        return TagInfo(name=name, versions=versions, missing=[t for t in TABLES if t not in versions])
+
+    async def tag_info(self, name: str) -> TagInfo | None:
+        """The tag's versions per table, or ``None`` when no table carries it."""
+        self._require_open()
+        return self._info_from(name, await self._tags_by_table())
+
+    async def list_tags(self) -> list[TagInfo]:
+        """Every tag by name, with its table versions and any tables missing it."""
+        self._require_open()
+        by_table = await self._tags_by_table()
+        names = sorted({tag for tags in by_table.values() for tag in tags})
+        return [info for name in names if (info := self._info_from(name, by_table)) is not None]
+
+    async def create_tag(self, name: str) -> TagInfo:
+        """Tag the current version of every table with ``name``."""
+        if not name or not name.strip():
+            raise TagError("a tag name cannot be blank")
+        async with self._writing(f"creating tag '{name}'"):
+            existing = await self.tag_info(name)
+            if existing is not None:
+                if existing.complete:
+                    raise TagError(f"Tag '{name}' already exists")
+                raise TagError(
+                    f"Tag '{name}' is partial (missing on {', '.join(existing.missing)}); delete it first"
+                )
+            created: list[str] = []
+            versions: dict[str, int] = {}
+            failure: Exception | None = None
+            try:
+                for table_name in TABLES:
+                    table = self._tables[table_name]
+                    version = await table.version()
+                    await table.tags.create(name, version)
+                    created.append(table_name)
+                    versions[table_name] = version
+            except Exception as exc:
+                failure = exc
+            if failure is not None:
+                for table_name in created:
+                    try:
+                        await self._tables[table_name].tags.delete(name)
+                    except Exception as cleanup_error:  # reported, the original error wins
+                        log.error("store.tag_cleanup_failed", database=self.name, tag=name, error=str(cleanup_error))
+                raise TagError(f"could not create tag '{name}': {failure}") from failure
+        log.info("store.tag_created", database=self.name, tag=name, versions=versions)
+        return TagInfo(name=name, versions=versions)
+
+    async def delete_tag(self, name: str) -> None:
+        """Remove the tag from every table carrying it."""
+        async with self._writing(f"deleting tag '{name}'"):
+            existing = await self.tag_info(name)
+            if existing is None:
+                raise TagError(f"Tag '{name}' does not exist")
+            for table_name in existing.versions:
+                await self._tables[table_name].tags.delete(name)
+        log.info("store.tag_deleted", database=self.name, tag=name)
+
+    async def _free_safety_tag(self) -> str:
+        by_table = await self._tags_by_table()
+        taken = {tag for tags in by_table.values() for tag in tags}
+        base = safety_tag_base()
+        candidate, suffix = base, 1
+        while candidate in taken:
+            suffix += 1
+            candidate = f"{base}-{suffix}"
+        return candidate
+
+    async def restore_tag(self, name: str) -> str:
+        """Make the tagged state the latest version of every table; returns the safety tag.
+
+        A complete safety tag of the current state is created first (if that
+        fails nothing changes). Tables are restored documents last; a failure
+        rolls every restored table back to its pre-restore version. Restore
+        never migrates.
+        """
+        async with self._writing(f"restoring tag '{name}'"):
+            existing = await self.tag_info(name)
+            if existing is None:
+                raise TagError(f"Tag '{name}' does not exist")
+            if not existing.complete:
+                raise TagError(
+                    f"Tag '{name}' is partial (missing on {', '.join(existing.missing)}) and cannot be restored"
+                )
+            safety = await self._free_safety_tag()
+            await self.create_tag(safety)
+            before = {t: await self._tables[t].version() for t in TABLES}
+            restored: list[str] = []
+            failure: Exception | None = None
+            try:
+                for table_name in RESTORE_ORDER:
+                    table = self._tables[table_name]
+                    await table.checkout(name)
+                    restored.append(table_name)
+                    await table.restore()
+            except Exception as exc:
+                failure = exc
+            if failure is not None:
+                rolled_back = await self._roll_back(restored, before)
+                outcome = (
+                    "every table was rolled back to its state before the restore"
+                    if rolled_back
+                    else "rolling back failed too, so the tables may be at different states; restore "
+                    f"the safety tag '{safety}' to recover"
+                )
+                raise TagError(
+                    f"restoring tag '{name}' failed ({type(failure).__name__}: {failure}); {outcome}. "
+                    f"The safety tag '{safety}' holds the state before the restore"
+                ) from failure
+            self._settings = await self._read_settings()
+            self._vector_dim = vector_dim_of(await self._chunks.schema())
+            self._pinned_chunks = None
+        self._after_write()
+        log.info("store.tag_restored", database=self.name, tag=name, safety_tag=safety)
+        return safety
+
+    async def _roll_back(self, tables: list[str], before: dict[str, int]) -> bool:
+        ok = True
+        for table_name in tables:
+            table = self._tables[table_name]
+            try:
+                await table.checkout_latest()
+                if await table.version() != before[table_name]:
+                    await table.checkout(before[table_name])
+                    await table.restore()
+                else:
+                    await table.checkout_latest()
+            except Exception as exc:
+                ok = False
+                log.error("store.restore_rollback_failed", database=self.name, table=table_name, error=str(exc))
+        return ok
+
+    async def history(
+        self, table: str | None = None, limit: int | None = None
+    ) -> dict[str, list[HistoryEntry]]:
+        """Per table, versions newest first, each with the tags pointing at it.
+
+        Unreadable tag annotations are logged and the history comes back without them.
+        """
+        self._require_open()
+        if table is not None and table not in TABLES:
+            raise ValueError(f"unknown table '{table}'; the tables are {', '.join(sorted(TABLES))}")
+        out: dict[str, list[HistoryEntry]] = {}
+        self.history_notices = []
+        for table_name in [table] if table else sorted(TABLES):
+            handle = self._tables[table_name]
+            versions = await handle.list_versions()
+            try:
+                tags = await handle.tags.list()
+            except Exception as exc:
+                tags = {}
+                notice = f"tags of table {table_name} could not be read ({type(exc).__name__}); shown without them"
+                self.history_notices.append(notice)
+                log.warning("store.history_tags_unreadable", database=self.name, table=table_name, error=str(exc))
+            by_version: dict[int, list[str]] = {}
+            for tag, info in tags.items():
+                by_version.setdefault(int(info["version"]), []).append(tag)
+            entries = [
+                HistoryEntry(
+                    version=int(v["version"]),
+                    timestamp=_as_utc(v["timestamp"]),
+                    tags=sorted(by_version.get(int(v["version"]), [])),
+                )
+                for v in versions
+            ]
+            entries.sort(key=lambda e: e.version, reverse=True)
+            out[table_name] = entries[:limit] if limit is not None else entries
+        return out
+
+
+def _as_utc(value: datetime) -> datetime:
+    # LanceDB returns naive local times.
+    return value.astimezone(UTC)

@@ -1,0 +1,240 @@
+"""Document writes, used by the ingester only (SPEC §6.3, §14.3).
+
+A reader never sees half a document:
+* a document's chunks are replaced in ONE commit (a merge on chunk id that
+  inserts the new chunks and deletes the document's other chunks);
+* a new document's row is written after its chunks, and a deleted document's
+  row is removed before its chunks, and every read skips chunks whose
+  document row is absent.
+A crash therefore leaves at most orphan chunks; the first write of each open
+store removes them (and ``remove_orphan_chunks`` does on demand).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from haiku.core.embedders import EmbedderIdentity
+from haiku.core.models import Chunk, Document, dumps_metadata, utcnow
+from haiku.core.store._base import log
+from haiku.core.store.indexes import IndexMixin
+from haiku.core.store.reads import ReadsMixin, _batches
+from haiku.core.store.schema import (
+    CHUNK_FIELDS,
+    CHUNKS,
+    DOCUMENTS,
+    as_utc,
+    chunk_from_row,
+    chunk_row,
+    chunks_schema,
+    document_row,
+    documents_schema,
+    sql_in,
+    sql_string,
+)
+
+
+def _new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class WritesMixin(IndexMixin, ReadsMixin):
+    _orphans_checked = False
+
+    def _check_vectors(self, vectors: Sequence[Sequence[float]], dim: int | None = None) -> None:
+        want = self.vector_dim if dim is None else dim
+        for vector in vectors:
+            if len(vector) != want:
+                raise ValueError(
+                    f"a vector has {len(vector)} dimensions, but {self.label} stores {want}-dimensional vectors"
+                )
+
+    async def _remove_orphans_once(self) -> None:
+        if not self._orphans_checked:
+            self._orphans_checked = True
+            await self._remove_orphans_locked()
+
+    async def upsert_document(
+        self, document: Document, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]
+    ) -> Document:
+        """Write a document and replace its chunks; returns the stored document.
+
+        The same id, else the same uri, keeps its id (and creation time); a new
+        document gets a UUID4. Chunks without an id get one.
+        """
+        if len(chunks) != len(vectors):
+            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors; each chunk needs one vector")
+        self._check_vectors(vectors)
+        async with self._writing("writing a document"):
+            await self._remove_orphans_once()
+            existing = await self.get_document_by_id(document.id) if document.id else None
+            if existing is None and document.uri:
+                existing = await self.get_document_by_uri(document.uri)
+            doc_id = existing.id if existing is not None else (document.id or _new_id())
+            assert doc_id is not None
+            stored = document.model_copy(
+                update={
+                    "id": doc_id,
+                    "created_at": existing.created_at if existing is not None else as_utc(document.created_at),
+                    "updated_at": utcnow(),
+                    "source": self.name,
+                }
+            )
+            rows = [
+                chunk_row(chunk.model_copy(update={"id": chunk.id or _new_id()}), doc_id, vector)
+                for chunk, vector in zip(chunks, vectors, strict=True)
+            ]
+            mine = f"document_id = {sql_string(doc_id)}"
+            if rows:
+                await (
+                    self._chunks.merge_insert("id")
+                    .when_matched_update_all()
+                    .when_not_matched_insert_all()
+                    .when_not_matched_by_source_delete(mine)
+                    .execute(pa.Table.from_pylist(rows, schema=chunks_schema(self.vector_dim)))
+                )
+            else:
+                await self._chunks.delete(mine)
+            await (
+                self._documents.merge_insert("id")
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(pa.Table.from_pylist([document_row(stored)], schema=documents_schema()))
+            )
+            await self._refresh_indexes()
+        self._after_write()
+        log.debug("store.document_written", database=self.name, document_id=doc_id, chunks=len(rows))
+        return stored
+
+    async def update_document_metadata(self, document_id: str, metadata: dict[str, Any]) -> bool:
+        """Replace a document's metadata (content and chunks untouched); ``False`` if it is absent."""
+        async with self._writing("updating document metadata"):
+            result = await self._documents.update(
+                {"metadata": dumps_metadata(metadata)}, where=f"id = {sql_string(document_id)}"
+            )
+            await self._refresh_indexes((DOCUMENTS,))
+        self._after_write()
+        return result.rows_updated > 0
+
+    async def delete_document(self, document_id: str) -> bool:
+        """Remove the document row, then its chunks; ``False`` if it was absent."""
+        async with self._writing("deleting a document"):
+            where = f"id = {sql_string(document_id)}"
+            existed = await self._documents.count_rows(where) > 0
+            await self._documents.delete(where)
+            await self._chunks.delete(f"document_id = {sql_string(document_id)}")
+        self._after_write()
+        return existed
+
+    async def remove_orphan_chunks(self) -> int:
+        """Delete chunks whose document row is absent; returns how many."""
+        async with self._writing("removing orphan chunks"):
+            removed = await self._remove_orphans_locked()
+        if removed:
+            self._after_write()
+        return removed
+
+    async def _remove_orphans_locked(self) -> int:
+        self._orphans_checked = True
+        chunk_docs = await self._chunks.query().select(["document_id"]).to_arrow()
+        if chunk_docs.num_rows == 0:
+            return 0
+        referenced = set(pc.unique(chunk_docs.column("document_id")).to_pylist())
+        present = set((await self._documents.query().select(["id"]).to_arrow()).column("id").to_pylist())
+        orphans = sorted(referenced - present)
+        if not orphans:
+            return 0
+        removed = 0
+        for batch in _batches(orphans):
+            where = sql_in("document_id", batch)
+            removed += await self._chunks.count_rows(where)
+            await self._chunks.delete(where)
+        log.warning("store.orphan_chunks_removed", database=self.name, chunks=removed, documents=len(orphans))
+        return removed
+
+    # --- rebuild support ------------------------------------------------------------
+    async def iter_chunk_batches(
+        self, batch_size: int = 256, *, with_vectors: bool = False
+    ) -> AsyncIterator[list[Chunk]]:
+        """Every chunk whose document exists, in batches, ordered by document then order.
+
+        The chunk ids are listed up front and each batch is read by id, so
+        writes made while iterating (``replace_vectors``) do not disturb it.
+        """
+        self._require_open()
+        listing = await self._chunks.query().select(["id", "document_id", "chunk_order"]).to_list()
+        present = set((await self._documents.query().select(["id"]).to_arrow()).column("id").to_pylist())
+        listing = [row for row in listing if row["document_id"] in present]
+        listing.sort(key=lambda r: (r["document_id"], r["chunk_order"] or 0, r["id"]))
+        ids = [row["id"] for row in listing]
+        columns = [*CHUNK_FIELDS, "vector"] if with_vectors else list(CHUNK_FIELDS)
+        for batch in _batches(ids, max(1, batch_size)):
+            rows = await self._chunks.query().where(sql_in("id", batch)).select(columns).to_list()
+            by_id = {row["id"]: row for row in rows}
+            chunks = [chunk_from_row(by_id[i], self.name) for i in batch if i in by_id]
+            if chunks:
+                yield chunks
+
+    async def replace_vectors(self, vectors: dict[str, Sequence[float]]) -> None:
+        """Replace stored vectors by chunk id (rebuild).
+
+        Vectors of the stored dimension may replace any subset, in one commit.
+        Vectors of another dimension change the chunk schema, so they must cover
+        every chunk and replace them all in one commit.
+        """
+        if not vectors:
+            return
+        dims = {len(v) for v in vectors.values()}
+        if len(dims) != 1:
+            raise ValueError(f"vectors of several dimensions given: {sorted(dims)}")
+        dim = dims.pop()
+        async with self._writing("replacing vectors"):
+            if dim == self.vector_dim:
+                ids = list(vectors)
+                flat = pa.array([float(x) for i in ids for x in vectors[i]], type=pa.float32())
+                update = pa.table({"id": ids, "vector": pa.FixedSizeListArray.from_arrays(flat, dim)})
+                await self._chunks.merge_insert("id").when_matched_update_all().execute(update)
+            else:
+                await self._rewrite_chunks_with_dimension(vectors, dim)
+            await self._refresh_indexes((CHUNKS,))
+        self._after_write()
+
+    async def _rewrite_chunks_with_dimension(self, vectors: dict[str, Sequence[float]], dim: int) -> None:
+        rows = await self._chunks.query().select([*CHUNK_FIELDS, "search_text"]).to_list()
+        missing = [row["id"] for row in rows if row["id"] not in vectors]
+        if missing:
+            raise ValueError(
+                f"{self.label} stores {self.vector_dim}-dimensional vectors; changing to {dim} dimensions "
+                f"rewrites every chunk at once, but {len(missing)} chunk(s) have no new vector"
+            )
+        for row in rows:
+            row["vector"] = [float(x) for x in vectors[row["id"]]]
+        table = pa.Table.from_pylist(rows, schema=chunks_schema(dim))
+        await self._chunks.add(table, mode="overwrite")
+        self._vector_dim = dim
+        log.info("store.vector_dimension_changed", database=self.name, vector_dim=dim, chunks=len(rows))
+
+    async def record_identity(self, identity: EmbedderIdentity) -> None:
+        """Record the embedder the stored vectors come from."""
+        async with self._writing("recording the embedder identity"):
+            current = await self._read_settings()
+            await self._write_settings(replace(current, identity=identity))
+        self._after_write()
+
+    async def set_rebuild_marker(self, marker: dict[str, Any] | None) -> None:
+        """Leave (a dict) or clear (``None``) the marker of a rebuild in progress.
+
+        ``info`` reports it and opening warns about it, so an interrupted
+        rebuild is noticed; rerunning the rebuild completes and clears it.
+        """
+        async with self._writing("marking a rebuild"):
+            current = await self._read_settings()
+            await self._write_settings(replace(current, rebuild_marker=marker))
+        self._after_write()
+

@@ -1,0 +1,109 @@
+"""Every error the ingester raises on its own account (SPEC §14.5).
+
+The CLI prints ``Error: <message>`` and exits 1 for these, like the core errors,
+so each message names what it is about (database, source id, file) and says
+what to do.
+
+Job errors are split by what a retry could change: a ``PermanentJobError`` sends
+its job straight to ``dead``; anything else is retried with backoff.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BinaryContentError",
+    "ConversionCrashedError",
+    "ConversionError",
+    "ConversionTimeoutError",
+    "DuplicateSourceError",
+    "EmptyFileError",
+    "EmptyListingError",
+    "FileTooLargeError",
+    "IngesterError",
+    "MissingFileError",
+    "NotARegularFileError",
+    "NothingToIngestError",
+    "PermanentJobError",
+    "QueueError",
+    "ReloadRefusedError",
+    "SweepError",
+    "SymlinkLoopError",
+    "UnsupportedFileError",
+]
+
+
+class IngesterError(Exception):
+    """Base of the ingester's own errors."""
+
+
+class DuplicateSourceError(IngesterError):
+    """Two configured sources share an id, so their jobs and sync state would mix."""
+
+
+class NothingToIngestError(IngesterError):
+    """``run-batch`` found no database in ``ingester.databases``."""
+
+
+class QueueError(IngesterError):
+    """The job queue (SQLite) cannot be opened or used."""
+
+
+class ReloadRefusedError(IngesterError):
+    """A reload changed a section that only a restart can apply."""
+
+
+class SweepError(IngesterError):
+    """A sweep of one source failed (missing or unreadable root)."""
+
+    def __init__(self, message: str, *, database: str, source_id: str) -> None:
+        super().__init__(message)
+        self.database = database
+        self.source_id = source_id
+
+
+class EmptyListingError(SweepError):
+    """A root listed nothing while documents are known: deleting them all is refused."""
+
+
+class PermanentJobError(IngesterError):
+    """A job failure that retrying cannot fix: the job goes dead at once."""
+
+
+class UnsupportedFileError(PermanentJobError):
+    pass
+
+
+class MissingFileError(PermanentJobError):
+    pass
+
+
+class NotARegularFileError(PermanentJobError):
+    pass
+
+
+class SymlinkLoopError(PermanentJobError):
+    pass
+
+
+class FileTooLargeError(PermanentJobError):
+    pass
+
+
+class EmptyFileError(PermanentJobError):
+    pass
+
+
+class BinaryContentError(PermanentJobError):
+    """Bytes that are not text in a file whose name says it is text."""
+
+
+class ConversionError(PermanentJobError):
+    """docling could not convert the file."""
+
+
+class ConversionTimeoutError(ConversionError):
+    pass
+
+
+class ConversionCrashedError(ConversionError):
+    pass

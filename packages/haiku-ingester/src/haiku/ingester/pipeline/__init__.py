@@ -1,0 +1,1 @@
+"""The pipeline: read → convert → chunk (in worker processes) → embed → write."""

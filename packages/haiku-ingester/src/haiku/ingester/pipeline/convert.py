@@ -1,0 +1,123 @@
+"""Convert a file's bytes to a document and its chunks (runs inside a conversion worker).
+
+docling-slim converts markdown, html and docx with its declarative backends and
+PDFs with the native, model-free text pipeline (no layout or OCR model, nothing
+downloaded). Plain text is taken as is. Chunks come from docling's HybridChunker
+with the embedding model's tokenizer, so ``processing.chunk_size`` counts the
+tokens the encoder will see, headings included.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CONVERTIBLE = {"md", "html", "docx", "pdf"}
+
+
+@dataclass
+class ConvertedChunk:
+    content: str
+    embed_text: str
+    headings: list[str] = field(default_factory=list)
+    page_numbers: list[int] = field(default_factory=list)
+
+
+@dataclass
+class ConvertedDocument:
+    title: str
+    content: str
+    chunks: list[ConvertedChunk]
+
+
+def decode_text(data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("cp1252")
+
+
+class Converter:
+    """A docling converter and chunker, built once per worker."""
+
+    def __init__(self, *, tokenizer_dir: str, chunk_size: int, pdf_threads: int = 1) -> None:
+        from docling.chunking import HybridChunker
+        from docling.datamodel.base_models import InputFormat
+        from docling.datamodel.pipeline_options import NativePdfPipelineOptions
+        from docling.document_converter import DocumentConverter, NativePdfFormatOption
+
+        from haiku.ingester.pipeline.tokenizer import LocalTokenizer
+
+        self._formats = {"md": InputFormat.MD, "html": InputFormat.HTML, "docx": InputFormat.DOCX, "pdf": InputFormat.PDF}
+        self._converter = DocumentConverter(
+            allowed_formats=list(self._formats.values()),
+            format_options={
+                InputFormat.PDF: NativePdfFormatOption(
+                    pipeline_options=NativePdfPipelineOptions(parser_threads=pdf_threads)
+                )
+            },
+        )
+        self._chunker = HybridChunker(tokenizer=LocalTokenizer.from_model_dir(tokenizer_dir, chunk_size))
+
+    def convert(self, *, name: str, fmt: str, data: bytes) -> ConvertedDocument:
+        from haiku.ingester.errors import ConversionError
+
+        if fmt == "text":
+            text = decode_text(data)
+            document = self._text_document(name, text)
+            return self._finish(document, name, content=text)
+        if fmt not in CONVERTIBLE:
+            raise ConversionError(f"{name}: no converter for format {fmt!r}")
+        if fmt in ("md", "html"):
+            data = decode_text(data).encode("utf-8")  # docling reads text formats as UTF-8
+        from docling.datamodel.base_models import ConversionStatus, DocumentStream
+
+        stream = DocumentStream(name=Path(name).name, stream=io.BytesIO(data))
+        try:
+            result = self._converter.convert(stream, raises_on_error=False)
+        except Exception as exc:  # docling raises its own types and anything its parsers raise
+            raise ConversionError(f"{name}: docling could not convert it: {type(exc).__name__}: {exc}") from None
+        if result.status not in (ConversionStatus.SUCCESS, ConversionStatus.PARTIAL_SUCCESS):
+            detail = "; ".join(e.error_message for e in result.errors) or str(result.status.value)
+            raise ConversionError(f"{name}: docling could not convert it: {detail}")
+        document = result.document
+        return self._finish(document, name, content=document.export_to_markdown())
+
+    @staticmethod
+    def _text_document(name: str, text: str) -> Any:
+        from docling_core.types.doc import DocItemLabel, DoclingDocument
+
+        document = DoclingDocument(name=Path(name).stem or "text")
+        for paragraph in text.replace("\r\n", "\n").split("\n\n"):
+            if paragraph.strip():
+                document.add_text(label=DocItemLabel.TEXT, text=paragraph.strip())
+        return document
+
+    def _finish(self, document: Any, name: str, *, content: str) -> ConvertedDocument:
+        chunks: list[ConvertedChunk] = []
+        for chunk in self._chunker.chunk(document):
+            pages = sorted({prov.page_no for item in chunk.meta.doc_items for prov in (item.prov or [])})
+            chunks.append(
+                ConvertedChunk(
+                    content=chunk.text,
+                    embed_text=self._chunker.contextualize(chunk),
+                    headings=list(chunk.meta.headings or []),
+                    page_numbers=pages,
+                )
+            )
+        return ConvertedDocument(title=first_heading(document) or Path(name).name, content=content, chunks=chunks)
+
+
+def first_heading(document: Any) -> str | None:
+    """The document's first title or section heading, in reading order."""
+    from docling_core.types.doc import DocItemLabel
+
+    for item, _level in document.iterate_items():
+        label = getattr(item, "label", None)
+        if label in (DocItemLabel.TITLE, DocItemLabel.SECTION_HEADER):
+            text = (getattr(item, "text", "") or "").strip()
+            if text:
+                return text
+    return None

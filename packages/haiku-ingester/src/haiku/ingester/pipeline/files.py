@@ -1,0 +1,112 @@
+"""Reading a file for the pipeline: what it is, whether it may be read, its bytes and hash."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from haiku.ingester.errors import (
+    BinaryContentError,
+    EmptyFileError,
+    FileTooLargeError,
+    MissingFileError,
+    NotARegularFileError,
+    SymlinkLoopError,
+    UnsupportedFileError,
+)
+from haiku.ingester.sources.fs import revision_of
+
+# extension -> (format the converter uses, content type recorded on the document)
+FORMATS: dict[str, tuple[str, str]] = {
+    ".md": ("md", "text/markdown"),
+    ".markdown": ("md", "text/markdown"),
+    ".txt": ("text", "text/plain"),
+    ".html": ("html", "text/html"),
+    ".htm": ("html", "text/html"),
+    ".docx": ("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+    ".pdf": ("pdf", "application/pdf"),
+}
+TEXT_FORMATS = {"md", "text", "html"}
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    path: Path
+    format: str
+    content_type: str
+    size: int
+    revision: str
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def inspect_file(path: Path, *, max_file_size: int) -> FileFacts:
+    """Stat a file and decide whether the pipeline can take it; permanent errors say why not."""
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        supported = " ".join(sorted(FORMATS))
+        raise UnsupportedFileError(f"{path}: unsupported file type {suffix or '(none)'}; supported: {supported}")
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise MissingFileError(f"{path}: the symlink points at {os.readlink(path)}, which does not exist") from None
+        raise MissingFileError(f"{path}: the file no longer exists") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SymlinkLoopError(f"{path}: symlink loop (too many levels of symbolic links)") from None
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        raise NotARegularFileError(f"{path}: {_kind(st.st_mode)}, not a regular file; only files are ingested")
+    if st.st_size > max_file_size:
+        raise FileTooLargeError(
+            f"{path}: {st.st_size} bytes is over max_file_size ({max_file_size} bytes) of its source"
+        )
+    if st.st_size == 0:
+        raise EmptyFileError(f"{path}: the file is empty (0 bytes)")
+    fmt, content_type = FORMATS[suffix]
+    return FileFacts(path=path, format=fmt, content_type=content_type, size=st.st_size, revision=revision_of(st))
+
+
+def read_bytes(facts: FileFacts, *, max_file_size: int) -> bytes:
+    """Read at most max_file_size + 1 bytes, so a file growing meanwhile is still caught."""
+    with open(facts.path, "rb") as handle:
+        data = handle.read(max_file_size + 1)
+    if len(data) > max_file_size:
+        raise FileTooLargeError(f"{facts.path}: grew over max_file_size ({max_file_size} bytes) while being read")
+    if not data:
+        raise EmptyFileError(f"{facts.path}: the file is empty (0 bytes)")
+    if facts.format in TEXT_FORMATS:
+        check_text(facts.path, data)
+    return data
+
+
+def check_text(path: Path, data: bytes) -> None:
+    """A text format must hold text: no NUL bytes, and UTF-8 (or at least cp1252)."""
+    if b"\x00" in data[:65536]:
+        raise BinaryContentError(f"{path}: binary content (NUL bytes) in a {path.suffix} file, which should be text")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        try:
+            data.decode("cp1252")
+        except UnicodeDecodeError:
+            raise BinaryContentError(f"{path}: the bytes are neither UTF-8 nor cp1252 text") from None
+
+
+def content_hash(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()

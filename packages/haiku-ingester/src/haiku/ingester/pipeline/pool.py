@@ -1,0 +1,203 @@
+"""Conversion worker processes, seen from the daemon.
+
+Each worker converts one file at a time. A conversion that outlives
+``processing.conversion_timeout_s`` gets its worker killed; a worker that dies
+(docling crashing on a bad file) fails only the file it held. Either way a fresh
+worker takes its place and the daemon carries on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import time
+from typing import Any
+
+from haiku.ingester.errors import ConversionCrashedError, ConversionError, ConversionTimeoutError
+from haiku.ingester.logs import get_logger
+from haiku.ingester.pipeline.convert import ConvertedDocument
+from haiku.ingester.pipeline.protocol import body_size, decode_body, encode_frame, header_size
+
+_STARTUP_TIMEOUT_S = 300.0  # importing docling on a busy machine; only a broken install takes this long
+
+
+class _Worker:
+    def __init__(self, hello: dict[str, Any]) -> None:
+        self._hello = hello
+        self.proc: asyncio.subprocess.Process | None = None
+        self._ready: asyncio.Task | None = None
+        self._stderr_task: asyncio.Task | None = None
+        self.log = get_logger()
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    async def spawn(self) -> None:
+        env = dict(os.environ)
+        env.setdefault("TOKENIZERS_PARALLELISM", "false")
+        env.setdefault("OMP_NUM_THREADS", "1")
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "haiku.ingester.pipeline.worker",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+        )
+        self._stderr_task = asyncio.create_task(self._forward_stderr())
+        self._ready = asyncio.create_task(self._handshake())
+
+    async def _forward_stderr(self) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        pid = self.proc.pid
+        while True:
+            line = await self.proc.stderr.readline()
+            if not line:
+                return
+            text = line.decode("utf-8", "replace").rstrip()
+            if text:
+                self.log.info("conversion worker output", worker_pid=pid, output=text)
+
+    async def _send(self, payload: Any) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write(encode_frame(payload))
+        await self.proc.stdin.drain()
+
+    async def _receive(self) -> Any:
+        assert self.proc is not None and self.proc.stdout is not None
+        header = await self.proc.stdout.readexactly(header_size())
+        body = await self.proc.stdout.readexactly(body_size(header))
+        return decode_body(body)
+
+    async def _handshake(self) -> None:
+        await self._send(self._hello)
+        reply = await self._receive()
+        if not reply.get("ready"):
+            raise ConversionError(f"a conversion worker could not start: {reply.get('kind')}: {reply.get('message')}")
+
+    async def wait_ready(self) -> None:
+        assert self._ready is not None
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready), _STARTUP_TIMEOUT_S)
+        except (asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError):
+            raise ConversionError(f"a conversion worker exited while starting ({self._exit_text()})") from None
+
+    async def call(self, payload: dict[str, Any]) -> dict[str, Any]:
+        await self._send(payload)
+        return await self._receive()
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    def _exit_text(self) -> str:
+        code = self.proc.returncode if self.proc is not None else None
+        if code is None:
+            return "still running"
+        if code < 0:
+            return f"killed by signal {-code}"
+        return f"exit code {code}"
+
+    async def kill(self) -> None:
+        if self.proc is None:
+            return
+        if self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.proc.wait(), 10)
+        await self._drain_tasks()
+
+    async def close(self) -> None:
+        """Ask the worker to stop (end of input), then make sure."""
+        if self.proc is None:
+            return
+        if self.proc.stdin is not None and not self.proc.stdin.is_closing():
+            with contextlib.suppress(Exception):
+                self.proc.stdin.close()
+        try:
+            await asyncio.wait_for(self.proc.wait(), 5)
+        except (TimeoutError, asyncio.TimeoutError):
+            pass
+        await self.kill()
+
+    async def _drain_tasks(self) -> None:
+        for task in (self._ready, self._stderr_task):
+            if task is not None and not task.done():
+                task.cancel()
+            if task is not None:
+                with contextlib.suppress(BaseException):
+                    await task
+
+
+class ConversionPool:
+    def __init__(self, *, size: int, tokenizer_dir: str, chunk_size: int, timeout_s: float) -> None:
+        self.size = max(1, size)
+        self.timeout_s = timeout_s
+        self._hello = {"tokenizer_dir": tokenizer_dir, "chunk_size": chunk_size}
+        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._workers: set[_Worker] = set()
+        self._closed = False
+        self.log = get_logger()
+
+    @property
+    def pids(self) -> list[int]:
+        return [w.pid for w in self._workers if w.pid is not None]
+
+    async def start(self) -> None:
+        """Spawn the workers; they import docling in the background."""
+        for _ in range(self.size):
+            await self._add_worker()
+
+    async def _add_worker(self) -> None:
+        worker = _Worker(self._hello)
+        await worker.spawn()
+        self._workers.add(worker)
+        self._idle.put_nowait(worker)
+
+    async def _retire(self, worker: _Worker) -> None:
+        self._workers.discard(worker)
+        await worker.kill()
+        if not self._closed:
+            await self._add_worker()
+
+    async def convert(self, *, name: str, fmt: str, data: bytes, timeout_s: float | None = None) -> ConvertedDocument:
+        if self._closed:
+            raise ConversionError("the conversion pool is closed")
+        worker = await self._idle.get()
+        healthy = False
+        try:
+            await worker.wait_ready()
+            started = time.monotonic()
+            limit = self.timeout_s if timeout_s is None else timeout_s
+            try:
+                reply = await asyncio.wait_for(worker.call({"name": name, "format": fmt, "data": data}), limit)
+            except (TimeoutError, asyncio.TimeoutError):
+                raise ConversionTimeoutError(
+                    f"{name}: conversion took longer than processing.conversion_timeout_s ({limit:g} s); "
+                    "the conversion worker was stopped"
+                ) from None
+            except (asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError):
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(worker.proc.wait(), 5)  # type: ignore[union-attr]
+                raise ConversionCrashedError(
+                    f"{name}: the conversion worker died while converting it ({worker._exit_text()})"
+                ) from None
+            healthy = True
+            self.log.debug("converted", file=name, seconds=round(time.monotonic() - started, 3))
+        finally:
+            if healthy and worker.alive():
+                self._idle.put_nowait(worker)
+            else:
+                await self._retire(worker)
+        if reply.get("ok"):
+            return reply["document"]
+        raise ConversionError(reply.get("message") or f"{name}: conversion failed ({reply.get('kind')})")
+
+    async def close(self) -> None:
+        self._closed = True
+        workers, self._workers = list(self._workers), set()
+        await asyncio.gather(*(w.close() for w in workers), return_exceptions=True)

@@ -1,0 +1,101 @@
+"""What one job does (SPEC §14.3): the upsert and delete steps, as plain async functions.
+
+Upsert: (1) the stored revision equals the file's → nothing to do; (2) else read
+and hash the bytes; an unchanged hash only rolls the revision forward (document
+id, chunks and vectors kept); (3) else convert and chunk (in a worker process),
+embed (batched across documents), and write: the same uri keeps its document id.
+
+Delete: skipped when the file is back; otherwise the document with that uri is
+deleted only if it came from the job's source.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from haiku.core.models import Chunk, Document
+from haiku.ingester.pipeline.embed import EmbedBatcher
+from haiku.ingester.pipeline.files import content_hash, inspect_file, read_bytes
+from haiku.ingester.pipeline.pool import ConversionPool
+from haiku.ingester.queue import Job, SyncState, SyncUpdate
+from haiku.ingester.sources.fs import FolderSource
+
+# Metadata keys the pipeline owns on every document it writes.
+SOURCE_ID = "source_id"
+CONTENT_TYPE = "content_type"
+CONTENT_HASH = "content_hash"
+SOURCE_REVISION = "source_revision"
+
+
+class WritableStore(Protocol):
+    async def get_document_by_uri(self, uri: str) -> Document | None: ...
+    async def upsert_document(self, document: Document, chunks: list[Chunk], vectors: list[list[float]]) -> Document: ...
+    async def update_document_metadata(self, document_id: str, metadata: dict[str, Any]) -> Any: ...
+    async def delete_document(self, document_id: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a job did, for logs and counts."""
+
+    action: str  # unchanged | revision | written | deleted | skipped
+    sync: SyncUpdate | None
+    document_id: str | None = None
+    chunks: int = 0
+
+
+class JobProcessor:
+    def __init__(self, *, sync: SyncState, pool: ConversionPool, batcher: EmbedBatcher) -> None:
+        self.sync = sync
+        self.pool = pool
+        self.batcher = batcher
+
+    async def run(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:
+        if job.op == "delete":
+            return await self.delete(job, source, store)
+        return await self.upsert(job, source, store)
+
+    async def upsert(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:
+        path = source.path_for(job.uri)
+        max_size = source.config.max_file_size
+        with self.batcher.producing():
+            facts = await asyncio.to_thread(inspect_file, path, max_file_size=max_size)
+            state = self.sync.get(job.database, job.source_id, job.uri)
+            if state is not None and state.revision == facts.revision and state.document_id:
+                return Outcome("unchanged", None, state.document_id)
+            data = await asyncio.to_thread(read_bytes, facts, max_file_size=max_size)
+            digest = content_hash(data)
+            metadata = {
+                SOURCE_ID: job.source_id,
+                CONTENT_TYPE: facts.content_type,
+                CONTENT_HASH: digest,
+                SOURCE_REVISION: facts.revision,
+            }
+            if state is not None and state.content_hash == digest and state.document_id:
+                if await store.update_document_metadata(state.document_id, metadata) is not False:
+                    return Outcome("revision", SyncUpdate(facts.revision, digest, state.document_id), state.document_id)
+                # The document vanished from the database meanwhile: write it again below.
+            converted = await self.pool.convert(name=str(path), fmt=facts.format, data=data)
+        vectors = await self.batcher.embed([c.embed_text for c in converted.chunks])
+        chunks = [
+            Chunk(order=i, content=c.content, headings=c.headings, page_numbers=c.page_numbers)
+            for i, c in enumerate(converted.chunks)
+        ]
+        document = Document(uri=job.uri, title=converted.title, content=converted.content, metadata=metadata)
+        stored = await store.upsert_document(document, chunks, vectors)
+        return Outcome("written", SyncUpdate(facts.revision, digest, stored.id), stored.id, len(chunks))
+
+    async def delete(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:
+        path = source.path_for(job.uri)
+        if os.path.lexists(path) and source.entry_for(path) is not None:
+            return Outcome("skipped", None)  # the file is back; its upsert keeps the document
+        document = await store.get_document_by_uri(job.uri)
+        if document is None or document.id is None:
+            return Outcome("deleted", SyncUpdate(delete=True))
+        if document.metadata.get(SOURCE_ID) != job.source_id:
+            return Outcome("skipped", SyncUpdate(delete=True))  # another source's document: not ours to delete
+        await store.delete_document(document.id)
+        return Outcome("deleted", SyncUpdate(delete=True), document.id)

@@ -1,0 +1,93 @@
+"""A conversion worker process: ``python -m haiku.ingester.pipeline.worker``.
+
+It reads request frames on stdin and answers on stdout, one at a time, so the
+daemon can time out or lose a worker (docling hanging or crashing on a bad file)
+without losing itself. The protocol keeps stdout to itself: anything else that
+prints, Python or native code, lands on stderr, which the daemon logs.
+
+Frames: first ``{"tokenizer_dir", "chunk_size"}``, answered ``{"ready": True}``
+(or ``{"ok": False, ...}``); then ``{"name", "format", "data"}``, answered
+``{"ok": True, "document": ConvertedDocument}`` or ``{"ok": False, "kind", "message"}``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import types
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this worker when the daemon dies, even by kill -9."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass  # elsewhere the worker still exits at end of input
+
+
+def _keep_torch_out() -> None:
+    """docling's converter module imports its speech pipeline eagerly, and that
+    imports torch, which this worker never uses (no models run here): about
+    200 MB per worker. Stand in for that one module; anything else that wants
+    torch still gets the real one."""
+    stub = types.ModuleType("docling.pipeline.asr_transformers")
+
+    class TransformersAsrDecoder:  # never constructed: audio is not an allowed format
+        def __init__(self, *args, **kwargs) -> None:
+            raise RuntimeError("speech recognition is not available in a haiku conversion worker")
+
+    stub.TransformersAsrDecoder = TransformersAsrDecoder  # type: ignore[attr-defined]
+    sys.modules.setdefault("docling.pipeline.asr_transformers", stub)
+
+
+def _build_converter(tokenizer_dir: str, chunk_size: int):
+    from haiku.ingester.pipeline.convert import Converter
+
+    _keep_torch_out()
+    return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size)
+
+
+def main() -> int:
+    from haiku.ingester.pipeline.protocol import read_frame, write_frame
+
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the daemon, which stops us
+    channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    requests = sys.stdin.buffer
+
+    import logging
+
+    logging.basicConfig(level=logging.ERROR, stream=sys.stderr, format="%(name)s: %(message)s")
+
+    hello = read_frame(requests)
+    if hello is None:
+        return 0
+    try:
+        converter = _build_converter(hello["tokenizer_dir"], int(hello["chunk_size"]))
+    except Exception as exc:
+        write_frame(channel, {"ok": False, "kind": type(exc).__name__, "message": str(exc)})
+        return 1
+    write_frame(channel, {"ready": True, "pid": os.getpid()})
+    while True:
+        request = read_frame(requests)
+        if request is None:
+            return 0
+        try:
+            document = converter.convert(name=request["name"], fmt=request["format"], data=request["data"])
+        except RecursionError:
+            reply = {"ok": False, "kind": "ConversionError", "message": f"{request['name']}: too deeply nested to convert"}
+        except Exception as exc:
+            reply = {"ok": False, "kind": type(exc).__name__, "message": str(exc)}
+        else:
+            reply = {"ok": True, "document": document}
+        write_frame(channel, reply)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+"""The durable job queue and sync state: one SQLite file per ingester process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from haiku.ingester.queue.database import QueueDatabase
+from haiku.ingester.queue.jobs import Job, JobQueue, Op
+from haiku.ingester.queue.sync import SyncRecord, SyncState, SyncUpdate
+
+__all__ = ["IngestQueue", "Job", "JobQueue", "Op", "QueueDatabase", "SyncRecord", "SyncState", "SyncUpdate"]
+
+
+class IngestQueue:
+    """The queue file with its two faces: jobs and sync state."""
+
+    def __init__(self, path: Path, *, owner: str | None = None) -> None:
+        self.db = QueueDatabase(path)
+        self.jobs = JobQueue(self.db, owner=owner)
+        self.sync = SyncState(self.db)
+
+    @property
+    def path(self) -> Path:
+        return self.db.path
+
+    def close(self) -> None:
+        self.db.close()

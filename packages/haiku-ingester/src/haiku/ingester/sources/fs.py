@@ -1,0 +1,160 @@
+"""A folder source (SPEC §14.2): which files it holds, their revisions and uris.
+
+Patterns are matched against the path relative to the root, in POSIX form and
+case-insensitively (``*.md`` takes ``README.MD``); ``*`` crosses ``/``, so
+``*.md`` matches at any depth, and a pattern without ``/`` also matches the
+file's own name. A directory matching an ignore pattern is not entered.
+
+Entries are whatever matches the patterns and is not a directory: a FIFO, a
+dangling link or a symlink loop under a matching name is listed too, so that it
+ends as a dead job saying what is wrong instead of being skipped in silence.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from haiku.core.config import FsSourceConfig, RetryConfig
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: Path
+    uri: str
+    revision: str
+
+
+def revision_of(st: os.stat_result) -> str:
+    return f"{st.st_mtime_ns}-{st.st_size}"
+
+
+def _matches(rel: str, patterns: list[str]) -> bool:
+    lowered = rel.lower()
+    name = lowered.rsplit("/", 1)[-1]
+    for pattern in patterns:
+        pat = pattern.lower()
+        if fnmatchcase(lowered, pat) or ("/" not in pat and fnmatchcase(name, pat)):
+            return True
+    return False
+
+
+class FolderSource:
+    """One configured ``fs`` source of one database."""
+
+    def __init__(self, database: str, config: FsSourceConfig, default_retry: RetryConfig) -> None:
+        self.database = database
+        self.config = config
+        self.id = config.source_id
+        self.root = Path(config.root).expanduser().resolve()
+        self.retry = config.retry or default_retry
+
+    # --- names -------------------------------------------------------------------
+    def uri_for(self, path: Path) -> str:
+        return path.as_uri()
+
+    def path_for(self, uri: str) -> Path:
+        parsed = urlparse(uri)
+        return Path(unquote(parsed.path))
+
+    def relative(self, path: Path) -> str | None:
+        """The path relative to the root, or None when it lies outside."""
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+    def wants(self, path: Path) -> bool:
+        """Whether a file at ``path`` belongs to this source by name (no stat)."""
+        rel = self.relative(path)
+        if rel is None or rel == ".":
+            return False
+        if self._ignored(rel) or any(self._ignored(parent) for parent in self._parents(rel)):
+            return False
+        return _matches(rel, self.config.include_patterns)
+
+    def _ignored(self, rel: str) -> bool:
+        return _matches(rel, self.config.ignore_patterns)
+
+    @staticmethod
+    def _parents(rel: str) -> Iterator[str]:
+        parts = rel.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            yield "/".join(parts[:i])
+
+    # --- listing -----------------------------------------------------------------
+    def entry_for(self, path: Path) -> FileEntry | None:
+        """The entry for one path if it is wanted and not a directory; None otherwise."""
+        if not self.wants(path):
+            return None
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            try:
+                st = os.lstat(path)  # dangling link: listed, fails as a missing file
+            except FileNotFoundError:
+                return None
+        except OSError:
+            try:
+                st = os.lstat(path)  # a symlink loop, or a name that cannot be stat'ed
+            except OSError:
+                return None
+        if stat.S_ISDIR(st.st_mode):
+            return None
+        return FileEntry(path=path, uri=self.uri_for(path), revision=revision_of(st))
+
+    def list_files(self) -> dict[str, FileEntry]:
+        """Every wanted file under the root, by uri. Raises OSError for a missing or unreadable root."""
+        if not self.root.is_dir():
+            if not self.root.exists():
+                raise FileNotFoundError(f"the root {self.root} does not exist")
+            raise NotADirectoryError(f"the root {self.root} is not a directory")
+        entries: dict[str, FileEntry] = {}
+        self._walk(self.root, entries, top=True)
+        return entries
+
+    def list_under(self, directory: Path) -> dict[str, FileEntry]:
+        """Wanted files under a subdirectory (a folder that just appeared); never raises."""
+        entries: dict[str, FileEntry] = {}
+        rel = self.relative(directory)
+        if rel is None or (rel != "." and self._ignored(rel)):
+            return entries
+        try:
+            self._walk(directory, entries, top=False)
+        except OSError:
+            pass
+        return entries
+
+    def _walk(self, directory: Path, out: dict[str, FileEntry], *, top: bool) -> None:
+        try:
+            iterator = os.scandir(directory)
+        except OSError:
+            if top:
+                raise
+            return  # an unreadable subfolder: its files stay as they were
+        with iterator:
+            for item in iterator:
+                path = Path(item.path)
+                rel = self.relative(path)
+                if rel is None:
+                    continue
+                try:
+                    # Folders are entered only when really folders: a symlinked folder
+                    # is not followed, which also keeps symlink loops out of the walk.
+                    is_dir = item.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    if not self._ignored(rel):
+                        self._walk(path, out, top=False)
+                    continue
+                if self._ignored(rel) or not _matches(rel, self.config.include_patterns):
+                    continue
+                entry = self.entry_for(path)
+                if entry is not None:
+                    out[entry.uri] = entry

@@ -1,0 +1,216 @@
+"""One question's run: the tools the model calls, bound to a client and a state.
+
+The run's collections are the question's selection, else every database the
+client covers. A search reaches only those; the sandbox mounts only those; the
+cite fallback asks only those.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from haiku.core.errors import AmbiguousCitationError, names_list
+from haiku.core.models import SearchResult
+from haiku.rag.capability.citations import CitationDesk, Retrieved
+from haiku.rag.capability.instructions import instructions
+from haiku.rag.capability.selection import combine_where, narrow
+from haiku.rag.capability.state import RAGState
+from haiku.rag.qa.agent import Tool, ToolRetry
+
+if TYPE_CHECKING:
+    from haiku.rag.client import HaikuRAG
+
+log = logging.getLogger(__name__)
+
+MAX_SEARCH_LIMIT = 50
+NO_RESULTS = "No results found."
+
+
+class Run:
+    def __init__(self, client: HaikuRAG, state: RAGState) -> None:
+        self.client = client
+        self.state = state
+        covered: tuple[str | None, ...] = client.source_names or tuple(client.scope.names)
+        self.covered = covered
+        if state.sources is not None:
+            self.collections: tuple[str | None, ...] = tuple(dict.fromkeys(state.sources))
+        else:
+            self.collections = covered
+        self.multi = len(self.collections) > 1
+        self.retrieved = Retrieved()
+        self.desk = CitationDesk(client, state, self.retrieved, state.sources)
+
+    # --- what the model is given -------------------------------------------------------
+
+    def instructions(self) -> str:
+        return instructions(self.collections, selected_none=self.state.sources == [])
+
+    def tools(self) -> list[Tool]:
+        return [self._search_tool(), self._cite_tool(), self._execute_code_tool()]
+
+    def _search_tool(self) -> Tool:
+        properties: dict[str, Any] = {
+            "query": {"type": "string", "description": "What to look for, in natural language or keywords."},
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_SEARCH_LIMIT,
+                "description": "How many results to return (default: the configured search.limit).",
+            },
+        }
+        if self.multi:
+            properties["sources"] = {
+                "type": "array",
+                "items": {"type": "string", "enum": [c for c in self.collections if c is not None]},
+                "description": (
+                    f"Collections to search, out of {names_list(self.collections)}. "
+                    "Omit to search all of them."
+                ),
+            }
+        return Tool(
+            name="search",
+            description="Search the documents; returns passages with their Chunk ID, document and score.",
+            parameters={"type": "object", "properties": properties, "required": ["query"]},
+            handler=self.search,
+        )
+
+    def _cite_tool(self) -> Tool:
+        return Tool(
+            name="cite",
+            description=(
+                "Record the chunks the answer relies on, by the Chunk ID search showed. "
+                "An empty list declares the answer not grounded in the documents."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {"chunk_ids": {"type": "array", "items": {"type": "string"}}},
+                "required": ["chunk_ids"],
+            },
+            handler=self.cite,
+        )
+
+    def _execute_code_tool(self) -> Tool:
+        return Tool(
+            name="execute_code",
+            description=(
+                "Run Python in an isolated sandbox over the documents under /documents/{id}/ "
+                "(metadata.json, content.txt, chunks.jsonl); helpers search(query, limit=10) and "
+                "list_documents(). Returns stdout and the last expression's value."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {"code": {"type": "string", "description": "Python source to run."}},
+                "required": ["code"],
+            },
+            handler=self.execute_code,
+        )
+
+    # --- selection -----------------------------------------------------------------------
+
+    def _call_selection(self, requested: object) -> list[str] | None:
+        """The databases one search reads: the question's selection, narrowed by the call."""
+        base: list[str] | None = None if self.state.sources is None else list(self.collections)  # type: ignore[arg-type]
+        if requested is None:
+            return base
+        if not isinstance(requested, list) or not all(isinstance(n, str) for n in requested):
+            raise ToolRetry("sources takes a list of collection names")
+        unknown = [n for n in dict.fromkeys(requested) if n not in self.collections]
+        if unknown:
+            raise ToolRetry(
+                f"Unknown collection(s): {', '.join(unknown)}. This run covers: {names_list(self.collections)}."
+            )
+        return list(dict.fromkeys(requested))
+
+    def _reads(self, selection: list[str] | None) -> list[str] | None:
+        return narrow(selection, self.covered, self.state.document_filter)
+
+    def _where(self) -> str | None:
+        document_filter = self.state.document_filter
+        return combine_where(self.state.filter, document_filter.where() if document_filter else None)
+
+    def _admit(self, source: str | None, document_id: str | None) -> bool:
+        document_filter = self.state.document_filter
+        return document_filter is None or document_filter.admits(source, document_id)
+
+    # --- tools ---------------------------------------------------------------------------
+
+    async def search(self, args: dict[str, Any]) -> str:
+        query = args.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise ToolRetry("search needs a non-empty query string")
+        limit = args.get("limit")
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, int | float) or limit < 1:
+                raise ToolRetry(f"limit takes a positive integer up to {MAX_SEARCH_LIMIT}")
+            limit = min(int(limit), MAX_SEARCH_LIMIT)
+        if "sources" in args and not self.multi:
+            # Over one collection there is nothing to narrow; the schema offers no sources.
+            args = {k: v for k, v in args.items() if k != "sources"}
+        reads = self._reads(self._call_selection(args.get("sources")))
+        results = await self._search(query.strip(), limit, reads)
+        if not results:
+            return NO_RESULTS
+        self.retrieved.add(results)
+        total = len(results)
+        return "\n\n".join(
+            r.format_for_agent(rank, total, include_collection=self.multi) for rank, r in enumerate(results, 1)
+        )
+
+    async def _search(self, query: str, limit: int | None, reads: Sequence[str] | None) -> list[SearchResult]:
+        if reads is not None and not reads:
+            return []
+        results = await self.client.search(query, limit=limit, filter=self._where(), sources=reads)
+        results = [r for r in results if self._admit(r.source, r.document_id)]
+        return await self.client.expand_context(results)
+
+    async def cite(self, args: dict[str, Any]) -> str:
+        ids = args.get("chunk_ids")
+        if ids is None:
+            ids = []
+        if isinstance(ids, str):
+            ids = [ids]
+        if not isinstance(ids, list):
+            raise ToolRetry("cite takes chunk_ids, a list of Chunk ID strings")
+        try:
+            made, ignored = await self.desk.cite(ids)
+        except AmbiguousCitationError as exc:
+            raise ToolRetry(
+                f"{exc}. Call cite again without that id, using ids that appear once in the results, or none."
+            ) from None
+        if not ids:
+            return "Recorded: the answer is not grounded in the documents."
+        if not made:
+            raise ToolRetry(
+                "none of these ids matches a chunk the searches returned: "
+                f"{', '.join(map(str, ignored))}. Copy the Chunk ID values verbatim from the search results."
+            )
+        lines = ["Recorded citations:"]
+        lines += [f"[{c.index}] {c.document_title or c.document_uri or c.document_id}"
+                  + (f" ({c.source})" if self.multi and c.source else "") for c in made]
+        if ignored:
+            lines.append(f"Ignored (no such chunk): {', '.join(map(str, ignored))}")
+        return "\n".join(lines)
+
+    async def execute_code(self, args: dict[str, Any]) -> str:
+        from haiku.rag.sandbox import SandboxUnavailableError, execute_code
+
+        code = args.get("code")
+        if not isinstance(code, str) or not code.strip():
+            raise ToolRetry("execute_code needs the Python source in `code`")
+        reads = self._reads(None if self.state.sources is None else list(self.collections))  # type: ignore[arg-type]
+        try:
+            result = await execute_code(
+                self.client,
+                code,
+                sources=reads,
+                filter=self._where(),
+                admit=self._admit if self.state.document_filter is not None else None,
+            )
+        except ValueError as exc:
+            raise ToolRetry(f"execute_code cannot run over this selection: {exc}") from None
+        except SandboxUnavailableError as exc:
+            log.warning("execute_code unavailable: %s", exc)
+            raise ToolRetry(f"execute_code is unavailable on this machine ({exc}); answer without it") from None
+        return result.render()

@@ -1,0 +1,98 @@
+"""The `haiku-rag` command: search, read and look after databases (SPEC §13).
+
+Nothing here imports torch, sentence-transformers or docling: models load on
+first use, so `--help`, `list`, `info` and `tag list` stay fast.
+"""
+
+import logging
+import sys
+import warnings
+from pathlib import Path
+
+import typer
+
+from haiku.rag import __version__
+from haiku.rag.cli import (
+    config_commands,
+    database_commands,
+    doctor_commands,
+    document_commands,
+    search_commands,
+    tag_commands,
+)
+from haiku.rag.cli._common import GlobalOptions, expected_errors
+
+app = typer.Typer(
+    name="haiku-rag",
+    help="Search, cite and ask across your haiku databases. Documents come from haiku-ingester.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"haiku-rag version {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _global_options(
+    ctx: typer.Context,
+    version: bool = typer.Option(
+        False, "--version", "-v", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+    config: Path | None = typer.Option(
+        None, "--config", "-c", help="Configuration file [default: $HAIKU_RAG_CONFIG_PATH, ./haiku.rag.yaml].",
+    ),
+    db_name: str | None = typer.Option(
+        None,
+        "--db-name",
+        "--database",
+        help="Work on this configured database only (remote ones included).",
+    ),
+    read_only: bool = typer.Option(False, "--read-only", help="Open every database read-only."),
+) -> None:
+    ctx.obj = GlobalOptions(config_path=config, db_name=db_name, read_only=read_only)
+
+
+for _module in (
+    search_commands,
+    document_commands,
+    database_commands,
+    doctor_commands,
+    tag_commands,
+    config_commands,
+):
+    _module.register(app)
+
+from haiku.rag.cli.qa_commands import register as _register_qa  # noqa: E402
+
+_register_qa(app)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    typer.echo(f"Warning: {message}", err=True)
+
+
+def _quiet_logging() -> None:
+    """Library logs go to stderr, warnings and above, so stdout stays the command's output."""
+    import structlog
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s: %(message)s")
+    structlog.configure(
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+    )
+
+
+def main() -> None:
+    warnings.showwarning = _show_warning
+    _quiet_logging()
+    try:
+        app()
+    except expected_errors() as exc:  # a safety net: commands map their own errors
+        typer.echo(f"Error: {exc}", err=True)
+        sys.exit(1)

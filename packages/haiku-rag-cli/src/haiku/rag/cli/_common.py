@@ -1,0 +1,171 @@
+"""What every `haiku-rag` command shares: global options, the scope rules (SPEC §13.2), errors.
+
+The CLI decides only what it knows (that --db and --db-name say the same
+thing twice, whether a command reads one database or a set) and hands the
+resolved scope to the client. It never rewrites the configuration, so a
+named database keeps its name and a remote one opens its configured URI.
+"""
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import typer
+
+from haiku.core.errors import AmbiguousDatabaseError, HaikuError, ReadOnlyError, names_list
+
+if TYPE_CHECKING:
+    from haiku.core.config import AppConfig
+    from haiku.core.scope import DatabaseScope
+    from haiku.rag.client import HaikuRAG
+
+T = TypeVar("T")
+
+
+@dataclass
+class GlobalOptions:
+    config_path: Path | None = None
+    db_name: str | None = None
+    read_only: bool = False
+    _config: Any = None
+
+    def config(self) -> "AppConfig":
+        if self._config is None:
+            from haiku.core.config import load_config
+
+            self._config = load_config(self.config_path)
+        return self._config
+
+
+def options(ctx: typer.Context) -> GlobalOptions:
+    root = ctx.find_root()
+    if not isinstance(root.obj, GlobalOptions):
+        root.obj = GlobalOptions()
+    return root.obj
+
+
+def _check_db_path(value: Path | None) -> Path | None:
+    if value is not None and not value.stem:
+        raise typer.BadParameter(f"{value} has no name (stem) to call the database by")
+    return value
+
+
+def db_option() -> Any:
+    return typer.Option(
+        None,
+        "--db",
+        help="Open this local database path (named by its stem), whatever is configured.",
+        callback=_check_db_path,
+        show_default=False,
+    )
+
+
+def at_option() -> Any:
+    return typer.Option(None, "--at", help="Read the one selected database as it was at this tag (read-only).")
+
+
+def _with_tag(scope: "DatabaseScope", at: str | None) -> "DatabaseScope":
+    if at is None:
+        return scope
+    if scope.covers_multiple:
+        raise AmbiguousDatabaseError(
+            f"lancedb.databases names {names_list(scope.names)}; --at reads a single database: "
+            "pass --db-name NAME before the command, or --db PATH after it"
+        )
+    from haiku.core.scope import DatabaseScope
+
+    return DatabaseScope((scope.databases[0].at_tag(at),))
+
+
+def _selected(opts: GlobalOptions, db: Path | None) -> "DatabaseScope":
+    from haiku.core.scope import DatabaseScope
+
+    if db is not None:
+        if opts.db_name is not None:
+            raise AmbiguousDatabaseError(
+                f"--db-name {opts.db_name} and --db {db} both name a database; pass --db or --db-name, not both"
+            )
+        return DatabaseScope.at(db)
+    return DatabaseScope.resolve(opts.config(), database_name=opts.db_name)
+
+
+def set_scope(opts: GlobalOptions, db: Path | None, at: str | None = None) -> "DatabaseScope":
+    """search, ask, chat, mcp: the configured set, or the one database selected."""
+    return _with_tag(_selected(opts, db), at)
+
+
+def one_scope(
+    opts: GlobalOptions, db: Path | None, *, at: str | None = None, live: str | None = None
+) -> "DatabaseScope":
+    """Every other command: exactly one database.
+
+    ``live`` completes "…, and LIVE the live database" for commands that take
+    no --at and so refuse an entry configured at a tag.
+    """
+    scope = _selected(opts, db)
+    if scope.covers_multiple:
+        raise AmbiguousDatabaseError(
+            f"lancedb.databases names {names_list(scope.names)}; this command works on a single database: "
+            "pass --db-name NAME before the command, or --db PATH after it"
+        )
+    if live is not None:
+        scope.refuse_tags(live)
+    return _with_tag(scope, at)
+
+
+def refuse_read_only(opts: GlobalOptions, scope: "DatabaseScope", work: str) -> None:
+    if opts.read_only:
+        name = scope.databases[0].label
+        raise ReadOnlyError(f"database '{name}': --read-only was given, and {work} writes the database")
+
+
+def client_for(
+    opts: GlobalOptions, scope: "DatabaseScope", *, read_only: bool, **kwargs: Any
+) -> "HaikuRAG":
+    from haiku.rag.client import HaikuRAG
+
+    return HaikuRAG.from_scope(scope, opts.config(), read_only=read_only or opts.read_only, **kwargs)
+
+
+def expected_errors() -> tuple[type[BaseException], ...]:
+    """Errors a user can act on: printed as ``Error: …`` with exit 1, never as a traceback."""
+    from haiku.core.embedders import EmbeddingError
+
+    errors: list[type[BaseException]] = [
+        HaikuError,
+        KeyError,  # UnknownDatabaseError
+        ValueError,  # TagError, MissingEnvVarError, InvalidConfigError, bad filters
+        OSError,  # FileNotFoundError, permissions
+        ImportError,
+        EmbeddingError,
+    ]
+    try:
+        from haiku.rag.rerankers import RerankerError
+
+        errors.append(RerankerError)
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(errors)
+
+
+def fail(message: str) -> typer.Exit:
+    typer.echo(f"Error: {message}", err=True)
+    return typer.Exit(1)
+
+
+def run(work: Callable[[], Awaitable[T]], *, prefix: str = "") -> T:
+    """Run one command's async body; expected errors become ``Error: …`` and exit 1."""
+    try:
+        return asyncio.run(work())  # type: ignore[arg-type]
+    except typer.Exit:
+        raise
+    except expected_errors() as exc:
+        raise fail(f"{prefix}{exc}") from None
+
+
+def echo_json(data: Any) -> None:
+    import json
+
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))

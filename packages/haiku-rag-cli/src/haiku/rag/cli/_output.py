@@ -1,0 +1,56 @@
+"""How results and documents read on a terminal (SPEC §13.3, §13.4)."""
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import typer
+
+from haiku.core.models import Document, SearchResult
+
+
+def _indent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line if line else line for line in text.strip().splitlines())
+
+
+def print_results(results: Sequence[SearchResult], *, label: bool) -> None:
+    """Per result: chunk id, score, title or uri; ``database: NAME`` when the search spans
+    several databases; then the text."""
+    if not results:
+        typer.echo("No results found.")
+        return
+    for rank, result in enumerate(results, start=1):
+        heading = result.document_title or result.document_uri or result.document_id or ""
+        typer.echo(f"{rank}. {result.chunk_id}  score={result.score:.4f}  {heading}".rstrip())
+        if label:
+            typer.echo(f"database: {result.source}")
+        if result.headings:
+            typer.echo("section: " + " > ".join(result.headings))
+        typer.echo(_indent(result.content))
+        typer.echo()
+
+
+def result_json(result: SearchResult) -> dict[str, Any]:
+    return result.model_dump(mode="json")
+
+
+def document_json(document: Document, *, content: bool) -> dict[str, Any]:
+    data = document.model_dump(mode="json")
+    if not content:
+        data.pop("content", None)
+    return data
+
+
+def print_document_summary(document: Document) -> None:
+    typer.echo(f"{document.id}")
+    typer.echo(f"  uri: {document.uri or ''}")
+    typer.echo(f"  title: {document.title or ''}")
+    if document.metadata:
+        typer.echo(f"  metadata: {json.dumps(document.metadata, ensure_ascii=False, sort_keys=True, default=str)}")
+    typer.echo(f"  created: {document.created_at.isoformat()}  updated: {document.updated_at.isoformat()}")
+
+
+def print_document(document: Document) -> None:
+    print_document_summary(document)
+    typer.echo()
+    typer.echo(document.content)

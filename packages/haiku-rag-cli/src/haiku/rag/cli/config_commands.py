@@ -1,0 +1,172 @@
+"""`haiku-rag settings`, `init-config`, `download-models`: they open no database."""
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from haiku.rag.cli._common import fail, options
+
+SECRET_WORDS = ("key", "secret", "token", "password", "credential", "session")
+
+
+def _is_secret(name: str) -> bool:
+    lowered = name.lower()
+    return any(word in lowered for word in SECRET_WORDS)
+
+
+def mask_secrets(node: Any, *, under_storage_options: bool = False) -> Any:
+    """``api_key`` everywhere and credential-like ``storage_options`` become ``***``."""
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            secret = key == "api_key" or (under_storage_options and _is_secret(str(key)))
+            if secret and value not in (None, ""):
+                out[key] = "***"
+            else:
+                out[key] = mask_secrets(value, under_storage_options=key == "storage_options")
+        return out
+    if isinstance(node, list):
+        return [mask_secrets(item) for item in node]
+    return node
+
+
+def settings(ctx: typer.Context) -> None:
+    """Print the effective configuration as YAML, secrets masked."""
+    import yaml
+
+    from haiku.rag.cli._common import run
+
+    async def work() -> None:
+        config = options(ctx).config()
+        data = mask_secrets(config.model_dump(mode="json"))
+        data.setdefault("storage", {})["data_dir"] = str(config.data_dir)
+        if config.config_path is not None:
+            typer.echo(f"# from {config.config_path}")
+        typer.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True).rstrip())
+
+    run(work)
+
+
+DEFAULT_CONFIG = """\
+# haiku configuration (haiku-rag, haiku-ingester and the Python client read it).
+# Every key is optional; values may use ${VAR} and ${VAR:-default}.
+
+storage:
+  data_dir: ""                      # blank: the platform data dir (~/.local/share/haiku.rag)
+  auto_vacuum: true
+  vacuum_retention_seconds: 86400   # tagged versions are always kept
+  writer_lock_timeout_s: 60
+
+lancedb:
+  # Name each database; results, citations and errors carry the name.
+  # With none configured, one database named haiku.rag lives in data_dir.
+  databases: {}
+  #   papers: ./papers.lancedb
+  #   wiki: s3://my-bucket/wiki.lancedb
+  #   papers-release-1:
+  #     location: ./papers.lancedb
+  #     tag: release-1
+  storage_options: {}               # object storage: endpoint, credentials, allow_http
+  read_consistency_interval_seconds: 30
+
+embeddings:
+  model:
+    provider: sentence-transformers # or openai (any OpenAI-compatible /embeddings endpoint)
+    name: all-MiniLM-L6-v2
+    vector_dim: 384
+  batch_size: 64
+
+reranking:
+  model: null
+  # model: {provider: http, name: rerank-model, base_url: http://localhost:8080/v1}
+  # model: {provider: cross-encoder, name: /models/my-cross-encoder}
+
+search:
+  limit: 5
+  rerank_pool_factor: 10
+  max_context_chars: 5000
+  fusion: rrf                       # hybrid across databases; cosine: rank by cosine to the query
+
+qa:
+  model:
+    provider: openai
+    name: qwen3
+    base_url: http://localhost:11434/v1
+  request_limit: 30
+
+processing:
+  chunk_size: 256
+
+ingester:
+  databases: {}
+  #   papers:
+  #     sources:
+  #       - type: fs
+  #         root: /srv/documents/papers
+"""
+
+
+def init_config(
+    output: Path = typer.Argument(Path("haiku.rag.yaml"), help="Where to write the configuration."),
+) -> None:
+    """Write a default configuration file (never over an existing one)."""
+    if output.exists():
+        raise fail(f"{output} already exists; remove it or choose another path")
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(DEFAULT_CONFIG, encoding="utf-8")
+    except OSError as exc:
+        raise fail(f"cannot write {output}: {exc}") from None
+    typer.echo(f"Configuration written to {output}")
+
+
+def download_models(ctx: typer.Context) -> None:
+    """Check that the configured local models load (nothing is fetched while offline)."""
+    from haiku.rag.cli._common import expected_errors
+
+    try:
+        config = options(ctx).config()
+        for line in _check_models(config):
+            typer.echo(line)
+    except expected_errors() as exc:
+        typer.echo(f"Error downloading models: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+def _check_models(config) -> list[str]:
+    from haiku.core.embedders import get_embedder, local_model_path
+
+    lines: list[str] = []
+    model = config.embeddings.model
+    if model.provider == "sentence-transformers":
+        path = local_model_path(model.name)
+        embedder = get_embedder(config)
+        embedder.load()  # type: ignore[attr-defined]
+        vector = embedder.encode(["haiku"])[0]  # type: ignore[attr-defined]
+        lines.append(f"embedding model: {model.name} loaded from {path} ({len(vector)} dimensions)")
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        lines.append(
+            f"tokenizer: {type(tokenizer).__name__} from {path} "
+            f"(vocabulary {tokenizer.vocab_size}, max length {tokenizer.model_max_length})"
+        )
+    else:
+        lines.append(f"embedding model: {model.name} is served by {model.base_url} (nothing to load locally)")
+    rerank = config.reranking.model
+    if rerank is not None and rerank.provider == "cross-encoder":
+        from haiku.rag.rerankers.cross_encoder import CrossEncoderReranker
+
+        CrossEncoderReranker(rerank).load()
+        lines.append(f"reranker: cross-encoder {rerank.name} loaded")
+    elif rerank is not None:
+        lines.append(f"reranker: {rerank.name} is served by {rerank.base_url} (nothing to load locally)")
+    lines.append("All configured local models are available.")
+    return lines
+
+
+def register(app: typer.Typer) -> None:
+    app.command("settings")(settings)
+    app.command("init-config")(init_config)
+    app.command("download-models")(download_models)

@@ -1,0 +1,44 @@
+"""`haiku-rag search`: the configured set, or the one database selected."""
+
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from haiku.rag.cli._common import at_option, client_for, db_option, echo_json, options, run, set_scope
+from haiku.rag.cli._output import print_results, result_json
+
+
+class SearchType(str, Enum):
+    vector = "vector"
+    fts = "fts"
+    hybrid = "hybrid"
+
+
+def search(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help="What to search for."),
+    limit: int | None = typer.Option(None, "--limit", "-l", min=1, help="Results to return [default: search.limit]."),
+    filter: str | None = typer.Option(None, "--filter", "-f", help="SQL WHERE over document fields (id, uri, title, metadata, created_at, updated_at)."),
+    search_type: SearchType = typer.Option(SearchType.hybrid, "--search-type", "-s", help="How to retrieve."),
+    db: Path | None = db_option(),
+    at: str | None = at_option(),
+    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+) -> None:
+    """Search every configured database (or the one --db-name selects) and fuse the results."""
+    opts = options(ctx)
+
+    async def work() -> None:
+        scope = set_scope(opts, db, at)
+        async with client_for(opts, scope, read_only=True) as client:
+            results = await client.search(query, limit=limit, search_type=search_type.value, filter=filter)
+        if as_json:
+            echo_json([result_json(r) for r in results])
+        else:
+            print_results(results, label=scope.covers_multiple)
+
+    run(work)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("search")(search)

@@ -1,0 +1,126 @@
+"""`haiku-rag tag create|list|delete|restore`: tags of one live database (SPEC §8.2)."""
+
+from pathlib import Path
+
+import typer
+
+from haiku.rag.cli._common import client_for, db_option, echo_json, one_scope, options, refuse_read_only, run
+
+tag_app = typer.Typer(help="Create, list, delete and restore tags of one database.", no_args_is_help=True)
+
+
+def _tag_json(tag) -> dict:
+    return {"name": tag.name, "versions": dict(tag.versions), "missing": list(tag.missing), "complete": tag.complete}
+
+
+def _tag_line(tag) -> str:
+    versions = " ".join(f"{table}=v{version}" for table, version in sorted(tag.versions.items()))
+    line = f"  {tag.name}: {versions}"
+    if tag.missing:
+        line += f" (partial - missing: {', '.join(tag.missing)})"
+    return line
+
+
+@tag_app.command("create")
+def create(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="The tag name."),
+    db: Path | None = db_option(),
+) -> None:
+    """Tag the current version of every table."""
+    opts = options(ctx)
+
+    async def work() -> None:
+        scope = one_scope(opts, db, live="`haiku-rag tag create` tags")
+        refuse_read_only(opts, scope, "tag create")
+        async with client_for(opts, scope, read_only=False) as client:
+            tag = await client.create_tag(name)
+        typer.echo(f"Tag '{name}' created on database '{scope.databases[0].label}'")
+        typer.echo(_tag_line(tag))
+
+    run(work)
+
+
+@tag_app.command("list")
+def list_tags(
+    ctx: typer.Context,
+    db: Path | None = db_option(),
+    as_json: bool = typer.Option(False, "--json", help="Print the tags as JSON."),
+) -> None:
+    """List the tags with the table versions they point at."""
+    opts = options(ctx)
+
+    async def work() -> None:
+        scope = one_scope(opts, db, live="`haiku-rag tag list` reads")
+        async with client_for(opts, scope, read_only=True, skip_validation=True) as client:
+            tags = await client.list_tags()
+        if as_json:
+            echo_json([_tag_json(t) for t in tags])
+        elif not tags:
+            typer.echo("No tags")
+        else:
+            typer.echo("Tags")
+            for tag in tags:
+                typer.echo(_tag_line(tag))
+
+    run(work)
+
+
+@tag_app.command("delete")
+def delete(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="The tag name."),
+    db: Path | None = db_option(),
+) -> None:
+    """Remove a tag from every table carrying it (the versions may then be vacuumed)."""
+    opts = options(ctx)
+
+    async def work() -> None:
+        scope = one_scope(opts, db, live="`haiku-rag tag delete` changes")
+        refuse_read_only(opts, scope, "tag delete")
+        async with client_for(opts, scope, read_only=False) as client:
+            await client.delete_tag(name)
+        typer.echo(f"Tag '{name}' deleted")
+
+    run(work)
+
+
+@tag_app.command("restore")
+def restore(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="The tag to restore."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    db: Path | None = db_option(),
+) -> None:
+    """Make the state at a tag the current state (a safety tag keeps the state before)."""
+    opts = options(ctx)
+    scope_holder: list = []
+
+    async def check() -> None:
+        scope = one_scope(opts, db, live="`haiku-rag tag restore` changes")
+        refuse_read_only(opts, scope, "tag restore")
+        scope_holder.append(scope)
+
+    run(check)
+    ref = scope_holder[0].databases[0]
+    if not yes:
+        typer.echo(
+            f"Warning: this restores database '{ref.label}' at {ref.location} to tag '{name}'.\n"
+            "Stop every writer (haiku-ingester) of this database first. The current state is kept "
+            "under a safety tag named before-restore-<time>.",
+            err=True,
+        )
+        if not typer.confirm("Restore?", default=False):
+            typer.echo("Restore cancelled.", err=True)
+            raise typer.Exit(1)
+
+    async def work() -> None:
+        async with client_for(opts, scope_holder[0], read_only=False) as client:
+            safety = await client.restore_tag(name)
+        typer.echo(f"Restored tag '{name}'; the previous state is kept under tag '{safety}'")
+
+    run(work)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(tag_app, name="tag")

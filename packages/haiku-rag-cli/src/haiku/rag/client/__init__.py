@@ -1,0 +1,9 @@
+"""The federating client (SPEC §9): ``HaikuRAG`` and the scope it covers.
+
+    from haiku.rag.client import HaikuRAG, DatabaseScope
+"""
+
+from haiku.core.scope import DatabaseRef, DatabaseScope
+from haiku.rag.client._client import HaikuRAG
+
+__all__ = ["DatabaseRef", "DatabaseScope", "HaikuRAG"]

@@ -1,0 +1,361 @@
+"""The federating client: one object over one database or a configured set (SPEC §9)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from haiku.core.config import AppConfig, load_config
+from haiku.core.models import Chunk, Document, SearchResult
+from haiku.core.scope import DatabaseRef, DatabaseScope
+from haiku.rag.client import _context, _coverage, _lookups, _search
+from haiku.rag.client._opening import OpenDatabases
+
+if TYPE_CHECKING:
+    from haiku.core.store import Store
+    from haiku.rag.rerankers import Reranker
+
+
+class _Shared:
+    """What a covering client and the clients it lends share: its open stores and its reranker."""
+
+    def __init__(self, config: AppConfig, opened: OpenDatabases, order: dict[str | None, int]) -> None:
+        self.config = config
+        self.opened = opened
+        self.order = order
+        self.reranker: Reranker | None = None
+        self.closed = False
+
+    def get_reranker(self) -> Reranker | None:
+        model = self.config.reranking.model
+        if model is None:
+            return None
+        if self.reranker is None:
+            from haiku.rag.rerankers import create_reranker
+
+            self.reranker = create_reranker(model)
+        return self.reranker
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        reranker, self.reranker = self.reranker, None
+        try:
+            if reranker is not None:
+                await reranker.aclose()
+        finally:
+            await self.opened.close_all()
+
+
+class HaikuRAG:
+    """Search, list and look up documents across the databases a configuration names.
+
+    ``async with HaikuRAG(config=config) as client`` covers every configured
+    database and opens each on first use; ``sources=[…]`` narrows the coverage;
+    ``db_path=…`` covers one local database named by its stem.
+    """
+
+    def __init__(
+        self,
+        db_path: str | Path | None = None,
+        config: AppConfig | None = None,
+        *,
+        sources: Sequence[str] | None = None,
+        create: bool = False,
+        read_only: bool = False,
+        tag: str | None = None,
+        skip_validation: bool = False,
+    ) -> None:
+        _coverage.check_constructor(db_path, sources, create, tag)
+        self._config = config if config is not None else load_config()
+        self._db_path = db_path
+        self._sources = None if sources is None else tuple(sources)
+        self._create = create
+        self._read_only = read_only
+        self._tag = tag
+        self._skip_validation = skip_validation
+        self._base_scope: DatabaseScope | None = None
+        self._effective_scope: DatabaseScope | None = None
+        self._shared: _Shared | None = None
+        self._owner: HaikuRAG | None = None  # set on a borrowed client
+        self._borrowed: dict[str, HaikuRAG] = {}
+        self._entered = False
+
+    @classmethod
+    def from_scope(
+        cls,
+        scope: DatabaseScope,
+        config: AppConfig | None = None,
+        *,
+        create: bool = False,
+        read_only: bool = False,
+        tag: str | None = None,
+        skip_validation: bool = False,
+    ) -> HaikuRAG:
+        """A client over an already resolved scope (how the CLI hands down --db-name / --db)."""
+        client = cls(config=config, create=create, read_only=read_only, tag=tag, skip_validation=skip_validation)
+        client._base_scope = scope
+        return client
+
+    # --- coverage, known before entering ---------------------------------------------
+
+    def _resolve(self) -> DatabaseScope:
+        """Resolution happens once; entering again reuses it."""
+        if self._base_scope is None:
+            self._base_scope = _coverage.resolve_coverage(self._config, self._db_path, self._sources)
+        return self._base_scope
+
+    def _scope(self) -> DatabaseScope:
+        return self._effective_scope if self._effective_scope is not None else self._resolve()
+
+    @property
+    def config(self) -> AppConfig:
+        return self._config
+
+    @property
+    def scope(self) -> DatabaseScope:
+        """The databases this client covers (at its tag, once entered)."""
+        return self._scope()
+
+    @property
+    def covers_multiple(self) -> bool:
+        return self._scope().covers_multiple
+
+    @property
+    def source_names(self) -> tuple[str, ...]:
+        """Covered names in order; ``()`` for the unnamed legacy ``lancedb.uri`` database."""
+        return tuple(name for name in self._scope().names if name is not None)
+
+    @property
+    def source(self) -> str | None:
+        """The one database's name; None on a set, for the legacy database, and before entering."""
+        if not self._entered or self.covers_multiple:
+            return None
+        return self._scope().databases[0].name
+
+    @property
+    def location(self) -> Path | str | None:
+        scope = self._scope()
+        return None if scope.covers_multiple else scope.databases[0].location
+
+    @property
+    def is_read_only(self) -> bool:
+        scope = self._scope()
+        tagged = self._tag is not None or (not scope.covers_multiple and scope.databases[0].tag is not None)
+        return self._read_only or tagged
+
+    @property
+    def is_closed(self) -> bool:
+        return self._shared is not None and self._shared.closed
+
+    @property
+    def store(self) -> Store:
+        """The open store of a single-database client; a set has none."""
+        if self.covers_multiple:
+            raise AttributeError(
+                f"store exists on a single-database client, and this client covers "
+                f"{', '.join(self.source_names)}; use reader_for(name).store"
+            )
+        return self._open_store()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.is_closed else ("open" if self._entered else "new")
+        return f"<HaikuRAG {list(self._scope().names)!r} {state}>"
+
+    # --- lifetime ------------------------------------------------------------------------
+
+    async def __aenter__(self) -> HaikuRAG:
+        if self._owner is not None or (self._entered and not self.is_closed):
+            return self
+        scope = self._resolve()
+        if self._create:
+            _coverage.refuse_create_on_set(scope)
+        scope = _coverage.apply_tag(scope, self._tag)
+        self._effective_scope = scope
+        read_only = self._read_only or self._tag is not None
+        opened = OpenDatabases(
+            self._config, read_only=read_only, create=self._create, skip_validation=self._skip_validation
+        )
+        self._shared = _Shared(self._config, opened, {ref.name: i for i, ref in enumerate(scope.databases)})
+        self._borrowed = {}
+        if not scope.covers_multiple:
+            # A client covering one database opens it on enter (SPEC §3.1).
+            await opened.ensure(scope.databases)
+        self._entered = True
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close every database this client opened; a borrowed client closes nothing."""
+        if self._owner is not None or self._shared is None:
+            return
+        await self._shared.close()
+
+    def _require_open(self) -> _Shared:
+        shared = self._shared
+        if shared is None or not self._entered:
+            raise RuntimeError("the client is not open; use it as `async with HaikuRAG(...) as client`")
+        if shared.closed:
+            raise RuntimeError("the client is closed")
+        return shared
+
+    def _open_store(self) -> Store:
+        shared = self._require_open()
+        ref = self._scope().databases[0]
+        store = shared.opened.get(ref.name)
+        if store is None:  # pragma: no cover - a single-database client opens on enter
+            raise RuntimeError(f"database {ref.label} is not open")
+        return store
+
+    @property
+    def _order(self) -> int:
+        """This single database's place in its owner's configured order (ties in fusion)."""
+        shared = self._require_open()
+        return shared.order.get(self._scope().databases[0].name, 0)
+
+    def _get_reranker(self) -> Reranker | None:
+        return self._require_open().get_reranker()
+
+    # --- borrowed clients: the one rule that turns a selection into clients ---------------
+
+    def check_sources(self, sources: Sequence[str] | None) -> list[str] | None:
+        """Validate a selection by name, opening nothing; deduplicated names, or None for all."""
+        if sources is None:
+            return None
+        if isinstance(sources, str):
+            raise TypeError("sources takes a list of database names, not a single string")
+        return _coverage.check_names(sources, self.source_names)
+
+    def _borrow(self, ref: DatabaseRef) -> HaikuRAG:
+        name = ref.name
+        assert name is not None
+        client = self._borrowed.get(name)
+        if client is None:
+            client = HaikuRAG(config=self._config, read_only=self._read_only)
+            client._owner = self
+            client._base_scope = client._effective_scope = DatabaseScope((ref,))
+            client._shared = self._shared
+            client._entered = True
+            self._borrowed[name] = client
+        return client
+
+    async def clients_for(self, names: Sequence[str]) -> list[HaikuRAG]:
+        """Borrowed clients for ``names`` in the order given, opening any not yet open together."""
+        wanted = self.check_sources(names) or []
+        shared = self._require_open()
+        if not self.covers_multiple:
+            return [self] if wanted else []
+        refs = [_coverage.ref_named(self._scope(), name) for name in wanted]
+        await shared.opened.ensure(refs)
+        return [self._borrow(ref) for ref in refs]
+
+    async def reader_for(self, name: str | None) -> HaikuRAG | None:
+        """The client reading ``name``: borrowed on a set, this client on one database."""
+        if name is None:
+            self._require_open()
+            return None if self.covers_multiple else self
+        return (await self.clients_for([name]))[0]
+
+    async def clients_covering(self, sources: Sequence[str] | None = None) -> list[HaikuRAG]:
+        """Every covered client for None, none for [], else those named."""
+        if sources is None:
+            self._require_open()
+            if not self.covers_multiple:
+                return [self]
+            return await self.clients_for(self.source_names)
+        return await self.clients_for(sources)
+
+    # --- reading ----------------------------------------------------------------------------
+
+    async def search(
+        self,
+        query: str,
+        limit: int | None = None,
+        search_type: str | None = None,
+        filter: str | None = None,
+        sources: Sequence[str] | None = None,
+    ) -> list[SearchResult]:
+        """Search the selection and fuse the candidates into one ranking (SPEC §11)."""
+        return await _search.search(
+            self, query, limit=limit, search_type=search_type, filter=filter, sources=sources
+        )
+
+    async def expand_context(self, results: Sequence[SearchResult]) -> list[SearchResult]:
+        """Grow each result with its neighbouring chunks, through the database it came from."""
+        return await _context.expand_context(self, results)
+
+    async def list_documents(
+        self,
+        limit: int | None = None,
+        offset: int | None = None,
+        filter: str | None = None,
+        include_content: bool = False,
+        sources: Sequence[str] | None = None,
+    ) -> list[Document]:
+        return await _lookups.list_documents(
+            self, limit=limit, offset=offset, filter=filter, include_content=include_content, sources=sources
+        )
+
+    async def count_documents(self, filter: str | None = None, sources: Sequence[str] | None = None) -> int:
+        return await _lookups.count_documents(self, filter=filter, sources=sources)
+
+    async def get_document_by_id(self, document_id: str, source: str | None = None) -> Document | None:
+        return await _lookups.first_holder(self, "get_document_by_id", document_id, source)
+
+    async def get_document_by_uri(self, uri: str, source: str | None = None) -> Document | None:
+        return await _lookups.first_holder(self, "get_document_by_uri", uri, source)
+
+    async def get_chunk_by_id(self, chunk_id: str, source: str | None = None) -> Chunk | None:
+        return await _lookups.first_holder(self, "get_chunk_by_id", chunk_id, source)
+
+    async def get_chunks(self, document_id: str, source: str | None = None) -> list[Chunk]:
+        """The chunks of a document, in order, from the first database holding it."""
+        return await _lookups.chunks_of(self, document_id, source)
+
+    async def ask(
+        self, question: str, filter: str | None = None, sources: Sequence[str] | None = None
+    ) -> tuple[str, list[Any]]:
+        """Answer with citations (SPEC §10.1); ``sources`` is checked by name before anything runs."""
+        self.check_sources(sources)
+        from haiku.rag.qa import ask as answer
+
+        return await answer(self, question, filter=filter, sources=sources)
+
+    # --- one-database operations ------------------------------------------------------------
+
+    def _single(self, operation: str) -> Store:
+        if self.covers_multiple:
+            raise _coverage.one_database_only(operation, self._scope())
+        return self._open_store()
+
+    async def vacuum(self, retention_seconds: int | None = None) -> bool:
+        return await self._single("vacuum").vacuum(retention_seconds)
+
+    async def migrate(self) -> list[str]:
+        return await self._single("migrate").migrate()
+
+    async def create_index(self) -> bool:
+        return await self._single("create_index").create_index()
+
+    async def create_tag(self, name: str) -> Any:
+        return await self._single("create_tag").create_tag(name)
+
+    async def list_tags(self) -> list[Any]:
+        return await self._single("list_tags").list_tags()
+
+    async def delete_tag(self, name: str) -> None:
+        await self._single("delete_tag").delete_tag(name)
+
+    async def restore_tag(self, name: str) -> str:
+        return await self._single("restore_tag").restore_tag(name)
+
+    async def history(self, table: str | None = None, limit: int | None = None) -> dict[str, list[Any]]:
+        return await self._single("history").history(table, limit)
+
+    async def info(self) -> dict[str, Any]:
+        return await self._single("info").info()
+

@@ -1,0 +1,90 @@
+"""Listing and lookups across a selection (SPEC §9.5)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from haiku.core.models import Chunk, Document
+
+if TYPE_CHECKING:
+    from haiku.rag.client._client import HaikuRAG
+
+T = TypeVar("T")
+
+
+def round_robin(groups: Sequence[Sequence[T]]) -> list[T]:
+    """First of each group, then second of each…, in the order the groups come."""
+    merged: list[T] = []
+    longest = max((len(group) for group in groups), default=0)
+    for position in range(longest):
+        merged.extend(group[position] for group in groups if position < len(group))
+    return merged
+
+
+async def _selected(client: HaikuRAG, sources: Sequence[str] | None) -> list[HaikuRAG]:
+    clients = await client.clients_covering(sources)
+    clients.sort(key=lambda c: c._order)
+    return clients
+
+
+async def list_documents(
+    client: HaikuRAG,
+    *,
+    limit: int | None,
+    offset: int | None,
+    filter: str | None,
+    include_content: bool,
+    sources: Sequence[str] | None,
+) -> list[Document]:
+    if limit is not None and limit < 0 or offset is not None and offset < 0:
+        raise ValueError("limit and offset cannot be negative")
+    if sources is not None and len(sources) == 0:
+        return []
+    selected = await _selected(client, sources)
+    if len(selected) == 1:
+        return await selected[0]._open_store().list_documents(
+            limit=limit, offset=offset, filter=filter, include_content=include_content
+        )
+    start = offset or 0
+    # Each database is asked for the whole window; the merged list is cut to it.
+    wanted = None if limit is None else limit + start
+    groups = await asyncio.gather(
+        *(
+            c._open_store().list_documents(limit=wanted, offset=None, filter=filter, include_content=include_content)
+            for c in selected
+        )
+    )
+    merged = round_robin(groups)
+    return merged[start:] if limit is None else merged[start : start + limit]
+
+
+async def count_documents(client: HaikuRAG, *, filter: str | None, sources: Sequence[str] | None) -> int:
+    if sources is not None and len(sources) == 0:
+        return 0
+    selected = await _selected(client, sources)
+    counts = await asyncio.gather(*(c._open_store().count_documents(filter) for c in selected))
+    return sum(counts)
+
+
+async def first_holder(client: HaikuRAG, method: str, key: str, source: str | None) -> Any:
+    """With ``source``, ask that database alone; else ask every covered one together and
+    answer from the first holder in configured order."""
+    if source is not None:
+        reader = await client.reader_for(source)
+        assert reader is not None
+        return await getattr(reader._open_store(), method)(key)
+    selected = await _selected(client, None)
+    answers = await asyncio.gather(*(getattr(c._open_store(), method)(key) for c in selected))
+    return next((answer for answer in answers if answer is not None), None)
+
+
+async def chunks_of(client: HaikuRAG, document_id: str, source: str | None) -> list[Chunk]:
+    if source is not None:
+        reader = await client.reader_for(source)
+        assert reader is not None
+        return await reader._open_store().get_chunks(document_id)
+    selected = await _selected(client, None)
+    answers = await asyncio.gather(*(c._open_store().get_chunks(document_id) for c in selected))
+    return next((chunks for chunks in answers if chunks), [])

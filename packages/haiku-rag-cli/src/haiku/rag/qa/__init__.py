@@ -1,0 +1,41 @@
+"""Question answering with citations (SPEC §10.1).
+
+``client.ask(question, filter=None, sources=None)`` lands here: the client
+lends itself to a RAG capability, so no second connection is opened, and the
+configured chat model (``qa.model``) drives the search, cite and
+execute_code tools until it answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from haiku.core.models import Citation
+from haiku.rag.qa.errors import ModelResponseError, ModelUnavailableError, QAError, RequestLimitError
+
+if TYPE_CHECKING:
+    from haiku.rag.client import HaikuRAG
+    from haiku.rag.qa.model import ChatModel
+
+__all__ = ["ModelResponseError", "ModelUnavailableError", "QAError", "RequestLimitError", "ask"]
+
+
+async def ask(
+    client: HaikuRAG,
+    question: str,
+    filter: str | None = None,
+    sources: Sequence[str] | None = None,
+    *,
+    model: ChatModel | None = None,
+) -> tuple[str, list[Citation]]:
+    """Answer ``question`` from ``client``'s databases (or the ``sources`` among them).
+
+    ``sources`` is checked by name before any model request; ``[]`` answers with no evidence.
+    """
+    from haiku.rag.capability import RAGState, create_capability
+
+    selection = client.check_sources(sources)
+    capability = create_capability(rag=client)
+    state = RAGState(sources=selection, filter=filter)
+    return await capability.ask(question, state, model=model)

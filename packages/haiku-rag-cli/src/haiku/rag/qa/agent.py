@@ -1,0 +1,86 @@
+"""The tool-calling loop: ask the model, run the tools it calls, repeat until it answers.
+
+A tool signals a recoverable mistake of the model (an unknown collection, an
+ambiguous citation, malformed arguments) by raising ``ToolRetry``: its message
+goes back to the model as the tool's result and the loop goes on. Anything
+else a tool raises ends the question with that error.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from haiku.rag.qa.errors import RequestLimitError
+from haiku.rag.qa.model import ChatModel, ToolCall
+
+log = logging.getLogger(__name__)
+
+_THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)
+
+
+class ToolRetry(Exception):
+    """A tool call the model should correct; the message tells it how."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    handler: Callable[[dict[str, Any]], Awaitable[str]]
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+def strip_thinking(text: str) -> str:
+    """Reasoning models (qwen3, deepseek-r1) put their thinking inline; the answer is what follows."""
+    return _THINKING.sub("", text).strip()
+
+
+async def _call(tool: Tool | None, call: ToolCall) -> str:
+    if tool is None:
+        return f"Error: there is no tool named {call.name!r}. Retry with one of the tools offered."
+    try:
+        arguments = call.parsed_arguments()
+    except ValueError as exc:
+        return f"Error: the arguments of {call.name} are not a JSON object ({exc}). Retry with valid JSON."
+    try:
+        return await tool.handler(arguments)
+    except ToolRetry as exc:
+        return f"Error: {exc}"
+
+
+async def run_tools_loop(
+    model: ChatModel,
+    messages: list[dict[str, Any]],
+    tools: list[Tool],
+    *,
+    request_limit: int,
+) -> str:
+    """Drive the conversation in ``messages`` (appended to in place) to a final answer."""
+    by_name = {tool.name: tool for tool in tools}
+    schemas = [tool.schema() for tool in tools]
+    for request in range(1, request_limit + 1):
+        # The last request allowed takes no tool calls, so the model has to answer with what it has.
+        last = request == request_limit
+        reply = await model.complete(messages, schemas, allow_tools=not last)
+        messages.append(reply.as_message())
+        if not reply.tool_calls:
+            return strip_thinking(reply.content or "")
+        if last:
+            break
+        for call in reply.tool_calls:
+            log.debug("tool call %s %s", call.name, call.arguments)
+            result = await _call(by_name.get(call.name), call)
+            messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": result})
+    raise RequestLimitError(
+        f"the model made {request_limit} requests (qa.request_limit) without giving a final answer"
+    )

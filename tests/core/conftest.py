@@ -1,0 +1,126 @@
+"""Fixtures for the haiku-core tests: store databases and a local S3 server.
+
+Vectors: tests where the embedding model is not the point use ``fake_vector``,
+a deterministic bag-of-words hash into 384 normalised dimensions (texts that
+share words are close). Tests about real retrieval use the session
+``embedder`` fixture from tests/conftest.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import re
+import socket
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+DIM = 384
+BUCKET = "haiku-test"
+
+
+def fake_vector(text: str, dim: int = DIM) -> list[float]:
+    """A unit vector hashing each word of ``text`` into one dimension."""
+    values = [0.0] * dim
+    for word in re.findall(r"\w+", text.lower()):
+        digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
+        values[int.from_bytes(digest, "big") % dim] += 1.0
+    norm = math.sqrt(sum(v * v for v in values))
+    if norm == 0:
+        values[0], norm = 1.0, 1.0
+    return [v / norm for v in values]
+
+
+@pytest.fixture(scope="session")
+def fake_embed() -> Callable[..., list[float]]:
+    return fake_vector
+
+
+@pytest.fixture
+def db_config(tmp_path: Path, make_config) -> Callable[..., Any]:
+    """``db_config(*names, **overrides)``: a config naming local databases under tmp_path.
+
+    Each name maps to ``tmp_path/<name>.lancedb``; overrides are config sections.
+    """
+
+    def build(*names: str, **sections: Any):
+        sections.setdefault("lancedb", {})
+        sections["lancedb"].setdefault(
+            "databases", {name: str(tmp_path / f"{name}.lancedb") for name in names}
+        )
+        sections["lancedb"].setdefault("read_consistency_interval_seconds", 0)
+        return make_config(**sections)
+
+    return build
+
+
+@pytest.fixture
+def write_doc(fake_embed) -> Callable[..., Any]:
+    """``await write_doc(store, uri, *chunk_texts, title=None, metadata=None)``: upsert a document."""
+    from haiku.core.models import Chunk, Document
+
+    async def write(store, uri: str, *texts: str, title: str | None = None, metadata: dict | None = None):
+        chunks = [Chunk(content=text, order=i) for i, text in enumerate(texts)]
+        document = Document(uri=uri, title=title or uri, content="\n\n".join(texts), metadata=metadata or {})
+        return await store.upsert_document(document, chunks, [fake_embed(t) for t in texts])
+
+    return write
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[dict[str, str]]:
+    """A moto S3 server on 127.0.0.1 with one bucket; yields the storage_options to reach it."""
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    options = {
+        "aws_endpoint": endpoint,
+        "aws_access_key_id": "testing",
+        "aws_secret_access_key": "testing",
+        "aws_region": "us-east-1",
+        "allow_http": "true",
+    }
+    boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    ).create_bucket(Bucket=BUCKET)
+    try:
+        yield options
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3_config(s3_server, make_config) -> Callable[..., Any]:
+    """``s3_config(*names)``: a config naming databases in a fresh prefix of the moto bucket."""
+    prefix = uuid.uuid4().hex[:12]
+
+    def build(*names: str, **sections: Any):
+        sections.setdefault("lancedb", {})
+        sections["lancedb"].setdefault(
+            "databases", {name: f"s3://{BUCKET}/{prefix}/{name}.lancedb" for name in names}
+        )
+        sections["lancedb"].setdefault("storage_options", dict(s3_server))
+        sections["lancedb"].setdefault("read_consistency_interval_seconds", 0)
+        return make_config(**sections)
+
+    return build

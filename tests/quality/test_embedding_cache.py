@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from bench.embed_cache import EmbeddingCache
 
 
@@ -35,7 +34,7 @@ def test_fill_embeds_only_texts_not_cached(tmp_path: Path):
         return [[float(len(t)), 0, 0] for t in texts]
 
     assert cache.fill(["a", "bb", "bb", "ccc"], encode, batch_size=8, log=lambda _: None) == 2
-    assert sorted(sum(asked, [])) == ["bb", "ccc"]
+    assert sorted(t for batch in asked for t in batch) == ["bb", "ccc"]
 
 
 def test_another_model_never_sees_this_models_vectors(tmp_path: Path):

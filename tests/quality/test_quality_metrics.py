@@ -10,7 +10,6 @@ import math
 from pathlib import Path
 
 import pytest
-
 from bench.beir import load_beir
 from bench.metrics import dedupe, evaluate, mean_metric, ndcg_at_k, overlap_at_k, recall_at_k
 
@@ -95,5 +94,5 @@ def test_load_beir_reads_corpus_queries_and_qrels(tmp_path: Path):
 
 
 def test_load_beir_names_the_missing_file(tmp_path: Path):
-    with pytest.raises(FileNotFoundError, match="corpus.jsonl"):
+    with pytest.raises(FileNotFoundError, match=r"corpus\.jsonl"):
         load_beir(tmp_path)

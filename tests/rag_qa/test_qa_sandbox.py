@@ -89,11 +89,16 @@ async def test_sandbox_code_cannot_reach_the_network():
     assert (outcome.value, accepted) == ("'OSError'", [])
 
 
-async def test_sandbox_code_cannot_read_host_files(repo_root, qa_databases):
+async def test_sandbox_code_cannot_read_host_files(repo_root, qa_databases, tmp_path):
+    from pathlib import Path
+
     from haiku.rag.sandbox._process import run_in_jail
 
-    targets = [str(repo_root / "Makefile"), str(qa_databases.locations["papers"]), "/etc/passwd", "/root", "/home"]
-    code = "import os\n[os.path.exists(p) for p in " + json.dumps(targets) + "]"
+    secret = tmp_path / "secret.txt"
+    secret.write_text("do not read")
+    targets = [repo_root / "Makefile", qa_databases.locations["papers"], Path("/etc/passwd"), secret, Path("/proc/1")]
+    assert all(t.exists() for t in targets)
+    code = "import os\n[os.path.exists(p) for p in " + json.dumps([str(t) for t in targets]) + "]"
     outcome = await _run(run_in_jail, code)
     assert outcome.value == repr([False] * len(targets))
 

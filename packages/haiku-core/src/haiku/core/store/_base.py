@@ -14,10 +14,9 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import structlog
-from lancedb import AsyncConnection
-from lancedb.table import AsyncTable
 
 from haiku.core.config import AppConfig
 from haiku.core.embedders import EmbedderIdentity
@@ -26,6 +25,10 @@ from haiku.core.scope import DatabaseRef
 from haiku.core.store._location import Location
 from haiku.core.store.locks import WriterLock
 from haiku.core.store.schema import CHUNKS, DOCUMENTS, SETTINGS, TABLES, StoreSettings
+
+if TYPE_CHECKING:  # lancedb loads on first open, keeping `import haiku.core.store` light
+    from lancedb import AsyncConnection
+    from lancedb.table import AsyncTable
 
 log = structlog.get_logger("haiku.core.store")
 

@@ -17,12 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-
-import lancedb
+from typing import TYPE_CHECKING
 
 from haiku.core.config import AppConfig
 from haiku.core.scope import DatabaseRef
 from haiku.core.store.schema import SETTINGS
+
+if TYPE_CHECKING:
+    import lancedb
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,8 @@ class Location:
 
 
 async def connect(location: Location, config: AppConfig) -> lancedb.AsyncConnection:
+    import lancedb
+
     interval = config.lancedb.read_consistency_interval_seconds
     return await lancedb.connect_async(
         location.uri,

@@ -18,25 +18,34 @@ index fully.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
-
-from lancedb.index import FTS, BTree, IvfPq
-from lancedb.table import AsyncTable
+from typing import TYPE_CHECKING, Any
 
 from haiku.core.store._base import StoreBase, log
 from haiku.core.store.schema import CHUNKS, DOCUMENTS
+
+if TYPE_CHECKING:
+    from lancedb.index import FTS, BTree, IvfPq
+    from lancedb.table import AsyncTable
 
 MIN_VECTOR_INDEX_ROWS = 256
 REFRESH_FRACTION = 10  # refresh once unindexed * REFRESH_FRACTION >= indexed
 
 
 def fts_config() -> FTS:
+    from lancedb.index import FTS
+
     return FTS(with_position=True, remove_stop_words=False)
 
 
+def btree_config() -> BTree:
+    from lancedb.index import BTree
+
+    return BTree()
+
+
 _WANTED: dict[str, tuple[tuple[str, Any], ...]] = {
-    DOCUMENTS: (("id", BTree), ("uri", BTree)),
-    CHUNKS: (("id", BTree), ("document_id", BTree), ("search_text", fts_config)),
+    DOCUMENTS: (("id", btree_config), ("uri", btree_config)),
+    CHUNKS: (("id", btree_config), ("document_id", btree_config), ("search_text", fts_config)),
 }
 
 
@@ -79,6 +88,8 @@ class IndexMixin(StoreBase):
                 await optimize_indices(table)
 
     def _vector_index_config(self) -> IvfPq:
+        from lancedb.index import IvfPq
+
         return IvfPq(distance_type=self.config.search.vector_index_metric)
 
     async def create_index(self) -> bool:

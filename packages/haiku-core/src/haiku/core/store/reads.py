@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lancedb.query import ColumnOrdering
-
 from haiku.core.models import Chunk, Document
 from haiku.core.store._base import StoreBase
 from haiku.core.store.schema import (
@@ -81,6 +79,8 @@ class ReadsMixin(StoreBase):
         self._require_open()
         if limit is not None and limit <= 0:
             return []
+        from lancedb.query import ColumnOrdering
+
         columns = [*DOCUMENT_FIELDS, "content"] if include_content else list(DOCUMENT_FIELDS)
         query = self._documents.query().select(columns).order_by(
             [ColumnOrdering(column_name="created_at"), ColumnOrdering(column_name="id")]

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, Literal
-
-from lancedb.table import AsyncTable
+from typing import TYPE_CHECKING, Any, Literal
 
 from haiku.core.models import SearchResult, loads_metadata
 from haiku.core.store.ranking import reciprocal_rank_fusion
 from haiku.core.store.reads import ReadsMixin
 from haiku.core.store.schema import CHUNK_FIELDS, CHUNKS, result_from_row, sql_in
+
+if TYPE_CHECKING:
+    from lancedb.table import AsyncTable
 
 SearchType = Literal["vector", "fts", "hybrid"]
 

@@ -32,6 +32,15 @@ class ConvertedDocument:
     chunks: list[ConvertedChunk]
 
 
+def embed_text(headings: list[str], content: str) -> str:
+    """What the encoder sees for a chunk: its headings, then its text (as docling contextualizes).
+
+    ``rebuild`` re-embeds stored chunks with the same function, so a rebuilt
+    vector equals a freshly ingested one.
+    """
+    return "\n".join([*headings, content])
+
+
 def decode_text(data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
@@ -99,11 +108,12 @@ class Converter:
         chunks: list[ConvertedChunk] = []
         for chunk in self._chunker.chunk(document):
             pages = sorted({prov.page_no for item in chunk.meta.doc_items for prov in (item.prov or [])})
+            headings = list(chunk.meta.headings or [])
             chunks.append(
                 ConvertedChunk(
                     content=chunk.text,
-                    embed_text=self._chunker.contextualize(chunk),
-                    headings=list(chunk.meta.headings or []),
+                    embed_text=embed_text(headings, chunk.text),
+                    headings=headings,
                     page_numbers=pages,
                 )
             )

@@ -52,6 +52,8 @@ class JobProcessor:
         self.sync = sync
         self.pool = pool
         self.batcher = batcher
+        # Files held in memory at once: enough to keep every conversion worker fed.
+        self._reading = asyncio.Semaphore(2 * pool.size)
 
     async def run(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:
         if job.op == "delete":
@@ -66,19 +68,22 @@ class JobProcessor:
             state = self.sync.get(job.database, job.source_id, job.uri)
             if state is not None and state.revision == facts.revision and state.document_id:
                 return Outcome("unchanged", None, state.document_id)
-            data = await asyncio.to_thread(read_bytes, facts, max_file_size=max_size)
-            digest = content_hash(data)
-            metadata = {
-                SOURCE_ID: job.source_id,
-                CONTENT_TYPE: facts.content_type,
-                CONTENT_HASH: digest,
-                SOURCE_REVISION: facts.revision,
-            }
-            if state is not None and state.content_hash == digest and state.document_id:
-                if await store.update_document_metadata(state.document_id, metadata) is not False:
-                    return Outcome("revision", SyncUpdate(facts.revision, digest, state.document_id), state.document_id)
-                # The document vanished from the database meanwhile: write it again below.
-            converted = await self.pool.convert(name=str(path), fmt=facts.format, data=data)
+            async with self._reading:
+                data = await asyncio.to_thread(read_bytes, facts, max_file_size=max_size)
+                digest = content_hash(data)
+                metadata = {
+                    SOURCE_ID: job.source_id,
+                    CONTENT_TYPE: facts.content_type,
+                    CONTENT_HASH: digest,
+                    SOURCE_REVISION: facts.revision,
+                }
+                if state is not None and state.content_hash == digest and state.document_id:
+                    if await store.update_document_metadata(state.document_id, metadata) is not False:
+                        update = SyncUpdate(facts.revision, digest, state.document_id)
+                        return Outcome("revision", update, state.document_id)
+                    # The document vanished from the database meanwhile: write it again below.
+                converted = await self.pool.convert(name=str(path), fmt=facts.format, data=data)
+                del data
         vectors = await self.batcher.embed([c.embed_text for c in converted.chunks])
         chunks = [
             Chunk(order=i, content=c.content, headings=c.headings, page_numbers=c.page_numbers)

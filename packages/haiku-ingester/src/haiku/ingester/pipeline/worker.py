@@ -31,10 +31,14 @@ def _die_with_parent() -> None:
 
 
 def _keep_torch_out() -> None:
-    """docling's converter module imports its speech pipeline eagerly, and that
-    imports torch, which this worker never uses (no models run here): about
-    200 MB per worker. Stand in for that one module; anything else that wants
-    torch still gets the real one."""
+    """This worker runs no model, so it needs neither transformers nor torch
+    (about 200 MB and seconds of start-up each). docling and docling-core import
+    transformers only where it is optional (VLM options, the Hugging Face
+    tokenizer, which the worker replaces with ``tokenizers``), so it is hidden;
+    their speech pipeline imports torch unconditionally, so that one module,
+    never used for the formats converted here, is stood in for."""
+    for name in ("transformers", "sentence_transformers"):
+        sys.modules.setdefault(name, None)  # type: ignore[arg-type]
     stub = types.ModuleType("docling.pipeline.asr_transformers")
 
     class TransformersAsrDecoder:  # never constructed: audio is not an allowed format

@@ -195,6 +195,20 @@ class JobQueue:
                 (now, *params),
             ).rowcount
 
+    def release(self, job: Job) -> bool:
+        """Give one claim back untouched (its database is going away)."""
+        now = time.time()
+        with self.db.transaction() as conn:
+            return (
+                conn.execute(
+                    "UPDATE jobs SET status = 'queued', attempts = MAX(attempts - 1, 0), lease_token = NULL, "
+                    "lease_owner = NULL, lease_expires = NULL, updated_at = ? "
+                    "WHERE id = ? AND status = 'claimed' AND lease_token = ?",
+                    (now, job.id, job.lease_token),
+                ).rowcount
+                > 0
+            )
+
     # --- finishing --------------------------------------------------------------
     def complete(self, job: Job, sync: SyncUpdate | None = None) -> bool:
         """Mark a claimed job succeeded and apply its sync-state change, atomically.

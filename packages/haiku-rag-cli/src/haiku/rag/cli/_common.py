@@ -7,6 +7,8 @@ named database keeps its name and a remote one opens its configured URI.
 """
 
 import asyncio
+import os
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -161,6 +163,11 @@ def run(work: Callable[[], Awaitable[T]], *, prefix: str = "") -> T:
         return asyncio.run(work())  # type: ignore[arg-type]
     except typer.Exit:
         raise
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise typer.Exit(141) from None
     except expected_errors() as exc:
         raise fail(f"{prefix}{exc}") from None
 

@@ -18,7 +18,7 @@ class SearchType(str, Enum):
 def search(
     ctx: typer.Context,
     query: str = typer.Argument(..., help="What to search for."),
-    limit: int | None = typer.Option(None, "--limit", "-l", min=1, help="Results to return [default: search.limit]."),
+    limit: int | None = typer.Option(None, "--limit", "-l", min=1, help="Results to return (default: search.limit)."),
     filter: str | None = typer.Option(None, "--filter", "-f", help="SQL WHERE over document fields (id, uri, title, metadata, created_at, updated_at)."),
     search_type: SearchType = typer.Option(SearchType.hybrid, "--search-type", "-s", help="How to retrieve."),
     db: Path | None = db_option(),

@@ -1,0 +1,135 @@
+"""The quality benchmark's verdicts and its markdown, kept apart from the running.
+
+``results`` maps arm → layout → {"ndcg@10", "recall@10", "recall@100", "latency": {…}}.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from bench.quality_layouts import LAYOUT_LABELS
+
+# all-MiniLM-L6-v2 on BEIR SciFact, nDCG@10 (MTEB / sentence-transformers model card).
+PUBLISHED_MINILM_SCIFACT_NDCG10 = 0.645
+ANCHOR_TOLERANCE = 0.01
+# Federation "loses nothing": nDCG@10 over several databases within this of one database.
+FEDERATION_TOLERANCE = 0.005
+FEDERATED_ARMS = ("vector", "fts", "hybrid")
+BASELINE = "one"
+SECTION = "## Quality"
+
+
+def federation_checks(results: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    """nDCG@10 of each federated layout against one database, for the default fusion."""
+    checks = []
+    for arm in FEDERATED_ARMS:
+        layouts = results.get(arm, {})
+        if BASELINE not in layouts:
+            continue
+        base = layouts[BASELINE]["ndcg@10"]
+        for layout, row in layouts.items():
+            if layout == BASELINE:
+                continue
+            delta = row["ndcg@10"] - base
+            checks.append(
+                {
+                    "arm": arm,
+                    "layout": layout,
+                    "delta_ndcg@10": round(delta, 4),
+                    "ok": abs(delta) <= FEDERATION_TOLERANCE,
+                }
+            )
+    return checks
+
+
+def anchor_check(results: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, Any] | None:
+    row = results.get("vector", {}).get(BASELINE)
+    if row is None:
+        return None
+    delta = row["ndcg@10"] - PUBLISHED_MINILM_SCIFACT_NDCG10
+    return {
+        "published_ndcg@10": PUBLISHED_MINILM_SCIFACT_NDCG10,
+        "measured_ndcg@10": round(row["ndcg@10"], 4),
+        "delta": round(delta, 4),
+        "ok": abs(delta) <= ANCHOR_TOLERANCE,
+    }
+
+
+def results_table(results: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> str:
+    lines = [
+        "| search | fusion | layout | nDCG@10 | Δ nDCG@10 vs 1 db | Recall@10 | Recall@100 | median ms | p95 ms |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for arm, layouts in results.items():
+        search, _, fusion = arm.partition("-")
+        fusion = fusion or ("rrf" if search == "hybrid" else "default")
+        base = layouts.get(BASELINE, {}).get("ndcg@10")
+        for layout, row in layouts.items():
+            delta = "—" if base is None or layout == BASELINE else f"{row['ndcg@10'] - base:+.4f}"
+            latency = row.get("latency", {})
+            lines.append(
+                f"| {search} | {fusion} | {LAYOUT_LABELS.get(layout, layout)} | {row['ndcg@10']:.4f} | {delta} "
+                f"| {row['recall@10']:.4f} | {row['recall@100']:.4f} "
+                f"| {latency.get('median_ms', float('nan')):.1f} | {latency.get('p95_ms', float('nan')):.1f} |"
+            )
+    return "\n".join(lines)
+
+
+def markdown_section(report: Mapping[str, Any]) -> str:
+    meta = report["meta"]
+    anchor = report.get("anchor")
+    checks = report.get("federation", [])
+    failed = [c for c in checks if not c["ok"]]
+    parts = [
+        SECTION,
+        "",
+        "Retrieval quality measured by `make quality` (`bench/quality.py`), written by the benchmark itself.",
+        "",
+        f"- Dataset: {meta['dataset']} ({meta['documents']} documents, {meta['chunks']} chunks, "
+        f"{meta['queries']} judged queries); model {meta['model']}; chunk size {meta['chunk_size']} tokens.",
+        f"- Every query through `HaikuRAG.search(limit={meta['limit']})`; results deduplicated to documents "
+        "(a document ranks at its best chunk). Layouts split the corpus by a fixed hash of the document id.",
+        f"- Run on {meta['date']}, {meta['machine']}; wall time {meta['wall_seconds']:.0f} s "
+        f"(building {meta['build_seconds']:.0f} s, searching {meta['search_seconds']:.0f} s).",
+    ]
+    if anchor is not None:
+        parts.append(
+            f"- Sanity anchor: one-database vector nDCG@10 {anchor['measured_ndcg@10']:.4f} against the published "
+            f"{anchor['published_ndcg@10']:.3f} ({anchor['delta']:+.4f}, "
+            f"{'within' if anchor['ok'] else 'OUTSIDE'} ±{ANCHOR_TOLERANCE})."
+        )
+    if checks:
+        verdict = (
+            f"every search type within ±{FEDERATION_TOLERANCE} of one database"
+            if not failed
+            else "OUTSIDE the tolerance: " + ", ".join(f"{c['arm']}/{c['layout']} {c['delta_ndcg@10']:+.4f}" for c in failed)
+        )
+        parts.append(f"- Federation (default fusion, nDCG@10): {verdict}.")
+    parts += [
+        "- `hybrid-cosine` is the seeds' rule (`search.fusion: cosine`), kept for comparison; see docs/fusion.md.",
+        "",
+        results_table(report["results"]),
+        "",
+    ]
+    return "\n".join(parts)
+
+
+def replace_section(document: str, section: str) -> str:
+    """``document`` with its ``## Quality`` section replaced by ``section`` (appended if absent)."""
+    pattern = re.compile(rf"^{re.escape(SECTION)}[ \t]*\n.*?(?=^## |\Z)", re.S | re.M)
+    body = section.rstrip("\n") + "\n"
+    if pattern.search(document):
+        return pattern.sub(lambda _: body + "\n", document, count=1).rstrip("\n") + "\n"
+    base = document.rstrip("\n")
+    return (base + "\n\n" if base else "") + body
+
+
+def write_section(path: Path, section: str) -> None:
+    existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(replace_section(existing, section), encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,320 @@
+"""``IngesterApp``: every ingested database from one process (SPEC §14.1).
+
+One queue, one conversion pool, one embedder and one worker pool serve all the
+databases; each database has its own store, ownership lock and sources. The
+daemon and ``run-batch`` drive the same app; databases can be added and removed
+while it runs (reload).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from haiku.core.config import AppConfig
+from haiku.core.embedders import get_embedder, local_model_path
+from haiku.core.scope import DatabaseRef
+from haiku.ingester.checks import (
+    check_distinct_locations,
+    check_unique_sources,
+    ingested_refs,
+    location_identity,
+    select_databases,
+)
+from haiku.ingester.errors import NothingToIngestError
+from haiku.ingester.logs import get_logger
+from haiku.ingester.pipeline.embed import EmbedBatcher
+from haiku.ingester.pipeline.pool import ConversionPool
+from haiku.ingester.pipeline.process import JobProcessor
+from haiku.ingester.queue import IngestQueue
+from haiku.ingester.reconcile import reconcile
+from haiku.ingester.sources.fs import FolderSource
+from haiku.ingester.sources.watching import Change, FolderWatcher
+
+
+@dataclass
+class DatabaseRuntime:
+    """One ingested database while the app runs."""
+
+    name: str
+    ref: DatabaseRef
+    sources: dict[str, FolderSource]
+    store: Any = None
+    lock: Any = None
+    watchers: list[FolderWatcher] = field(default_factory=list)
+    tasks: list[asyncio.Task] = field(default_factory=list)
+    accepting: bool = True
+    inflight: int = 0
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        self.idle.set()
+
+    def job_started(self) -> None:
+        self.inflight += 1
+        self.idle.clear()
+
+    def job_finished(self) -> None:
+        self.inflight -= 1
+        if self.inflight <= 0:
+            self.inflight = 0
+            self.idle.set()
+
+
+def tokenizer_dir(config: AppConfig) -> str:
+    """The configured local model's tokenizer, else all-MiniLM-L6-v2's: chunk sizes in encoder tokens."""
+    model = config.embeddings.model
+    if model.provider == "sentence-transformers":
+        candidate = Path(local_model_path(model.name))
+        if (candidate / "tokenizer.json").is_file():
+            return str(candidate)
+    return local_model_path()
+
+
+class IngesterApp:
+    def __init__(
+        self, config: AppConfig, database_name: str | None = None, config_path: str | Path | None = None
+    ) -> None:
+        if database_name is not None and config_path is not None:
+            raise ValueError(
+                "database_name runs one database once (run-batch); config_path serves and reloads them all; "
+                "pass one of them"
+            )
+        self.config = config
+        self.database_name = database_name
+        self.config_path = Path(config_path) if config_path is not None else None
+        self.databases: dict[str, DatabaseRuntime] = {}
+        self.queue: IngestQueue | None = None
+        self.pool: ConversionPool | None = None
+        self.batcher: EmbedBatcher | None = None
+        self.processor: JobProcessor | None = None
+        self.started_at = time.time()
+        self.wake = asyncio.Event()
+        self.log = get_logger()
+        self._warm_task: asyncio.Task | None = None
+
+    # --- validation --------------------------------------------------------------
+    def selected_names(self) -> list[str]:
+        """The databases this app writes, after the refusals that need no database open."""
+        check_unique_sources(self.config)
+        names = select_databases(self.config, self.database_name)
+        check_distinct_locations(ingested_refs(self.config))
+        return names
+
+    def source_ids(self) -> set[tuple[str, str]]:
+        return {
+            (name, source.source_id)
+            for name, entry in self.config.ingester.databases.items()
+            for source in entry.sources
+        }
+
+    # --- lifecycle ---------------------------------------------------------------
+    async def start(self, *, require_databases: bool = False) -> None:
+        names = self.selected_names()
+        if not names and require_databases:
+            raise NothingToIngestError(
+                "ingester.databases names no database, so there is nothing to ingest; "
+                "add a database with its sources under ingester.databases"
+            )
+        refs = ingested_refs(self.config, names)
+        try:
+            for name in names:
+                await self._lock_database(name, refs[name])
+            self.queue = IngestQueue(self.config.queue_path)
+            await self._open_stores(names)
+            check_distinct_locations({n: self.databases[n].ref for n in names})
+            removed = self.queue.jobs.delete_live_jobs_of_unconfigured(self.source_ids())
+            if removed:
+                self.log.info("dropped jobs of sources no longer configured", jobs=removed)
+            released = self.queue.jobs.release_claims(names, count_attempt=True)
+            if released:
+                self.log.warning("requeued jobs a previous run left claimed", jobs=released)
+            for name in names:
+                await self._reconcile(self.databases[name])
+            self._build_pipeline()
+        except BaseException:
+            await self.close()
+            raise
+
+    def _build_pipeline(self) -> None:
+        config = self.config
+        embedder = get_embedder(config)
+        self.pool = ConversionPool(
+            size=config.ingester.workers.worker_count,
+            tokenizer_dir=tokenizer_dir(config),
+            chunk_size=config.processing.chunk_size,
+            timeout_s=config.processing.conversion_timeout_s,
+        )
+        self.batcher = EmbedBatcher(embedder, pool_size=4 * embedder.batch_size)
+        self.batcher.start()
+        assert self.queue is not None
+        self.processor = JobProcessor(sync=self.queue.sync, pool=self.pool, batcher=self.batcher)
+
+    def warm_up(self) -> None:
+        """Start the conversion workers and load the model, in the background, once.
+
+        Called when the first job is claimed (or at once by ``serve``): a batch
+        with nothing to do never pays for docling and torch.
+        """
+        if self._warm_task is None:
+            self._warm_task = asyncio.create_task(self._warm(get_embedder(self.config)), name="warm-up")
+
+    async def _warm(self, embedder: Any) -> None:
+        assert self.pool is not None
+        await self.pool.start()
+        load = getattr(embedder, "load", None)
+        if load is not None:
+            try:
+                await asyncio.to_thread(load)
+            except Exception as exc:  # reported again by the first job that embeds
+                self.log.error("the embedding model did not load", error=str(exc))
+
+    async def ready(self) -> None:
+        if self._warm_task is not None:
+            await asyncio.shield(self._warm_task)
+
+    async def _lock_database(self, name: str, ref: DatabaseRef) -> None:
+        from haiku.core.store import OwnershipLock
+
+        lock = OwnershipLock(ref, "ingester")
+        await lock.acquire()
+        entry = self.config.ingester.databases[name]
+        default_retry = self.config.ingester.workers.retry
+        sources = {s.source_id: FolderSource(name, s, default_retry) for s in entry.sources}
+        self.databases[name] = DatabaseRuntime(name=name, ref=ref, sources=sources, lock=lock)
+
+    async def _open_stores(self, names: list[str]) -> None:
+        from haiku.core.store import Store
+
+        async def open_one(name: str) -> None:
+            runtime = self.databases[name]
+            runtime.store = await Store.open(runtime.ref, self.config, create=True)
+            self.log.info("database open", database=name, documents=await runtime.store.count_documents())
+
+        results = await asyncio.gather(*(open_one(n) for n in names), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+
+    async def _reconcile(self, runtime: DatabaseRuntime) -> None:
+        assert self.queue is not None
+        report = await reconcile(runtime.name, runtime.store, self.queue.sync, set(runtime.sources))
+        if report.restored or report.dropped or report.orphan_chunks:
+            self.log.info(
+                "sync state reconciled",
+                database=runtime.name,
+                restored=report.restored,
+                dropped=report.dropped,
+                orphan_chunks=report.orphan_chunks,
+            )
+
+    # --- adding and removing databases (reload) ------------------------------------
+    async def add_database(self, name: str) -> DatabaseRuntime:
+        ref = ingested_refs(self.config, [name])[name]
+        identity = location_identity(ref)
+        for other in self.databases.values():
+            if location_identity(other.ref) == identity:
+                from haiku.core.errors import AmbiguousDatabaseError
+
+                raise AmbiguousDatabaseError(
+                    f"ingester.databases names '{other.name}' and '{name}' at one location, "
+                    "and a database has one writer"
+                )
+        await self._lock_database(name, ref)
+        try:
+            await self._open_stores([name])
+            await self._reconcile(self.databases[name])
+        except BaseException:
+            runtime = self.databases.pop(name)
+            await self._close_runtime(runtime)
+            raise
+        return self.databases[name]
+
+    async def remove_database(self, name: str) -> None:
+        """Stop its discovery, wait for its in-flight jobs, drop its queued jobs and sync state, close it."""
+        runtime = self.databases.get(name)
+        if runtime is None:
+            return
+        runtime.accepting = False
+        await self.stop_discovery(runtime)
+        await runtime.idle.wait()
+        assert self.queue is not None
+        self.queue.jobs.delete_live_jobs(name)
+        self.queue.sync.forget_database(name)
+        del self.databases[name]
+        await self._close_runtime(runtime)
+
+    async def stop_discovery(self, runtime: DatabaseRuntime) -> None:
+        for watcher in runtime.watchers:
+            await asyncio.to_thread(watcher.stop)
+        runtime.watchers.clear()
+        tasks, runtime.tasks = runtime.tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
+
+    async def _close_runtime(self, runtime: DatabaseRuntime) -> None:
+        if runtime.store is not None:
+            try:
+                await runtime.store.close()
+            except Exception as exc:
+                self.log.error("closing the database failed", database=runtime.name, error=str(exc))
+            runtime.store = None
+        if runtime.lock is not None:
+            runtime.lock.release()
+            runtime.lock = None
+
+    # --- discovery → queue ---------------------------------------------------------
+    def on_changes(self, source: FolderSource, changes: list[Change]) -> None:
+        """Watcher changes become jobs (called on the loop)."""
+        runtime = self.databases.get(source.database)
+        if runtime is None or not runtime.accepting or self.queue is None:
+            return
+        items: list[tuple[str, Any, str | None]] = []
+        for change in changes:
+            if change.kind == "delete_tree":
+                prefix = change.uri.rstrip("/") + "/"
+                known = self.queue.sync.known(source.database, source.id)
+                items += [(uri, "delete", None) for uri in known if uri.startswith(prefix)]
+            else:
+                items.append((change.uri, change.kind, change.revision))
+        if not items:
+            return
+        counts = self.queue.jobs.enqueue_many(source.database, source.id, items)
+        self.log.info(
+            "changes seen",
+            database=source.database,
+            source=source.id,
+            upserts=sum(1 for i in items if i[1] == "upsert"),
+            deletes=sum(1 for i in items if i[1] == "delete"),
+            new_jobs=counts.get("inserted", 0),
+        )
+        self.wake.set()
+
+    def serving_names(self) -> list[str]:
+        return [name for name, runtime in self.databases.items() if runtime.accepting]
+
+    # --- closing -------------------------------------------------------------------
+    async def close(self) -> None:
+        for runtime in list(self.databases.values()):
+            await self.stop_discovery(runtime)
+        if self._warm_task is not None:
+            self._warm_task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._warm_task
+        if self.batcher is not None:
+            await self.batcher.close()
+        if self.pool is not None:
+            await self.pool.close()
+        for runtime in list(self.databases.values()):
+            await self._close_runtime(runtime)
+        self.databases.clear()
+        if self.queue is not None:
+            self.queue.close()
+            self.queue = None

@@ -1,0 +1,208 @@
+"""The ``haiku-ingester`` command line (SPEC §14.5).
+
+A thin shell over ``haiku.ingester``: each command calls the function of the
+same name. Importing this module loads no model library (torch,
+sentence-transformers, docling); those load when a command needs them.
+Expected errors print ``Error: <message>`` on stderr and exit 1; usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Coroutine
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from haiku.ingester import __version__
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="haiku-ingester",
+    help="Keep every database in ingester.databases in sync with its folders.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class LogFormat(StrEnum):
+    console = "console"
+    json = "json"
+
+
+class _State:
+    config_path: Path | None = None
+    log_format: str = "auto"
+
+
+state = _State()
+
+
+def _expected_errors() -> tuple[type[BaseException], ...]:
+    from haiku.core.embedders import EmbeddingError
+    from haiku.core.errors import (
+        HaikuError,
+        InvalidConfigError,
+        MissingEnvVarError,
+        TagError,
+        UnknownDatabaseError,
+    )
+    from haiku.ingester.errors import IngesterError
+
+    return (
+        HaikuError,
+        UnknownDatabaseError,
+        TagError,
+        MissingEnvVarError,
+        InvalidConfigError,
+        IngesterError,
+        EmbeddingError,
+        FileNotFoundError,
+        PermissionError,
+        ImportError,
+    )
+
+
+def fail(message: str) -> typer.Exit:
+    typer.echo(f"Error: {message}", err=True)
+    return typer.Exit(1)
+
+
+def guarded(work: Callable[[], T]) -> T:
+    """Run a command body; expected errors become ``Error: …`` and exit 1."""
+    try:
+        return work()
+    except _expected_errors() as exc:
+        raise fail(str(exc)) from None
+
+
+def run_async(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine without waiting, at the end, for threads still encoding (see main)."""
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(coro)
+    finally:
+        try:
+            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
+
+
+def load() -> Any:
+    from haiku.core.config import load_config
+
+    return load_config(state.config_path)
+
+
+@app.callback()
+def main_options(
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="Configuration file (default: the usual lookup).")
+    ] = None,
+    log_format: Annotated[
+        LogFormat | None,
+        typer.Option("--log-format", help="console, or json (one object per line). Default: console on a terminal."),
+    ] = None,
+    log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error.")] = "info",
+    version: Annotated[bool, typer.Option("--version", "-v", help="Print the version and exit.")] = False,
+) -> None:
+    if version:
+        typer.echo(f"haiku-ingester version {__version__}")
+        raise typer.Exit(0)
+    from haiku.ingester.logs import configure_logging
+
+    state.config_path = config
+    state.log_format = log_format.value if log_format is not None else "auto"
+    configure_logging(state.log_format, log_level)  # type: ignore[arg-type]
+
+
+@app.command()
+def serve() -> None:
+    """Watch and sweep every ingested database's sources until SIGTERM (systemd Type=notify)."""
+    from haiku.ingester.daemon import Daemon
+
+    def work() -> int:
+        config = load()
+        path = state.config_path or config.config_path
+        return run_async(Daemon(config, Path(path) if path else None).run())
+
+    raise typer.Exit(guarded(work))
+
+
+@app.command("run-batch")
+def run_batch_command(
+    db_name: Annotated[str | None, typer.Option("--db-name", help="Run only this database.")] = None,
+) -> None:
+    """Sweep every source once, ingest what changed, and exit (1 if anything failed)."""
+    from haiku.ingester.batch import run_batch
+
+    report = guarded(lambda: run_async(run_batch(load(), db_name)))
+    for failure in report.sweep_failures:
+        typer.echo(f"Error: sweep failed: database '{failure.database}', source {failure.source_id}: {failure}", err=True)
+    for database, source_id, uri, error in report.dead_jobs:
+        typer.echo(f"dead: database '{database}', source {source_id}: {uri}: {error}", err=True)
+    typer.echo(report.summary())
+    if report.interrupted:
+        typer.echo("run-batch was interrupted; the unfinished jobs stay queued", err=True)
+    raise typer.Exit(0 if report.ok else 1)
+
+
+@app.command()
+def status(
+    db_name: Annotated[str | None, typer.Option("--db-name", help="Report only this database.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Queued, claimed and dead jobs per database and source, from the queue alone."""
+    from haiku.ingester.status import collect_status, render_status
+
+    report = guarded(lambda: collect_status(load(), db_name))
+    typer.echo(json.dumps(report, indent=2) if as_json else render_status(report))
+
+
+@app.command()
+def rebuild(
+    db_name: Annotated[str, typer.Option("--db-name", help="The database to re-embed.")],
+) -> None:
+    """Re-embed every chunk of one database with the configured embedder, then record it."""
+    from haiku.ingester.rebuild import rebuild as run_rebuild
+
+    report = guarded(lambda: run_async(run_rebuild(load(), db_name)))
+    typer.echo(
+        f"Rebuilt database '{report.database}': {report.chunks} chunk(s) re-embedded with "
+        f"{report.identity.describe()}"
+    )
+
+
+def _busy_threads() -> bool:
+    return any(t is not threading.main_thread() and t.is_alive() and not t.daemon for t in threading.enumerate())
+
+
+def main() -> None:
+    try:
+        app()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if _busy_threads():
+            # An encode still running in a worker thread after shutdown_grace_s: its
+            # job was released to the queue already, so leave without waiting for it.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""``serve``: the long-running daemon (SPEC §14.5, §14.6).
+
+Start: refusals, ownership locks, databases open (created when missing),
+reconcile, conversion workers and model warming, watchers and sweeps, then
+``READY=1``. SIGHUP reloads (serialized), SIGTERM/SIGINT stop: discovery stops,
+in-flight jobs get ``shutdown_grace_s`` to finish, the rest give their claims
+back, ``STOPPING=1`` is sent first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from pathlib import Path
+
+from haiku.core.config import AppConfig, load_config
+from haiku.ingester.app import IngesterApp
+from haiku.ingester.discovery import start_discovery
+from haiku.ingester.errors import ReloadRefusedError
+from haiku.ingester.logs import get_logger
+from haiku.ingester.notify import SystemdNotifier
+from haiku.ingester.reload import plan_reload
+from haiku.ingester.workers import WorkerPool
+
+RETENTION_INTERVAL_S = 3600.0
+
+
+class Daemon:
+    def __init__(self, config: AppConfig, config_path: Path | None, notifier: SystemdNotifier | None = None) -> None:
+        self.config = config
+        self.config_path = config_path
+        self.notifier = notifier or SystemdNotifier()
+        self.app = IngesterApp(config, config_path=config_path)
+        self.stop = asyncio.Event()
+        self._reload_lock = asyncio.Lock()
+        self._reload_tasks: set[asyncio.Task] = set()
+        self.log = get_logger()
+
+    # --- signals ----------------------------------------------------------------------
+    def _install_signals(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._request_stop, sig)
+        loop.add_signal_handler(signal.SIGHUP, self._request_reload)
+
+    def _request_stop(self, sig: signal.Signals) -> None:
+        if not self.stop.is_set():
+            self.log.info("stopping", signal=sig.name)
+            self.stop.set()
+
+    def _request_reload(self) -> None:
+        task = asyncio.create_task(self.reload(), name="reload")
+        self._reload_tasks.add(task)
+        task.add_done_callback(self._reload_tasks.discard)
+
+    # --- running -------------------------------------------------------------------------
+    async def run(self) -> int:
+        self._install_signals()
+        app = self.app
+        await app.start()
+        if not app.databases:
+            self.log.warning("ingester.databases names no database; idling until a reload adds one")
+        if app.databases:
+            app.warm_up()
+        workers = WorkerPool(app, in_flight=self._in_flight())
+        background = [
+            asyncio.create_task(workers.heartbeat_forever(), name="heartbeat"),
+            asyncio.create_task(workers.reap_forever(), name="reaper"),
+            asyncio.create_task(self._prune_forever(), name="retention"),
+        ]
+        interval = self.notifier.watchdog_interval_s
+        if interval:
+            background.append(asyncio.create_task(self._watchdog_forever(interval), name="watchdog"))
+        for runtime in app.databases.values():
+            start_discovery(app, runtime)
+        claim_loop = asyncio.create_task(workers.run(self.stop), name="claim-loop")
+        self.notifier.ready(status=f"serving {len(app.databases)} database(s)")
+        self.log.info("ready", databases=list(app.databases), queue=str(app.config.queue_path))
+        try:
+            await self.stop.wait()
+        finally:
+            self.notifier.stopping()
+            for task in list(self._reload_tasks):
+                task.cancel()
+            for runtime in list(app.databases.values()):
+                runtime.accepting = False
+                await app.stop_discovery(runtime)
+            await claim_loop
+            grace = app.config.ingester.workers.shutdown_grace_s
+            released = await workers.drain(grace)
+            if released:
+                self.log.warning("released unfinished jobs to the queue", jobs=released)
+            for task in background:
+                task.cancel()
+            for task in background:
+                with contextlib.suppress(BaseException):
+                    await task
+            await app.close()
+            self.log.info(
+                "stopped", succeeded=workers.tally.succeeded, dead=workers.tally.dead, released=released
+            )
+        return 0
+
+    def _in_flight(self) -> int:
+        from haiku.core.embedders import get_embedder
+
+        batch = get_embedder(self.app.config).batch_size
+        return max(self.app.config.ingester.workers.worker_count, 8 * batch)
+
+    async def _prune_forever(self) -> None:
+        while True:
+            queue = self.app.queue
+            if queue is not None:
+                pruned = queue.jobs.prune(self.app.config.ingester.queue.retention_days)
+                if pruned:
+                    self.log.info("pruned finished jobs", jobs=pruned)
+            await asyncio.sleep(RETENTION_INTERVAL_S)
+
+    async def _watchdog_forever(self, interval: float) -> None:
+        while True:
+            self.notifier.watchdog()
+            await asyncio.sleep(interval)
+
+    # --- reload --------------------------------------------------------------------------
+    async def reload(self) -> str:
+        """Apply a changed configuration; returns the outcome (applied, partial, failed, refused)."""
+        async with self._reload_lock:
+            if self.stop.is_set():
+                return "refused"
+            self.notifier.reloading()
+            try:
+                return await self._reload()
+            finally:
+                self.notifier.ready()
+
+    async def _reload(self) -> str:
+        app = self.app
+        try:
+            new = await asyncio.to_thread(load_config, self.config_path)
+            plan = plan_reload(app.config, new, list(app.databases))
+            new_app_probe = IngesterApp(new)
+            new_app_probe.selected_names()  # duplicate sources, shared locations
+        except (ReloadRefusedError, ValueError, KeyError, OSError) as exc:
+            kind = "refused" if isinstance(exc, ReloadRefusedError) else "failed"
+            self.log.error("reload " + kind, error=str(exc), error_type=type(exc).__name__, outcome=kind)
+            return kind
+        except Exception as exc:  # an unexpected reload bug must not stop serving
+            self.log.error("reload failed", error=str(exc), error_type=type(exc).__name__, outcome="failed")
+            return "failed"
+        if plan.empty:
+            app.config = new
+            self.log.info("reload applied: nothing changed", outcome="applied")
+            return "applied"
+        results: dict[str, str] = {}
+        errors: dict[str, str] = {}
+        for name in plan.removed:
+            await app.remove_database(name)
+            results[name] = "removed"
+        app.config = new
+        for name in plan.added:
+            try:
+                runtime = await app.add_database(name)
+            except Exception as exc:
+                results[name] = "failed"
+                errors[name] = str(exc)
+                continue
+            start_discovery(app, runtime)
+            results[name] = "added" if results.get(name) != "removed" else "re-added"
+        failed = [n for n, r in results.items() if r == "failed"]
+        outcome = "applied" if not failed else ("failed" if len(failed) == len(results) else "partial")
+        log = self.log.error if failed else self.log.info
+        log("reload " + outcome, outcome=outcome, databases=results, errors=errors or None)
+        app.wake.set()
+        return outcome

@@ -1,0 +1,79 @@
+"""Discovery under ``serve``: watchers and periodic sweeps for each source (SPEC §14.2)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from haiku.ingester.app import DatabaseRuntime, IngesterApp
+from haiku.ingester.errors import SweepError
+from haiku.ingester.logs import get_logger
+from haiku.ingester.sources.fs import FolderSource
+from haiku.ingester.sources.sweep import SweepResult, sweep_source
+from haiku.ingester.sources.watching import FolderWatcher
+
+
+async def sweep_once(app: IngesterApp, source: FolderSource) -> SweepResult:
+    """One sweep, logged; raises SweepError (also logged) when the source cannot be listed."""
+    assert app.queue is not None
+    log = get_logger(database=source.database, source=source.id)
+    try:
+        result = await sweep_source(source, app.queue, process_started_at=app.started_at)
+    except SweepError as exc:
+        log.error("sweep failed", error=str(exc))
+        raise
+    log.info(
+        "sweep done",
+        files=result.listed,
+        enqueued=result.enqueued,
+        deletes=result.deletes,
+        skipped_dead=result.skipped_dead,
+    )
+    if result.enqueued:
+        app.wake.set()
+    return result
+
+
+def _start_watcher(app: IngesterApp, runtime: DatabaseRuntime, source: FolderSource) -> FolderWatcher | None:
+    log = get_logger(database=source.database, source=source.id)
+    watcher = FolderWatcher(
+        source, lambda changes: app.on_changes(source, changes), loop=asyncio.get_running_loop()
+    )
+    try:
+        watcher.start()
+    except OSError as exc:
+        log.error("cannot watch the source root; sweeps still run", root=str(source.root), error=str(exc))
+        return None
+    runtime.watchers.append(watcher)
+    log.info("watching", root=str(source.root))
+    return watcher
+
+
+async def _sweep_forever(app: IngesterApp, runtime: DatabaseRuntime, source: FolderSource) -> None:
+    interval = source.config.poll_interval_s
+    log = get_logger(database=source.database, source=source.id)
+    # The first sweep at a random offset, so sources started together do not sweep together.
+    await asyncio.sleep(random.uniform(0, interval * 0.25))
+    watcher_missing = source.config.watch and not any(w.source is source for w in runtime.watchers)
+    while True:
+        if watcher_missing and _start_watcher(app, runtime, source) is not None:
+            watcher_missing = False
+        assert app.queue is not None
+        live = app.queue.jobs.live_count([source.database], source.id)
+        if live:
+            log.debug("sweep skipped: jobs still queued or claimed", jobs=live)
+        else:
+            try:
+                await sweep_once(app, source)
+            except SweepError:
+                pass  # logged; the next tick tries again
+        await asyncio.sleep(interval)
+
+
+def start_discovery(app: IngesterApp, runtime: DatabaseRuntime) -> None:
+    for source in runtime.sources.values():
+        if source.config.watch and source.root.is_dir():
+            _start_watcher(app, runtime, source)
+        runtime.tasks.append(
+            asyncio.create_task(_sweep_forever(app, runtime, source), name=f"sweep-{runtime.name}-{source.id}")
+        )

@@ -1,0 +1,79 @@
+"""``rebuild --db-name NAME``: re-embed every chunk with the configured embedder (SPEC §14.5).
+
+It opens the database skipping the identity check (the point is that the
+identity changed), holds the ingester's ownership lock so no ingester writes
+meanwhile, and leaves a marker in the settings record while it runs: ``info``
+and every open report an interrupted rebuild, and rerunning completes it. The
+new identity is recorded only after every vector has been replaced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from haiku.core.config import AppConfig
+from haiku.core.embedders import EmbedderIdentity, get_embedder
+from haiku.ingester.checks import ingested_refs, select_databases
+from haiku.ingester.logs import get_logger
+from haiku.ingester.pipeline.convert import embed_text
+
+
+@dataclass(frozen=True)
+class RebuildReport:
+    database: str
+    chunks: int
+    identity: EmbedderIdentity
+    previous: EmbedderIdentity | None
+
+
+async def rebuild(
+    config: AppConfig, database_name: str, *, on_progress: Callable[[int, int], None] | None = None
+) -> RebuildReport:
+    from haiku.core.store import OwnershipLock, Store
+
+    [name] = select_databases(config, database_name)
+    ref = ingested_refs(config, [name])[name]
+    log = get_logger(database=name)
+    lock = OwnershipLock(ref, "ingester")
+    await lock.acquire()
+    try:
+        store = await Store.open(ref, config, skip_validation=True)
+        try:
+            embedder = get_embedder(config)
+            identity = EmbedderIdentity.from_config(config.embeddings.model)
+            previous = store.identity
+            total = await store.count_chunks()
+            await store.set_rebuild_marker(
+                {
+                    "to": identity.to_dict(),
+                    "from": previous.to_dict() if previous else None,
+                    "started_at": datetime.now(UTC).isoformat(),
+                }
+            )
+            log.info("rebuild started", chunks=total, to=identity.describe())
+            # A new dimension changes the chunk schema: every vector must be replaced in one commit.
+            same_dimension = store.vector_dim == identity.vector_dim
+            held: dict[str, list[float]] = {}
+            done = 0
+            async for batch in store.iter_chunk_batches(batch_size=4 * embedder.batch_size):
+                vectors = await embedder.embed_documents([embed_text(c.headings, c.content) for c in batch])
+                replaced = {c.id: v for c, v in zip(batch, vectors, strict=True) if c.id}
+                if same_dimension:
+                    await store.replace_vectors(replaced)
+                else:
+                    held.update(replaced)
+                done += len(batch)
+                if on_progress is not None:
+                    on_progress(done, total)
+            if held:
+                await store.replace_vectors(held)
+            await store.record_identity(identity)
+            await store.set_rebuild_marker(None)
+            log.info("rebuild complete", chunks=done, identity=identity.describe())
+            return RebuildReport(database=name, chunks=done, identity=identity, previous=previous)
+        finally:
+            await store.close()
+    finally:
+        lock.release()

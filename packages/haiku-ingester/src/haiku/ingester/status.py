@@ -1,0 +1,90 @@
+"""``status``: what the queue says about each database and source (SPEC §14.5).
+
+Read from the queue file alone: no database is opened, no model loaded. A
+file's current state is its latest job, so a file that failed and was later
+ingested is no longer counted dead.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from haiku.core.config import AppConfig
+from haiku.ingester.checks import select_databases
+from haiku.ingester.queue import QueueDatabase
+
+
+def _iso(ts: float | None) -> str | None:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z") if ts else None
+
+
+def collect_status(config: AppConfig, database_name: str | None = None) -> dict[str, Any]:
+    names = select_databases(config, database_name)
+    path = config.queue_path
+    report: dict[str, Any] = {"queue": str(path), "queue_exists": path.is_file(), "databases": []}
+    rows: dict[str, list[Any]] = {"counts": [], "sweeps": [], "dead": []}
+    if path.is_file() and names:
+        db = QueueDatabase(path, read_only=True)
+        marks = ",".join("?" * len(names))
+        try:
+            rows["counts"] = db.query(
+                f"SELECT database, source_id, status, COUNT(*) AS n FROM jobs WHERE database IN ({marks}) "
+                "AND status IN ('queued', 'claimed') GROUP BY database, source_id, status",
+                names,
+            )
+            rows["dead"] = db.query(
+                f"""SELECT j.database, j.source_id, j.uri, j.last_error, j.attempts, j.finished_at FROM jobs j
+                WHERE j.status = 'dead' AND j.database IN ({marks}) AND NOT EXISTS (
+                    SELECT 1 FROM jobs k WHERE k.database = j.database AND k.source_id = j.source_id
+                    AND k.uri = j.uri AND k.id > j.id)
+                ORDER BY j.finished_at DESC""",
+                names,
+            )
+            rows["sweeps"] = db.query(f"SELECT * FROM sweeps WHERE database IN ({marks})", names)
+        finally:
+            db.close()
+    for name in names:
+        configured = [s.source_id for s in config.ingester.databases[name].sources]
+        seen = {r["source_id"] for key in rows for r in rows[key] if r["database"] == name}
+        sources = []
+        for source_id in configured + sorted(seen - set(configured)):
+            entry: dict[str, Any] = {"id": source_id, "configured": source_id in configured}
+            for status in ("queued", "claimed"):
+                entry[status] = sum(
+                    r["n"] for r in rows["counts"]
+                    if r["database"] == name and r["source_id"] == source_id and r["status"] == status
+                )
+            dead = [r for r in rows["dead"] if r["database"] == name and r["source_id"] == source_id]
+            entry["dead"] = len(dead)
+            sweep = next((r for r in rows["sweeps"] if r["database"] == name and r["source_id"] == source_id), None)
+            entry["last_sweep_at"] = _iso(sweep["last_sweep_at"]) if sweep else None
+            entry["last_sweep_status"] = sweep["last_status"] if sweep else None
+            entry["last_sweep_error"] = sweep["last_error"] if sweep else None
+            entry["dead_jobs"] = [
+                {"uri": r["uri"], "error": r["last_error"], "attempts": r["attempts"], "at": _iso(r["finished_at"])}
+                for r in dead
+            ]
+            sources.append(entry)
+        report["databases"].append({"name": name, "sources": sources})
+    return report
+
+
+def render_status(report: dict[str, Any]) -> str:
+    lines = [f"queue: {report['queue']}" + ("" if report["queue_exists"] else " (not created yet)")]
+    if not report["databases"]:
+        lines.append("ingester.databases names no database")
+    for database in report["databases"]:
+        lines.append(f"database {database['name']}")
+        for source in database["sources"]:
+            sweep = source["last_sweep_at"] or "never"
+            if source["last_sweep_status"] == "failed":
+                sweep += f" (failed: {source['last_sweep_error']})"
+            note = "" if source["configured"] else " (no longer configured)"
+            lines.append(
+                f"  source {source['id']}{note}: queued {source['queued']}, claimed {source['claimed']}, "
+                f"dead {source['dead']}; last sweep {sweep}"
+            )
+            for job in source["dead_jobs"]:
+                lines.append(f"    dead {job['uri']}: {job['error']}")
+    return "\n".join(lines)

@@ -1,0 +1,175 @@
+"""Workers: claim jobs, run them, finish them; renew leases; reap lost claims (SPEC §14.4).
+
+Jobs run as tasks on the event loop, up to ``in_flight`` at once: enough to keep
+the conversion workers and the encoder busy together. The CPU-bound steps run
+in worker processes (conversion) and a thread (the encoder), so the loop only
+coordinates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from haiku.core.config import WorkersConfig
+from haiku.ingester.app import IngesterApp
+from haiku.ingester.logs import get_logger
+from haiku.ingester.queue import Job
+from haiku.ingester.retry import describe, retry_delay
+
+
+@dataclass
+class Tally:
+    succeeded: int = 0
+    dead: int = 0
+    retried: int = 0
+    chunks: int = 0
+    dead_jobs: list[tuple[str, str, str, str]] = field(default_factory=list)  # database, source, uri, error
+
+
+class WorkerPool:
+    def __init__(self, app: IngesterApp, *, in_flight: int, on_finished: Callable[[Job, str], None] | None = None):
+        self.app = app
+        self.settings: WorkersConfig = app.config.ingester.workers
+        self.in_flight = max(1, in_flight)
+        self.tally = Tally()
+        self._tasks: dict[int, asyncio.Task] = {}
+        self._claims: dict[int, Job] = {}
+        self._on_finished = on_finished
+        self.log = get_logger()
+
+    @property
+    def busy(self) -> int:
+        return len(self._tasks)
+
+    # --- the claim loop -------------------------------------------------------------
+    async def run(self, stop: asyncio.Event, *, until_drained: bool = False) -> None:
+        """Claim and run jobs until ``stop`` is set (or, with ``until_drained``, the queue is empty)."""
+        app = self.app
+        assert app.queue is not None
+        while not stop.is_set():
+            app.wake.clear()
+            names = app.serving_names()
+            free = self.in_flight - len(self._tasks)
+            jobs = app.queue.jobs.claim(names, limit=free, lease_ttl_s=self.settings.lease_ttl_s) if free > 0 else []
+            if jobs:
+                app.warm_up()
+            for job in jobs:
+                self._claims[job.id] = job
+                self._tasks[job.id] = asyncio.create_task(self._run_job(job), name=f"job-{job.id}")
+            if jobs:
+                continue
+            if until_drained and not self._tasks and app.queue.jobs.live_count(names) == 0:
+                return
+            await self._sleep(stop, names)
+
+    async def _sleep(self, stop: asyncio.Event, names: list[str]) -> None:
+        assert self.app.queue is not None
+        timeout = 1.0
+        ready_at = self.app.queue.jobs.next_ready_at(names) if len(self._tasks) < self.in_flight else None
+        if ready_at is not None:
+            timeout = min(timeout, max(ready_at - time.time(), 0.01))
+        waiters = [asyncio.ensure_future(self.app.wake.wait()), asyncio.ensure_future(stop.wait())]
+        try:
+            await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+
+    # --- one job --------------------------------------------------------------------
+    async def _run_job(self, job: Job) -> None:
+        app = self.app
+        queue = app.queue
+        assert queue is not None and app.processor is not None
+        runtime = app.databases.get(job.database)
+        log = self.log.bind(database=job.database, source=job.source_id, uri=job.uri, op=job.op, job=job.id)
+        try:
+            if runtime is None or not runtime.accepting or job.source_id not in runtime.sources:
+                queue.jobs.release(job)
+                return
+            source = runtime.sources[job.source_id]
+            runtime.job_started()
+            try:
+                outcome = await app.processor.run(job, source, runtime.store)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._failed(job, exc, source.retry, log)
+            else:
+                if queue.jobs.complete(job, outcome.sync):
+                    self.tally.succeeded += 1
+                    self.tally.chunks += outcome.chunks
+                    log.info("job done", action=outcome.action, document_id=outcome.document_id, chunks=outcome.chunks)
+                    self._finished(job, "succeeded")
+                else:
+                    log.warning("job finished after its lease was lost; another claim owns it now")
+            finally:
+                runtime.job_finished()
+        finally:
+            self._tasks.pop(job.id, None)
+            self._claims.pop(job.id, None)
+            app.wake.set()
+
+    def _failed(self, job: Job, exc: Exception, policy, log) -> None:
+        assert self.app.queue is not None
+        delay = retry_delay(policy, job.attempts, exc)
+        message = describe(exc)
+        status = self.app.queue.jobs.fail(job, message, retry_delay_s=delay)
+        if status == "dead":
+            self.tally.dead += 1
+            self.tally.dead_jobs.append((job.database, job.source_id, job.uri, message))
+            log.error("job dead", error=message, attempts=job.attempts)
+            self._finished(job, "dead")
+        elif status == "queued":
+            self.tally.retried += 1
+            log.warning("job failed; retrying", error=message, attempts=job.attempts, retry_in_s=round(delay or 0, 2))
+
+    def _finished(self, job: Job, status: str) -> None:
+        if self._on_finished is not None:
+            self._on_finished(job, status)
+
+    # --- leases ---------------------------------------------------------------------
+    async def heartbeat_forever(self) -> None:
+        assert self.app.queue is not None
+        while True:
+            await asyncio.sleep(self.settings.heartbeat_interval_s)
+            if self._tasks:
+                self.app.queue.jobs.heartbeat(self.settings.lease_ttl_s)
+
+    async def reap_forever(self) -> None:
+        assert self.app.queue is not None
+        while True:
+            await asyncio.sleep(self.settings.reaper_interval_s)
+            requeued, dead = self.app.queue.jobs.reap(
+                max_attempts=self.settings.retry.max_attempts, databases=self.app.serving_names()
+            )
+            if requeued or dead:
+                self.log.warning("reaped expired claims", requeued=requeued, dead=dead)
+                self.app.wake.set()
+
+    # --- stopping -------------------------------------------------------------------
+    async def drain(self, grace_s: float) -> int:
+        """Let in-flight jobs finish for up to ``grace_s``; cancel the rest and release their claims.
+
+        Returns how many claims were released.
+        """
+        tasks = list(self._tasks.values())
+        if tasks:
+            self.log.info("waiting for in-flight jobs", jobs=len(tasks), grace_s=grace_s)
+            await asyncio.wait(tasks, timeout=grace_s)
+        leftover = [t for t in self._tasks.values() if not t.done()]
+        claims = list(self._claims.values())
+        for task in leftover:
+            task.cancel()
+        for task in leftover:
+            with contextlib.suppress(BaseException):
+                await task
+        released = 0
+        if claims and self.app.queue is not None:
+            released = self.app.queue.jobs.release_claims(
+                sorted({j.database for j in claims}), owner=self.app.queue.jobs.owner
+            )
+        return released

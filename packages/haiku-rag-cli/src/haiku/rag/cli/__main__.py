@@ -1,0 +1,3 @@
+from haiku.rag.cli import main
+
+main()

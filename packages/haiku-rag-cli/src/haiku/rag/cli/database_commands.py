@@ -1,0 +1,227 @@
+"""Commands on one database: info, init, migrate, vacuum, create-index, history (SPEC §6.2, §8)."""
+
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from haiku.rag.cli._common import (
+    at_option,
+    client_for,
+    db_option,
+    echo_json,
+    fail,
+    one_scope,
+    options,
+    refuse_read_only,
+    run,
+)
+
+PACKAGES = ("haiku-core", "haiku-rag-cli", "haiku-ingester", "lancedb")
+
+
+def _package_versions() -> dict[str, str]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def _index_line(state: dict[str, Any]) -> str:
+    if not state.get("exists"):
+        return "none"
+    line = f"{state.get('type', 'yes')}, {state.get('indexed_rows', 0)} rows indexed"
+    if state.get("unindexed_rows"):
+        line += f", {state['unindexed_rows']} not yet indexed"
+    if state.get("metric"):
+        line += f", metric {state['metric']}"
+    return line
+
+
+def _print_info(report: dict[str, Any]) -> None:
+    embedder = report.get("embedder")
+    typer.echo(f"name: {report.get('name')}")
+    typer.echo(f"path: {report.get('configured_location', report.get('location'))}")
+    if report.get("tag"):
+        typer.echo(f"tag: {report['tag']} (read-only)")
+    typer.echo(f"schema version: {report.get('schema_version')} (this code: {report.get('current_schema_version')})")
+    if embedder:
+        typer.echo(f"embedder: {embedder['provider']}/{embedder['model']} ({embedder['vector_dim']})")
+    else:
+        typer.echo("embedder: not recorded")
+    typer.echo(f"vector dimension: {report.get('vector_dim')}")
+    typer.echo(f"documents: {report.get('documents')}")
+    typer.echo(f"chunks: {report.get('chunks')}")
+    typer.echo(f"fts index: {_index_line(report.get('fts_index') or {})}")
+    typer.echo(f"vector index: {_index_line(report.get('vector_index') or {})}")
+    versions = report.get("table_versions") or {}
+    typer.echo("table versions: " + " ".join(f"{t}=v{v}" for t, v in sorted(versions.items())))
+    typer.echo(f"tags: {report.get('tags')}")
+    pending = report.get("pending_migrations") or []
+    if pending:
+        typer.echo(f"pending migrations: {len(pending)} (run `haiku-rag migrate`)")
+        for step in pending:
+            typer.echo(f"  - {step['version']}: {step['description']}")
+    else:
+        typer.echo("pending migrations: none")
+    if report.get("rebuild_marker"):
+        typer.echo(f"rebuild: interrupted ({report['rebuild_marker']}); rerun `haiku-ingester rebuild`")
+    typer.echo("packages: " + ", ".join(f"{n} {v}" for n, v in report.get("packages", {}).items()))
+
+
+def info(
+    ctx: typer.Context,
+    db: Path | None = db_option(),
+    at: str | None = at_option(),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Where the database is, its schema, embedder, counts, indexes, versions and tags."""
+    opts = options(ctx)
+
+    async def work() -> None:
+        from haiku.core.store import Store
+
+        scope = one_scope(opts, db, at=at)
+        ref = scope.databases[0]
+        if not await Store.exists(ref, opts.config()):
+            raise fail(f"database '{ref.label}' does not exist at {ref.location}; create it with `haiku-rag init`")
+        async with client_for(opts, scope, read_only=True, skip_validation=True) as client:
+            report = await client.info()
+        report["configured_location"] = str(ref.location)
+        report["packages"] = _package_versions()
+        if as_json:
+            echo_json(report)
+        else:
+            _print_info(report)
+
+    run(work)
+
+
+def init(ctx: typer.Context, db: Path | None = db_option()) -> None:
+    """Create the database (an existing one is left as it is)."""
+    opts = options(ctx)
+
+    async def work() -> None:
+        from haiku.core.store import Store
+
+        scope = one_scope(opts, db, live="`haiku-rag init` creates")
+        ref = scope.databases[0]
+        if await Store.exists(ref, opts.config()):
+            typer.echo(f"Database already exists at {ref.location}")
+            return
+        refuse_read_only(opts, scope, "init")
+        async with client_for(opts, scope, read_only=False, create=True):
+            pass
+        typer.echo(f"Database initialized at {ref.location}")
+
+    run(work)
+
+
+def migrate(ctx: typer.Context, db: Path | None = db_option()) -> None:
+    """Apply pending schema migrations."""
+    opts = options(ctx)
+
+    async def work() -> None:
+        scope = one_scope(opts, db, live="`haiku-rag migrate` changes")
+        refuse_read_only(opts, scope, "migrate")
+        async with client_for(opts, scope, read_only=False, skip_validation=True) as client:
+            applied = await client.migrate()
+        if not applied:
+            typer.echo("No migrations pending. Database is up to date.")
+            return
+        typer.echo(f"Applied {len(applied)} migration(s):")
+        for line in applied:
+            typer.echo(f"  - {line}")
+        typer.echo("Migration completed successfully.")
+
+    run(work, prefix="Migration failed: ")
+
+
+def vacuum(
+    ctx: typer.Context,
+    retention_seconds: int | None = typer.Option(
+        None, "--retention-seconds", min=0, help="Keep versions newer than this many seconds (default: storage.vacuum_retention_seconds)."
+    ),
+    db: Path | None = db_option(),
+) -> None:
+    """Compact files, optimise indexes and drop old versions (tagged versions are kept)."""
+    opts = options(ctx)
+
+    async def work() -> None:
+        scope = one_scope(opts, db, live="`haiku-rag vacuum` changes")
+        refuse_read_only(opts, scope, "vacuum")
+        async with client_for(opts, scope, read_only=False) as client:
+            done = await client.vacuum(retention_seconds)
+        typer.echo("Vacuum completed successfully." if done else "A vacuum of this database is already running.")
+
+    run(work)
+
+
+def create_index(ctx: typer.Context, db: Path | None = db_option()) -> None:
+    """Build the vector index (IVF-PQ); needs at least 256 chunks."""
+    opts = options(ctx)
+
+    async def work() -> None:
+        scope = one_scope(opts, db, live="`haiku-rag create-index` changes")
+        refuse_read_only(opts, scope, "create-index")
+        async with client_for(opts, scope, read_only=False) as client:
+            built = await client.create_index()
+            chunks = await client.store.count_chunks()
+        name = scope.databases[0].label
+        if built:
+            typer.echo(f"Vector index created on database '{name}' ({chunks} chunks).")
+        else:
+            typer.echo(
+                f"Warning: database '{name}' has {chunks} chunks; a vector index needs at least 256, "
+                "so none was created (searches stay exact).",
+                err=True,
+            )
+
+    run(work)
+
+
+def history(
+    ctx: typer.Context,
+    table: str | None = typer.Option(None, "--table", "-t", help="Only this table."),
+    limit: int | None = typer.Option(None, "--limit", "-l", min=1, help="Newest N versions per table."),
+    db: Path | None = db_option(),
+    as_json: bool = typer.Option(False, "--json", help="Print the history as JSON."),
+) -> None:
+    """Table versions, newest first, with the tags pointing at them."""
+    opts = options(ctx)
+
+    async def work() -> None:
+        scope = one_scope(opts, db, live="`haiku-rag history` reads")
+        async with client_for(opts, scope, read_only=True, skip_validation=True) as client:
+            entries = await client.history(table, limit)
+            notices = list(getattr(client.store, "history_notices", []))
+        for notice in notices:
+            typer.echo(f"Notice: {notice}", err=True)
+        if as_json:
+            echo_json(
+                {
+                    name: [{"version": e.version, "timestamp": e.timestamp.isoformat(), "tags": e.tags} for e in rows]
+                    for name, rows in entries.items()
+                }
+            )
+            return
+        for name, rows in entries.items():
+            typer.echo(f"{name}:")
+            for entry in rows:
+                tags = f"  <- {', '.join(entry.tags)}" if entry.tags else ""
+                typer.echo(f"  v{entry.version}: {entry.timestamp.isoformat()}{tags}")
+
+    run(work)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("info")(info)
+    app.command("init")(init)
+    app.command("migrate")(migrate)
+    app.command("vacuum")(vacuum)
+    app.command("create-index")(create_index)
+    app.command("history")(history)

@@ -1,0 +1,167 @@
+"""`haiku-rag doctor`: one line per check of one database and the configured providers."""
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from haiku.rag.cli._common import db_option, echo_json, expected_errors, one_scope, options, run
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+
+
+async def _database_checks(opts, scope) -> list[Check]:
+    from haiku.core.embedders import EmbedderIdentity
+    from haiku.core.store import Store
+
+    config = opts.config()
+    ref = scope.databases[0]
+    checks: list[Check] = []
+    if not await Store.exists(ref, config):
+        return [Check("database", "fail", f"database '{ref.label}' does not exist; create it with `haiku-rag init`")]
+    try:
+        store = await Store.open(ref, config, read_only=True, skip_validation=True)
+    except expected_errors() as exc:
+        return [Check("database", "fail", str(exc))]
+    try:
+        checks.append(Check("database", "ok", f"'{ref.label}' opens ({store.location})"))
+        pending = store.pending_migrations()
+        checks.append(
+            Check("migrations", "fail", f"{len(pending)} pending; run `haiku-rag migrate`")
+            if pending
+            else Check("migrations", "ok", f"schema version {store.schema_version}, none pending")
+        )
+        checks.append(_identity_check(store.identity, EmbedderIdentity.from_config(config.embeddings.model), ref.label))
+        state = (await store.index_state())["fts"]
+        chunks = await store.count_chunks()
+        checks.append(_fts_check(state, chunks))
+        orphans = await _orphan_chunks(store)
+        checks.append(
+            Check("orphan chunks", "warn", f"{orphans} chunks whose document is gone; the next ingester write removes them")
+            if orphans
+            else Check("orphan chunks", "ok", "none")
+        )
+    finally:
+        await store.close()
+    return checks
+
+
+def _identity_check(recorded, configured, label: str) -> Check:
+    if recorded is None:
+        return Check("embedder", "warn", "the database records no embedder identity")
+    if recorded.vector_dim != configured.vector_dim:
+        return Check(
+            "embedder", "fail",
+            f"'{label}' records {recorded.describe()}, the configuration uses {configured.describe()}; "
+            f"re-embed with `haiku-ingester rebuild --db-name {label}`",
+        )
+    if recorded != configured:
+        return Check(
+            "embedder", "warn",
+            f"'{label}' records {recorded.describe()}, the configuration uses {configured.describe()}; "
+            "reads work, writes are refused",
+        )
+    return Check("embedder", "ok", recorded.describe())
+
+
+def _fts_check(state: dict[str, Any], chunks: int) -> Check:
+    if chunks == 0:
+        return Check("fts index", "ok", "no chunks yet")
+    if not state.get("exists"):
+        return Check("fts index", "fail", f"no full-text index over {chunks} chunks; the next ingester write builds it")
+    if state.get("covers_none"):
+        return Check("fts index", "warn", "the full-text index covers none of the chunks; the next write rebuilds it")
+    unindexed = state.get("unindexed_rows") or 0
+    if unindexed:
+        return Check("fts index", "warn", f"{unindexed} of {chunks} chunks not yet in the full-text index")
+    return Check("fts index", "ok", f"covers all {chunks} chunks")
+
+
+async def _orphan_chunks(store) -> int:
+    chunk_docs = (await store.table("chunks").query().select(["document_id"]).to_arrow()).column("document_id")
+    doc_ids = set((await store.table("documents").query().select(["id"]).to_arrow()).column("id").to_pylist())
+    return sum(1 for doc_id in chunk_docs.to_pylist() if doc_id not in doc_ids)
+
+
+async def _reachable(url: str, api_key: str | None) -> str | None:
+    """None when the endpoint answers at all; else why not."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        async with httpx.AsyncClient(timeout=5) as http:
+            await http.get(url, headers=headers)
+    except httpx.HTTPError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+async def _provider_checks(config) -> list[Check]:
+    from haiku.core.embedders import local_model_path
+
+    checks: list[Check] = []
+    model = config.embeddings.model
+    if model.provider == "sentence-transformers":
+        try:
+            path = Path(local_model_path(model.name))
+            status = "ok" if path.exists() else "fail"
+            checks.append(Check("embedding model", status, f"{model.name} at {path}"))
+        except expected_errors() as exc:
+            checks.append(Check("embedding model", "fail", str(exc)))
+    else:
+        url = f"{(model.base_url or '').rstrip('/')}/models"
+        problem = await _reachable(url, model.api_key)
+        checks.append(Check("embedding model", "fail" if problem else "ok", problem or f"{model.name} at {url}"))
+    rerank = config.reranking.model
+    if rerank is not None and rerank.provider == "http":
+        problem = await _reachable(rerank.base_url or "", rerank.api_key)
+        checks.append(Check("reranker", "fail" if problem else "ok", problem or f"{rerank.name} at {rerank.base_url}"))
+    elif rerank is not None:
+        exists = Path(rerank.name).expanduser().exists()
+        checks.append(Check("reranker", "ok" if exists else "warn", f"cross-encoder {rerank.name}"))
+    qa = config.qa.model
+    problem = await _reachable(f"{qa.base_url.rstrip('/')}/models", qa.api_key)
+    # Search works without the question-answering model, so it only warns.
+    checks.append(
+        Check("qa model", "warn" if problem else "ok", (problem + "; `ask` will fail") if problem else f"{qa.name} at {qa.base_url}")
+    )
+    return checks
+
+
+def doctor(
+    ctx: typer.Context,
+    skip_providers: bool = typer.Option(False, "--skip-providers", help="Do not contact model endpoints."),
+    db: Path | None = db_option(),
+    as_json: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
+) -> None:
+    """Check the configuration, one database and the model providers."""
+    opts = options(ctx)
+
+    async def work() -> list[Check]:
+        config = opts.config()
+        where = str(config.config_path) if config.config_path else "defaults (no config file found)"
+        checks = [Check("config", "ok", where)]
+        scope = one_scope(opts, db, live="`haiku-rag doctor` checks")
+        checks += await _database_checks(opts, scope)
+        if not skip_providers:
+            checks += await _provider_checks(config)
+        return checks
+
+    checks = run(work)
+    if as_json:
+        echo_json([check.__dict__ for check in checks])
+    else:
+        for check in checks:
+            typer.echo(f"{check.status:<5} {check.name}: {check.detail}")
+    if any(check.status == "fail" for check in checks):
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor")(doctor)

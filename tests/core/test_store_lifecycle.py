@@ -1,0 +1,244 @@
+"""Migrations, the vector index, vacuum and info (SPEC §6.2, §6.3, §8.1, §8.5)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from structlog.testing import capture_logs
+
+from haiku.core.errors import MigrationRequiredError, ReadOnlyError
+from haiku.core.models import Chunk, Document
+from haiku.core.scope import DatabaseScope
+from haiku.core.store import Migration, Store, current_schema_version
+from haiku.core.store import maintenance, migrations
+
+
+@pytest.fixture
+def registered_steps():
+    """Register migration steps for one test; the registry is restored afterwards."""
+    saved = list(migrations.MIGRATIONS)
+    applied: list[int] = []
+
+    def register(version: int, description: str = "add a thing", fail: bool = False) -> None:
+        async def apply(store: Store) -> None:
+            if fail:
+                raise RuntimeError(f"step {version} broke")
+            applied.append(version)
+
+        migrations.MIGRATIONS.append(Migration(version, description, apply))
+
+    register.applied = applied  # type: ignore[attr-defined]
+    yield register
+    migrations.MIGRATIONS[:] = saved
+
+
+@pytest.fixture
+def wiki(db_config):
+    config = db_config("wiki")
+    return config, DatabaseScope.resolve(config).databases[0]
+
+
+async def create(config, ref) -> None:
+    await (await Store.open(ref, config, create=True)).close()
+
+
+# --- migrations --------------------------------------------------------------------------------------
+
+async def test_a_pending_step_makes_read_only_and_writable_opens_raise_naming_the_database(wiki, registered_steps):
+    config, ref = wiki
+    await create(config, ref)
+    registered_steps(2, "add language column")
+    for read_only in (True, False):
+        with pytest.raises(MigrationRequiredError) as caught:
+            await Store.open(ref, config, read_only=read_only)
+        message = str(caught.value)
+        assert message.startswith("database 'wiki': ")
+        assert "from 1 to 2" in message and "1 migration(s) pending" in message and "haiku-rag migrate" in message
+
+
+async def test_info_lists_pending_steps_and_migrate_applies_them_once(wiki, registered_steps):
+    config, ref = wiki
+    await create(config, ref)
+    registered_steps(2, "add language column")
+    store = await Store.open(ref, config, skip_validation=True)
+    try:
+        info = await store.info()
+        assert info["pending_migrations"] == [{"version": 2, "description": "add language column"}]
+        assert await store.migrate() == ["2: add language column"]
+        assert await store.migrate() == []
+        assert registered_steps.applied == [2]
+    finally:
+        await store.close()
+    reopened = await Store.open(ref, config, read_only=True)
+    assert reopened.schema_version == 2 and reopened.pending_migrations() == []
+    await reopened.close()
+
+
+async def test_steps_apply_in_ascending_order_and_a_failure_keeps_the_version_reached(wiki, registered_steps):
+    config, ref = wiki
+    await create(config, ref)
+    registered_steps(3, "third", fail=True)
+    registered_steps(2, "second")
+    store = await Store.open(ref, config, skip_validation=True)
+    try:
+        with pytest.raises(RuntimeError, match="step 3 broke"):
+            await store.migrate()
+        assert registered_steps.applied == [2]
+        assert store.pending_migrations() == [(3, "third")]
+    finally:
+        await store.close()
+
+
+async def test_migrate_on_a_read_only_store_raises_read_only_error(wiki, registered_steps):
+    config, ref = wiki
+    await create(config, ref)
+    registered_steps(2)
+    store = await Store.open(ref, config, read_only=True, skip_validation=True)
+    try:
+        with pytest.raises(ReadOnlyError):
+            await store.migrate()
+    finally:
+        await store.close()
+
+
+async def test_a_new_database_gets_the_current_schema_version(wiki, registered_steps):
+    config, ref = wiki
+    registered_steps(5)
+    store = await Store.open(ref, config, create=True)
+    assert store.schema_version == current_schema_version() == 5
+    await store.close()
+
+
+async def test_a_tag_taken_before_a_migration_cannot_be_read(wiki, registered_steps):
+    config, ref = wiki
+    store = await Store.open(ref, config, create=True)
+    await store.create_tag("old")
+    await store.close()
+    registered_steps(2)
+    store = await Store.open(ref, config, skip_validation=True)
+    await store.migrate()
+    await store.close()
+    with pytest.raises(MigrationRequiredError, match="copy"):
+        await Store.open(ref, config, tag="old")
+
+
+async def test_a_database_stamped_newer_than_the_code_opens_with_a_warning(wiki, registered_steps):
+    config, ref = wiki
+    registered_steps(2)
+    await create(config, ref)
+    migrations.MIGRATIONS.clear()
+    with capture_logs() as logs:
+        store = await Store.open(ref, config, read_only=True)
+    await store.close()
+    assert any(entry["event"] == "store.schema_newer_than_code" and entry["log_level"] == "warning" for entry in logs)
+
+
+# --- vector index ------------------------------------------------------------------------------------
+
+async def test_create_index_below_256_chunks_warns_and_creates_nothing(wiki, write_doc):
+    config, ref = wiki
+    store = await Store.open(ref, config, create=True)
+    try:
+        await write_doc(store, "file:///a.md", "one", "two")
+        with capture_logs() as logs:
+            assert await store.create_index() is False
+        assert any(entry["log_level"] == "warning" for entry in logs)
+        assert (await store.info())["vector_index"]["exists"] is False
+    finally:
+        await store.close()
+
+
+async def test_create_index_with_enough_chunks_builds_an_ivf_pq_index_searches_use(wiki, fake_embed):
+    config, ref = wiki
+    store = await Store.open(ref, config, create=True)
+    try:
+        texts = [f"chunk number {i} about topic{i % 17} and theme{i % 5}" for i in range(300)]
+        await store.upsert_document(
+            Document(uri="file:///big.md"),
+            [Chunk(content=t, order=i) for i, t in enumerate(texts)],
+            [fake_embed(t) for t in texts],
+        )
+        assert await store.create_index() is True
+        state = (await store.info())["vector_index"]
+        assert state["exists"] and state["indexed_rows"] == 300
+        results = await store.search("", query_vector=fake_embed(texts[42]), search_type="vector", limit=3)
+        assert len(results) == 3 and all(r.document_uri == "file:///big.md" for r in results)
+    finally:
+        await store.close()
+
+
+# --- vacuum ------------------------------------------------------------------------------------------
+
+async def test_vacuum_already_running_in_the_process_returns_at_once(wiki, write_doc):
+    config, ref = wiki
+    store = await Store.open(ref, config, create=True)
+    try:
+        await write_doc(store, "file:///a.md", "words")
+        first = asyncio.create_task(store.vacuum())
+        await asyncio.sleep(0)
+        assert await store.vacuum() is False
+        assert await first is True
+    finally:
+        await store.close()
+
+
+async def test_vacuum_rejects_negative_retention(wiki):
+    config, ref = wiki
+    store = await Store.open(ref, config, create=True)
+    try:
+        with pytest.raises(ValueError, match=">= 0"):
+            await store.vacuum(retention_seconds=-1)
+    finally:
+        await store.close()
+
+
+async def test_closing_after_writes_vacuums_once(db_config, write_doc):
+    def versions_after_writes(auto_vacuum: bool):
+        config = db_config("wiki", storage={"auto_vacuum": auto_vacuum, "vacuum_retention_seconds": 0})
+        return config, DatabaseScope.resolve(config).databases[0]
+
+    counts = {}
+    for auto in (False, True):
+        config, ref = versions_after_writes(auto)
+        store = await Store.open(ref, config, create=not auto)
+        for i in range(3):
+            await write_doc(store, f"file:///{auto}-{i}.md", "words")
+        await store.close()
+        reader = await Store.open(ref, config, read_only=True)
+        counts[auto] = len((await reader.history(table="chunks"))["chunks"])
+        await reader.close()
+    assert counts[True] < counts[False]
+
+
+async def test_a_write_starts_a_background_vacuum_once_the_interval_has_passed(wiki, write_doc, monkeypatch):
+    config, ref = wiki
+    store = await Store.open(ref, config, create=True)
+    try:
+        await write_doc(store, "file:///a.md", "words")
+        assert store._vacuum_task is None  # opened just now: the interval has not passed
+        monkeypatch.setattr(maintenance, "AUTO_VACUUM_INTERVAL_S", 0.0)
+        await write_doc(store, "file:///b.md", "more words")
+        assert store._vacuum_task is not None
+        await store._vacuum_task
+        assert store._dirty is False
+    finally:
+        await store.close()
+
+
+async def test_info_reports_what_haiku_rag_info_prints(wiki, write_doc):
+    config, ref = wiki
+    store = await Store.open(ref, config, create=True)
+    try:
+        await write_doc(store, "file:///a.md", "alpha", "beta")
+        await store.create_tag("t1")
+        info = await store.info()
+    finally:
+        await store.close()
+    assert info["name"] == "wiki" and info["location"] == str(ref.location.resolve())
+    assert info["schema_version"] == 1 and info["pending_migrations"] == []
+    assert info["embedder"] == {"provider": "sentence-transformers", "model": "all-MiniLM-L6-v2", "vector_dim": 384}
+    assert (info["documents"], info["chunks"], info["tags"]) == (1, 2, 1)
+    assert info["fts_index"]["exists"] and info["fts_index"]["indexed_rows"] == 2
+    assert info["vector_index"]["exists"] is False
+    assert set(info["table_versions"]) == {"documents", "chunks", "settings"}

@@ -1,0 +1,240 @@
+"""One database's search, filters, enrichment and context expansion (SPEC §6.2, §9.4, §9.6, §11.2)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from haiku.core.models import Chunk, Document, SearchResult
+from haiku.core.scope import DatabaseScope
+from haiku.core.store import Store, reciprocal_rank_fusion
+from haiku.core.store.expansion import expand_results
+
+CORPUS = {
+    "file:///bio.md": ("Biology", ["cells divide by mitosis", "proteins fold into shapes"], {"topic": "bio"}),
+    "file:///astro.md": ("Astronomy", ["stars fuse hydrogen into helium", "planets orbit stars"], {"topic": "space"}),
+    "file:///cook.md": ("Cooking", ["bread needs yeast and flour", "soup simmers slowly"], {"topic": "food"}),
+}
+
+
+@pytest.fixture(scope="module")
+async def store(tmp_path_factory, fake_embed):
+    """One database holding CORPUS, shared by the read-only tests of this module."""
+    from haiku.core.config import config_from_dict
+
+    root = tmp_path_factory.mktemp("search")
+    config = config_from_dict(
+        {"storage": {"data_dir": str(root)}, "lancedb": {"databases": {"papers": str(root / "papers.lancedb")}}}
+    )
+    opened = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
+    for uri, (title, texts, meta) in CORPUS.items():
+        chunks = [Chunk(content=text, order=i) for i, text in enumerate(texts)]
+        document = Document(uri=uri, title=title, content="\n\n".join(texts), metadata=meta)
+        await opened.upsert_document(document, chunks, [fake_embed(t) for t in texts])
+    yield opened
+    await opened.close()
+
+
+def cosine(a, b) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True)) / (
+        math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    )
+
+
+async def test_vector_search_scores_one_over_one_plus_cosine_distance(store, fake_embed):
+    query = fake_embed("stars fuse hydrogen")
+    results = await store.search("", query_vector=query, search_type="vector", limit=3, with_vectors=True)
+    assert results[0].content == "stars fuse hydrogen into helium"
+    for result in results:
+        distance = 1 - cosine(query, result.vector)
+        assert result.score == pytest.approx(1 / (1 + distance), abs=1e-4)
+    assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
+
+
+async def test_results_carry_source_and_document_fields(store, fake_embed):
+    [result] = await store.search("yeast", search_type="fts", limit=1)
+    assert result.source == "papers"
+    assert result.document_uri == "file:///cook.md"
+    assert result.document_title == "Cooking"
+    assert result.document_meta == {"topic": "food"}
+    assert result.chunk_ids == [result.chunk_id]
+
+
+async def test_fts_search_scores_by_bm25_best_first(store):
+    results = await store.search("stars", search_type="fts", limit=5)
+    assert {r.content for r in results} == {"stars fuse hydrogen into helium", "planets orbit stars"}
+    assert all(r.score > 0 for r in results)
+    assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
+
+
+async def test_fts_keeps_stop_words_and_accepts_punctuation(store):
+    assert await store.search("into", search_type="fts", limit=5)
+    assert await store.search("what's (bread)? \"yeast", search_type="fts", limit=5)
+    assert await store.search("   ", search_type="fts") == []
+
+
+async def test_hybrid_score_is_reciprocal_rank_fusion_of_the_vector_and_fts_lists(store, fake_embed):
+    query = "planets orbit"
+    vector = fake_embed(query)
+    vector_list, fts_list = await store.hybrid_candidates(query, vector, limit=10)
+    expected = reciprocal_rank_fusion([vector_list, fts_list], key=lambda r: r.chunk_id)[:3]
+    results = await store.search(query, query_vector=vector, search_type="hybrid", limit=3)
+    assert [(r.chunk_id, r.score) for r in results] == [(item.chunk_id, pytest.approx(s)) for item, s in expected]
+    assert results[0].content == "planets orbit stars"
+
+
+async def test_vector_and_hybrid_search_need_a_query_vector(store):
+    with pytest.raises(ValueError, match="query_vector"):
+        await store.search("x", search_type="hybrid")
+
+
+async def test_query_vector_of_the_wrong_dimension_is_refused_naming_the_database(store):
+    with pytest.raises(ValueError, match="'papers'"):
+        await store.search("x", query_vector=[1.0, 0.0], search_type="vector")
+
+
+async def test_document_filter_is_applied_before_chunk_retrieval(store, fake_embed):
+    results = await store.search(
+        "", query_vector=fake_embed("stars"), search_type="vector", limit=3, filter="title = 'Cooking'"
+    )
+    assert len(results) == 2 and {r.document_title for r in results} == {"Cooking"}
+
+
+async def test_document_filter_over_metadata_and_dates(store):
+    assert await store.count_documents("metadata LIKE '%space%'") == 1
+    assert await store.count_documents("created_at > TIMESTAMP '2000-01-01 00:00:00'") == 3
+
+
+async def test_filter_matching_no_document_returns_nothing(store, fake_embed):
+    for kind in ("vector", "fts", "hybrid"):
+        assert await store.search("stars", query_vector=fake_embed("stars"), search_type=kind, filter="id = 'x'") == []
+
+
+async def test_invalid_filter_raises_value_error_naming_it(store):
+    with pytest.raises(ValueError, match="no_such_column"):
+        await store.search("stars", search_type="fts", filter="no_such_column = 1")
+
+
+async def test_with_vectors_returns_the_stored_vectors(store, fake_embed):
+    [result] = await store.search("", query_vector=fake_embed("soup simmers slowly"), search_type="vector", limit=1,
+                                  with_vectors=True)
+    assert result.vector == pytest.approx(fake_embed("soup simmers slowly"), abs=1e-6)
+    [plain] = await store.search("", query_vector=fake_embed("soup"), search_type="vector", limit=1)
+    assert plain.vector is None
+
+
+async def test_list_documents_orders_by_creation_and_windows(store):
+    all_docs = await store.list_documents()
+    assert [d.title for d in all_docs] == ["Biology", "Astronomy", "Cooking"]
+    assert all(d.content == "" and d.source == "papers" for d in all_docs)
+    window = await store.list_documents(limit=1, offset=1, include_content=True)
+    assert [d.title for d in window] == ["Astronomy"] and window[0].content
+    assert [d.title for d in await store.list_documents(filter="title = 'Cooking'")] == ["Cooking"]
+
+
+async def test_lookups_by_id_uri_and_chunk(store):
+    doc = await store.get_document_by_uri("file:///astro.md")
+    assert (await store.get_document_by_id(doc.id)).uri == "file:///astro.md"
+    assert await store.get_document_by_id("nope") is None
+    chunks = await store.get_chunks(doc.id)
+    assert (await store.get_chunk_by_id(chunks[1].id)).content == "planets orbit stars"
+    assert set(await store.get_documents_by_ids([doc.id, "nope"])) == {doc.id}
+
+
+async def test_enrich_fills_document_fields_and_drops_results_of_deleted_documents(db_config, write_doc):
+    config = db_config("papers")
+    own = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
+    try:
+        await write_doc(own, "file:///astro.md", "stars fuse hydrogen", title="Astronomy")
+        await write_doc(own, "file:///other.md", "unrelated words", title="Other")
+        bare = [
+            SearchResult(content=r.content, score=r.score, chunk_id=r.chunk_id, document_id=r.document_id)
+            for r in await own.search("stars", search_type="fts", limit=5)
+        ]
+        enriched = await own.enrich(bare)
+        assert [r.document_title for r in enriched] == ["Astronomy"]
+        await own.delete_document(bare[0].document_id)
+        assert await own.enrich(bare) == []
+    finally:
+        await own.close()
+
+
+async def test_search_with_the_real_embedder_finds_the_relevant_chunk(db_config, embedder):
+    config = db_config("papers")
+    store = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
+    try:
+        texts = ["The heart pumps blood through arteries.", "Volcanoes erupt molten lava.", "Compilers translate code."]
+        vectors = await embedder.embed_documents(texts)
+        await store.upsert_document(Document(uri="file:///x.md"), [Chunk(content=t, order=i) for i, t in
+                                                                    enumerate(texts)], vectors)
+        query = await embedder.embed_query("How does blood circulate?")
+        for kind in ("vector", "hybrid"):
+            results = await store.search("blood circulation", query_vector=query, search_type=kind, limit=1)
+            assert results[0].content == texts[0], kind
+    finally:
+        await store.close()
+
+
+# --- context expansion ----------------------------------------------------------------------------
+
+async def test_expand_context_grows_results_with_neighbours_and_merges_overlaps(db_config, fake_embed):
+    config = db_config("papers")
+    store = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
+    try:
+        texts = [f"c{i} " + "x" * 8 for i in range(6)]  # 11 characters each
+        doc = await store.upsert_document(
+            Document(uri="file:///long.md"),
+            [Chunk(content=t, order=i, page_numbers=[i + 1]) for i, t in enumerate(texts)],
+            [fake_embed(t) for t in texts],
+        )
+        chunks = await store.get_chunks(doc.id)
+        hits = [
+            SearchResult(content=chunks[1].content, score=0.9, chunk_id=chunks[1].id, document_id=doc.id),
+            SearchResult(content=chunks[2].content, score=0.5, chunk_id=chunks[2].id, document_id=doc.id),
+            SearchResult(content=chunks[5].content, score=0.7, chunk_id=chunks[5].id, document_id=doc.id),
+        ]
+        expanded = await store.expand_context(hits, max_chars=24)  # room for one neighbour each
+        assert [r.score for r in expanded] == [0.9, 0.7]
+        merged, tail = expanded
+        assert merged.chunk_id == chunks[1].id
+        assert merged.chunk_ids == [chunks[i].id for i in (1, 2, 3)]
+        assert merged.content == "\n\n".join(texts[1:4])
+        assert merged.page_numbers == [2, 3, 4]
+        assert tail.chunk_ids == [chunks[4].id, chunks[5].id]
+    finally:
+        await store.close()
+
+
+def test_expansion_with_no_budget_keeps_results_in_score_order_ties_in_input_order():
+    results = [
+        SearchResult(content="a", score=0.5, chunk_id="a"),
+        SearchResult(content="b", score=0.9, chunk_id="b"),
+        SearchResult(content="c", score=0.5, chunk_id="c"),
+    ]
+    assert [r.chunk_id for r in expand_results(results, {}, 0)] == ["b", "a", "c"]
+
+
+# --- reciprocal rank fusion ------------------------------------------------------------------------
+
+def test_rrf_scores_sum_reciprocal_ranks_with_k_60():
+    fused = dict(reciprocal_rank_fusion([["a", "b"], ["b", "c"]]))
+    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused["a"] == pytest.approx(1 / 61)
+    assert fused["c"] == pytest.approx(1 / 62)
+
+
+def test_rrf_orders_best_first_and_breaks_ties_by_best_rank_then_list_order():
+    assert [item for item, _ in reciprocal_rank_fusion([["a", "b"], ["c", "d"]])] == ["a", "c", "b", "d"]
+    assert [item for item, _ in reciprocal_rank_fusion([["x"], ["y", "x"]])][0] == "x"
+
+
+def test_rrf_keeps_the_object_from_the_first_list_holding_it():
+    first = {"id": 1, "from": "vector"}
+    second = {"id": 1, "from": "fts"}
+    [(kept, _)] = reciprocal_rank_fusion([[first], [second]], key=lambda d: d["id"])
+    assert kept is first
+
+
+def test_rrf_of_nothing_is_empty():
+    assert reciprocal_rank_fusion([]) == [] and reciprocal_rank_fusion([[], []]) == []

@@ -1,0 +1,207 @@
+"""Conversion and chunking (SPEC §14.3), file checks, and the conversion worker processes."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import signal
+
+import pytest
+
+from haiku.core.embedders import local_model_path
+from haiku.ingester.errors import (
+    BinaryContentError,
+    ConversionCrashedError,
+    ConversionError,
+    ConversionTimeoutError,
+    EmptyFileError,
+    FileTooLargeError,
+    NotARegularFileError,
+    SymlinkLoopError,
+    UnsupportedFileError,
+)
+from haiku.ingester.pipeline.files import inspect_file, read_bytes
+
+CHUNK_SIZE = 48
+MARKDOWN = (
+    "# Field Guide\n\nAn introduction to the guide.\n\n## Birds\n\n"
+    + "Sparrows and finches gather near the river every morning. " * 12
+    + "\n\n## Trees\n\nOaks grow slowly.\n"
+)
+
+
+def pdf_bytes(pages: list[str]) -> bytes:
+    from reportlab.lib.pagesizes import letter
+    from reportlab.pdfgen import canvas
+
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=letter)
+    for text in pages:
+        pdf.drawString(72, 720, text)
+        pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
+def docx_bytes() -> bytes:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Quarterly Plan", 1)
+    document.add_paragraph("We will plant tomatoes in spring.")
+    document.add_heading("Budget", 2)
+    document.add_paragraph("Seeds cost little.")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def converter():
+    from haiku.ingester.pipeline.convert import Converter
+
+    return Converter(tokenizer_dir=local_model_path(), chunk_size=CHUNK_SIZE)
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from haiku.ingester.pipeline.tokenizer import LocalTokenizer
+
+    return LocalTokenizer.from_model_dir(local_model_path(), CHUNK_SIZE)
+
+
+def test_markdown_chunks_keep_their_headings(converter):
+    document = converter.convert(name="guide.md", fmt="md", data=MARKDOWN.encode())
+    birds = [c for c in document.chunks if "Sparrows" in c.content]
+    assert birds and all(c.headings[-1] == "Birds" for c in birds)
+
+
+def test_the_text_embedded_for_a_chunk_starts_with_its_headings(converter):
+    document = converter.convert(name="guide.md", fmt="md", data=MARKDOWN.encode())
+    chunk = next(c for c in document.chunks if c.headings)
+    assert chunk.embed_text == "\n".join([*chunk.headings, chunk.content])
+
+
+def test_no_chunk_is_longer_than_chunk_size_tokens_headings_included(converter, tokenizer):
+    document = converter.convert(name="guide.md", fmt="md", data=MARKDOWN.encode())
+    assert len(document.chunks) > 2
+    assert max(tokenizer.count_tokens(c.embed_text) for c in document.chunks) <= CHUNK_SIZE
+
+
+def test_the_title_is_the_first_heading(converter):
+    assert converter.convert(name="guide.md", fmt="md", data=MARKDOWN.encode()).title == "Field Guide"
+
+
+def test_html_is_converted_to_markdown_with_its_heading(converter):
+    html = b"<html><body><h1>Recipes</h1><p>Bake the bread for forty minutes.</p></body></html>"
+    document = converter.convert(name="r.html", fmt="html", data=html)
+    assert (document.title, "forty minutes" in document.content) == ("Recipes", True)
+
+
+def test_docx_headings_reach_the_chunks(converter):
+    document = converter.convert(name="plan.docx", fmt="docx", data=docx_bytes())
+    assert ["Quarterly Plan", "Budget"] in [c.headings for c in document.chunks]
+
+
+def test_pdf_text_is_extracted_with_page_numbers_without_any_model(converter):
+    document = converter.convert(name="p.pdf", fmt="pdf", data=pdf_bytes(["Apples on page one.", "Pears on two."]))
+    pages = {page for c in document.chunks for page in c.page_numbers}
+    assert ("Pears on two." in document.content, pages) == (True, {1, 2})
+
+
+def test_plain_text_is_stored_as_is_and_titled_by_its_file_name(converter):
+    text = "First line of notes.\n\nSecond paragraph here.\n"
+    document = converter.convert(name="/x/notes.txt", fmt="text", data=text.encode())
+    assert (document.content, document.title) == (text, "notes.txt")
+
+
+def test_a_corrupt_pdf_is_a_conversion_error(converter):
+    with pytest.raises(ConversionError, match=r"broken\.pdf"):
+        converter.convert(name="broken.pdf", fmt="pdf", data=b"%PDF-1.4\nnot really a pdf\x00\x01")
+
+
+# --- files the pipeline refuses before converting ---------------------------------------------
+
+
+def test_a_zero_byte_file_is_refused_as_empty(tmp_path):
+    (tmp_path / "empty.md").write_bytes(b"")
+    with pytest.raises(EmptyFileError, match="empty"):
+        inspect_file(tmp_path / "empty.md", max_file_size=100)
+
+
+def test_a_file_over_max_file_size_is_refused(tmp_path):
+    (tmp_path / "big.md").write_text("x" * 101)
+    with pytest.raises(FileTooLargeError, match="max_file_size"):
+        inspect_file(tmp_path / "big.md", max_file_size=100)
+
+
+def test_a_fifo_is_refused_as_not_a_regular_file(tmp_path):
+    os.mkfifo(tmp_path / "pipe.md")
+    with pytest.raises(NotARegularFileError, match="FIFO"):
+        inspect_file(tmp_path / "pipe.md", max_file_size=100)
+
+
+def test_a_symlink_loop_is_refused_naming_the_loop(tmp_path):
+    os.symlink(tmp_path / "b.md", tmp_path / "a.md")
+    os.symlink(tmp_path / "a.md", tmp_path / "b.md")
+    with pytest.raises(SymlinkLoopError, match="symlink loop"):
+        inspect_file(tmp_path / "a.md", max_file_size=100)
+
+
+def test_an_unsupported_extension_is_refused_listing_the_supported_ones(tmp_path):
+    (tmp_path / "x.rst").write_text("text")
+    with pytest.raises(UnsupportedFileError, match=r"\.rst.*\.md"):
+        inspect_file(tmp_path / "x.rst", max_file_size=100)
+
+
+def test_binary_bytes_in_a_markdown_file_are_refused(tmp_path):
+    (tmp_path / "fake.md").write_bytes(bytes(range(256)) * 4)
+    facts = inspect_file(tmp_path / "fake.md", max_file_size=10_000)
+    with pytest.raises(BinaryContentError, match="binary"):
+        read_bytes(facts, max_file_size=10_000)
+
+
+# --- conversion worker processes ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+async def pool():
+    from haiku.ingester.pipeline.pool import ConversionPool
+
+    conversion_pool = ConversionPool(size=1, tokenizer_dir=local_model_path(), chunk_size=CHUNK_SIZE, timeout_s=60)
+    await conversion_pool.start()
+    yield conversion_pool
+    await conversion_pool.close()
+
+
+@pytest.fixture(scope="module")
+def slow_pdf() -> bytes:
+    return pdf_bytes([f"Page {i} of a long report about harbours and ships." for i in range(1500)])
+
+
+async def test_a_worker_process_converts_and_chunks(pool):
+    document = await pool.convert(name="guide.md", fmt="md", data=MARKDOWN.encode())
+    assert document.title == "Field Guide"
+
+
+async def test_a_conversion_over_the_timeout_fails_and_the_next_one_succeeds(pool, slow_pdf):
+    with pytest.raises(ConversionTimeoutError, match="conversion_timeout_s"):
+        await pool.convert(name="slow.pdf", fmt="pdf", data=slow_pdf, timeout_s=0.05)
+    assert (await pool.convert(name="guide.md", fmt="md", data=MARKDOWN.encode())).title == "Field Guide"
+
+
+async def test_a_worker_dying_mid_conversion_fails_only_that_file(pool, slow_pdf):
+    [pid] = pool.pids
+    conversion = asyncio.create_task(pool.convert(name="slow.pdf", fmt="pdf", data=slow_pdf))
+    await asyncio.sleep(0.3)
+    os.kill(pid, signal.SIGKILL)
+    with pytest.raises(ConversionCrashedError, match="died"):
+        await conversion
+    assert (await pool.convert(name="guide.md", fmt="md", data=MARKDOWN.encode())).title == "Field Guide"
+
+
+async def test_a_conversion_worker_does_not_load_torch(pool):
+    [pid] = pool.pids
+    with open(f"/proc/{pid}/maps") as maps:
+        assert "libtorch" not in maps.read()

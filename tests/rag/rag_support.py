@@ -1,0 +1,103 @@
+"""Helpers for the haiku.rag tests: a tiny corpus, database building, the CLI runner."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from haiku.core.config import AppConfig, config_from_dict
+from haiku.core.models import Chunk, Document
+from haiku.core.scope import DatabaseRef
+
+# Short texts: the encoder is slow on this machine.
+PAPERS = [
+    ("Photosynthesis", ["Photosynthesis converts light energy into chemical energy in plants.",
+                        "Chlorophyll absorbs red and blue light."]),
+    ("Neural networks", ["Neural networks learn representations from data.",
+                         "Backpropagation computes gradients for training."]),
+    ("Volcanoes", ["Volcanoes erupt molten rock called lava."]),
+]
+WIKI = [
+    ("Machine learning", ["Machine learning builds models that learn from data."]),
+    ("Cooking pasta", ["Boil pasta in salted water for ten minutes."]),
+    ("Plate tectonics", ["Earthquakes happen where tectonic plates meet."]),
+]
+EXTRA = ("Glaciers", ["Glaciers carve valleys as slow rivers of ice."])
+
+HAIKU_RAG = Path(sys.executable).parent / "haiku-rag"
+
+
+def config_data(data_dir: Path, databases: dict[str, Any] | None = None, **sections: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {"storage": {"data_dir": str(data_dir), "auto_vacuum": False}}
+    if databases is not None:
+        data["lancedb"] = {"databases": {k: (str(v) if isinstance(v, Path) else v) for k, v in databases.items()}}
+    for key, value in sections.items():
+        data.setdefault(key, {}).update(value)
+    return data
+
+
+def build_config(data_dir: Path, databases: dict[str, Any] | None = None, **sections: Any) -> AppConfig:
+    return config_from_dict(config_data(data_dir, databases, **sections))
+
+
+def write_config(path: Path, data: dict[str, Any]) -> Path:
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+async def add_document(store, embedder, title: str, texts: Sequence[str]) -> Document:
+    vectors = await embedder.embed_documents(list(texts))
+    return await store.upsert_document(
+        Document(uri=f"file:///corpus/{store.name}/{title.replace(' ', '-')}.md", title=title, content="\n\n".join(texts)),
+        [Chunk(content=text, order=i) for i, text in enumerate(texts)],
+        vectors,
+    )
+
+
+async def build_database(path: Path, name: str, docs, embedder, config: AppConfig) -> dict[str, Document]:
+    from haiku.core.store import Store
+
+    store = await Store.open(DatabaseRef.configured(name, path), config, create=True)
+    try:
+        return {title: await add_document(store, embedder, title, texts) for title, texts in docs}
+    finally:
+        await store.close()
+
+
+def copy_database(source: Path, target: Path) -> Path:
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(".haiku-*.lock"))
+    return target
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAIKU_RAG_")}
+    env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"})
+    env.update(extra)
+    return env
+
+
+def cli(*args: str, config: Path | None = None, cwd: Path | None = None, input: str | None = None,
+        program: Sequence[str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``haiku-rag`` (or ``program``) as a real subprocess."""
+    command = [*(program or [str(HAIKU_RAG)])]
+    if config is not None:
+        command += ["--config", str(config)]
+    command += list(args)
+    return subprocess.run(
+        command, capture_output=True, text=True, cwd=cwd, env=cli_env(), input=input, timeout=240
+    )
+
+
+def cli_all(*calls: tuple[tuple[str, ...], dict[str, Any]]) -> list[subprocess.CompletedProcess[str]]:
+    """Independent invocations, run side by side (each pays its own start-up)."""
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        futures = [pool.submit(cli, *args, **kwargs) for args, kwargs in calls]
+        return [f.result() for f in futures]

@@ -1,0 +1,207 @@
+"""The `haiku-rag` CLI as a real subprocess: scope rules, labels, errors (SPEC §13; statements 59-71)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from rag_support import cli, cli_all, config_data, copy_database, write_config
+
+
+@pytest.fixture(scope="module")
+def home(built, papers_tagged, tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli-scope")
+    data = root / "data"
+    configs = {
+        "two": config_data(data, {"papers": built["papers"], "wiki": built["wiki"]}),
+        "one": config_data(data, {"papers": built["papers"]}),
+        "tagged": config_data(
+            data,
+            {"papers": papers_tagged["path"], "snap": {"location": str(papers_tagged["path"]), "tag": "r1"}},
+        ),
+        "missing": config_data(data, {"papers": root / "absent" / "papers.lancedb", "wiki": built["wiki"]}),
+    }
+    paths = {name: write_config(root / f"{name}.yaml", data) for name, data in configs.items()}
+    return {"root": root, **paths}
+
+
+def test_an_unknown_database_name_exits_1_naming_it(home):
+    by_name, by_alias = cli_all(
+        (("--db-name", "nope", "list"), {"config": home["two"]}),
+        (("--database", "nope", "list"), {"config": home["two"]}),
+    )
+    for result in (by_name, by_alias):
+        assert result.returncode == 1
+        assert result.stderr.startswith("Error:") and "nope" in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_one_database_commands_need_a_selection_only_when_several_are_configured(home):
+    two, one = cli_all((("list",), {"config": home["two"]}), (("list", "--json"), {"config": home["one"]}))
+    assert two.returncode == 1
+    assert "papers" in two.stderr and "wiki" in two.stderr and "--db-name" in two.stderr
+    assert one.returncode == 0, one.stderr
+    assert {d["source"] for d in json.loads(one.stdout)} == {"papers"}
+
+
+def test_search_labels_results_only_when_it_spans_several_databases(home, built):
+    spanning, narrowed = cli_all(
+        (("search", "learning from data"), {"config": home["two"]}),
+        (("--db-name", "papers", "search", "-s", "fts", "data", "--json"), {"config": home["two"]}),
+    )
+    assert spanning.returncode == 0, spanning.stderr
+    labels = [line for line in spanning.stdout.splitlines() if line.startswith("database: ")]
+    results = [line for line in spanning.stdout.splitlines() if line[:1].isdigit() and ". " in line]
+    assert len(labels) == len(results) == 5
+    assert {line.split(": ")[1] for line in labels} == {"papers", "wiki"}
+    assert narrowed.returncode == 0, narrowed.stderr
+    found = json.loads(narrowed.stdout)
+    assert found and {r["source"] for r in found} == {"papers"}
+    assert {r["document_title"] for r in found} <= set(built["papers_docs"])
+
+
+def test_narrowed_search_prints_no_database_label(home):
+    result = cli("--db-name", "papers", "search", "-s", "fts", "neural networks", config=home["two"])
+    assert result.returncode == 0, result.stderr
+    assert "Neural networks" in result.stdout and "database:" not in result.stdout
+
+
+def test_db_and_db_name_together_are_refused(home, tmp_path):
+    result = cli("--db-name", "papers", "list", "--db", str(tmp_path / "x.lancedb"), config=home["two"])
+    assert result.returncode == 1 and "not both" in result.stderr
+
+
+def test_db_opens_that_path_whatever_is_configured(home, built, tmp_path):
+    path = copy_database(built["wiki"], tmp_path / "foo.lancedb")
+    result = cli("list", "--db", str(path), "--json", config=home["two"])
+    assert result.returncode == 0, result.stderr
+    documents = json.loads(result.stdout)
+    assert {d["title"] for d in documents} == set(built["wiki_docs"]) and {d["source"] for d in documents} == {"foo"}
+
+
+def test_settings_and_init_config_open_no_database(home, tmp_path):
+    settings, init_config = cli_all(
+        (("settings",), {"config": home["two"]}),
+        (("init-config", "out.yaml"), {"config": home["two"], "cwd": tmp_path}),
+    )
+    assert settings.returncode == 0 and "papers" in settings.stdout
+    assert init_config.returncode == 0 and (tmp_path / "out.yaml").is_file()
+    again = cli("init-config", "out.yaml", config=home["two"], cwd=tmp_path)
+    assert again.returncode == 1 and "already exists" in again.stderr
+
+
+def test_settings_mask_secrets(tmp_path):
+    config = write_config(tmp_path / "secret.yaml", config_data(
+        tmp_path / "data",
+        embeddings={"model": {"provider": "openai", "name": "e", "vector_dim": 8, "api_key": "sk-very-secret"}},
+        lancedb={"storage_options": {"aws_secret_access_key": "hush", "region": "eu-west-1"}},
+    ))
+    result = cli("settings", config=config)
+    assert result.returncode == 0, result.stderr
+    assert "sk-very-secret" not in result.stdout and "hush" not in result.stdout
+    assert "***" in result.stdout and "eu-west-1" in result.stdout
+
+
+def test_init_creates_only_the_named_database_and_is_idempotent(tmp_path):
+    papers, wiki = tmp_path / "new" / "papers.lancedb", tmp_path / "new" / "wiki.lancedb"
+    config = write_config(tmp_path / "c.yaml", config_data(tmp_path / "data", {"papers": papers, "wiki": wiki}))
+    first = cli("--db-name", "papers", "init", config=config)
+    assert first.returncode == 0, first.stderr
+    assert "initialized" in first.stdout and papers.is_dir() and not wiki.exists()
+    second = cli("--db-name", "papers", "init", config=config)
+    assert second.returncode == 0 and "already exists" in second.stdout
+
+
+def test_a_tagged_entry_reads_but_refuses_lifecycle_commands_and_another_tag(home):
+    listed, vacuumed, retagged = cli_all(
+        (("--db-name", "snap", "list", "--json"), {"config": home["tagged"]}),
+        (("--db-name", "snap", "vacuum"), {"config": home["tagged"]}),
+        (("--db-name", "snap", "list", "--at", "other"), {"config": home["tagged"]}),
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert len(json.loads(listed.stdout)) == 3
+    assert vacuumed.returncode == 1 and "tag 'r1'" in vacuumed.stderr
+    assert retagged.returncode == 1 and "Error:" in retagged.stderr
+
+
+def test_at_needs_one_database_and_reads_it_at_the_tag(home):
+    on_set, at_tag, live = cli_all(
+        (("search", "glaciers", "--at", "r1"), {"config": home["tagged"]}),
+        (("--db-name", "papers", "search", "-s", "fts", "glaciers valleys", "--at", "r1"), {"config": home["tagged"]}),
+        (("--db-name", "papers", "search", "-s", "fts", "glaciers valleys"), {"config": home["tagged"]}),
+    )
+    assert on_set.returncode == 1 and "--at" in on_set.stderr
+    assert at_tag.returncode == 0 and "No results found." in at_tag.stdout
+    assert live.returncode == 0 and "Glaciers" in live.stdout
+
+
+def test_a_missing_configured_database_suggests_init_without_showing_its_location(home):
+    result = cli("--db-name", "papers", "list", config=home["missing"])
+    assert result.returncode == 1
+    assert "haiku-rag init" in result.stderr and "absent" not in result.stderr
+
+
+def test_info_shows_the_configured_location(home, built):
+    text, as_json = cli_all(
+        (("--db-name", "papers", "info"), {"config": home["two"]}),
+        (("--db-name", "wiki", "info", "--json"), {"config": home["two"]}),
+    )
+    assert text.returncode == 0, text.stderr
+    assert f"path: {built['papers']}" in text.stdout.splitlines()
+    assert "documents: 3" in text.stdout
+    report = json.loads(as_json.stdout)
+    assert report["name"] == "wiki" and report["documents"] == 3
+
+
+def test_get_prints_a_document_and_an_absent_one_exits_1(home, built):
+    doc = built["papers_docs"]["Volcanoes"]
+    found, absent = cli_all(
+        (("--db-name", "papers", "get", doc.id, "--json"), {"config": home["two"]}),
+        (("--db-name", "papers", "get", "no-such-id"), {"config": home["two"]}),
+    )
+    assert found.returncode == 0 and json.loads(found.stdout)["title"] == "Volcanoes"
+    assert absent.returncode == 1 and "Document with id no-such-id not found." in absent.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--bogus", "list"), ("add", "x"), ("search", "q", "-s", "bogus"), ("vacuum", "--retention-seconds", "-1"),
+     ("list", "--db", "/")],
+    ids=["unknown-option", "add-is-unknown", "bad-choice", "negative-retention", "db-without-stem"],
+)
+def test_usage_errors_exit_2(home, args):
+    result = cli(*args, config=home["one"])
+    assert result.returncode == 2, (result.stdout, result.stderr)
+
+
+_CHECK_IMPORTS = """
+import sys
+from haiku.rag.cli import main
+sys.argv = ["haiku-rag", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as exit:
+    code = exit.code
+heavy = sorted({m.split(".")[0] for m in sys.modules} & {"torch", "sentence_transformers", "docling"})
+print("HEAVY=" + ",".join(heavy), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_help_list_info_and_tag_list_import_no_model_library(home):
+    program = [sys.executable, "-c", _CHECK_IMPORTS]
+    results = cli_all(
+        (("--help",), {"config": home["two"], "program": program}),
+        (("--db-name", "papers", "list"), {"config": home["two"], "program": program}),
+        (("--db-name", "papers", "info"), {"config": home["two"], "program": program}),
+        (("--db-name", "papers", "tag", "list"), {"config": home["two"], "program": program}),
+    )
+    for result in results:
+        assert result.returncode == 0, result.stderr
+        assert "HEAVY=\n" in result.stderr or result.stderr.rstrip().endswith("HEAVY="), result.stderr
+
+
+def test_version():
+    result = cli("--version")
+    assert result.returncode == 0 and result.stdout.startswith("haiku-rag version ")

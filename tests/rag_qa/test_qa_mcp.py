@@ -1,0 +1,173 @@
+"""The MCP server, spoken to by the MCP SDK's own client over real transports (SPEC §12).
+
+One `haiku-rag mcp --stdio` subprocess serves every stdio call (recorded once
+per module, asserted one per test); one `haiku-rag mcp` HTTP subprocess serves
+the streamable-HTTP check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import time
+from typing import Any
+
+import pytest
+from qa_cli_support import CLI, cli_env, write_config
+
+PAPERS_QUERY = "chlorophyll vaccines protein"
+
+
+def _text(result: Any) -> str:
+    return "\n".join(getattr(block, "text", "") for block in result.content)
+
+
+@pytest.fixture(scope="module")
+async def stdio_calls(qa_databases, scripted_model, tmp_path_factory) -> dict[str, Any]:
+    from mcp import Client, StdioServerParameters
+
+    tmp = tmp_path_factory.mktemp("mcp-stdio")
+    config = write_config(
+        tmp / "haiku.rag.yaml",
+        {"papers": qa_databases.locations["papers"], "wiki": qa_databases.locations["wiki"]},
+        scripted_model.base_url,
+        tmp / "data",
+    )
+    params = StdioServerParameters(
+        command=CLI[0], args=[*CLI[1:], "--config", str(config), "mcp", "--stdio"], env=cli_env(), cwd="/"
+    )
+    papers_doc = qa_databases.doc("papers", "Photosynthesis")
+    wiki_doc = qa_databases.doc("wiki", "Honey bees")
+    calls = {
+        "search_papers": ("search_documents", {"query": PAPERS_QUERY, "limit": 10, "sources": ["papers"]}),
+        "search_unknown": ("search_documents", {"query": "bees", "sources": ["nope"]}),
+        "search_none": ("search_documents", {"query": "bees", "sources": []}),
+        "get_papers_doc_from_wiki": ("get_document", {"document_id": papers_doc, "source": "wiki"}),
+        "get_wiki_doc_from_wiki": ("get_document", {"document_id": wiki_doc, "source": "wiki"}),
+        "list": ("list_documents", {}),
+        "outline": ("get_document_outline", {"document_id": papers_doc}),
+        "section": ("get_document_section", {"document_id": papers_doc, "section_id": "2", "source": "papers"}),
+        "missing_section": ("get_document_section", {"document_id": papers_doc, "section_id": "99"}),
+        "code_wiki": ("execute_code", {"code": "sorted(d['title'] for d in list_documents())", "sources": ["wiki"]}),
+    }
+    recorded: dict[str, Any] = {}
+    async with Client(params, read_timeout_seconds=120) as client:
+        recorded["instructions"] = client.instructions
+        recorded["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
+        for key, (name, arguments) in calls.items():
+            recorded[key] = await client.call_tool(name, arguments)
+    return recorded
+
+
+def test_mcp_offers_the_six_read_only_tools(stdio_calls):
+    assert stdio_calls["tools"] == [
+        "execute_code",
+        "get_document",
+        "get_document_outline",
+        "get_document_section",
+        "list_documents",
+        "search_documents",
+    ]
+
+
+def test_mcp_instructions_name_the_collections(stdio_calls):
+    assert "Collections: papers, wiki." in (stdio_calls["instructions"] or "")
+
+
+def test_mcp_search_with_sources_returns_only_those_databases_results(stdio_calls):
+    text = _text(stdio_calls["search_papers"])
+    collections = [line.split(": ", 1)[1] for line in text.splitlines() if line.startswith("Collection: ")]
+    chunk_lines = [line for line in text.splitlines() if line.startswith("Chunk ID: ")]
+    assert (set(collections), len(collections)) == ({"papers"}, len(chunk_lines))
+
+
+def test_mcp_search_with_an_unknown_source_is_a_tool_error_naming_it(stdio_calls):
+    result = stdio_calls["search_unknown"]
+    assert (result.is_error, "unknown database(s) nope" in _text(result)) == (True, True)
+
+
+def test_mcp_search_with_empty_sources_finds_nothing(stdio_calls):
+    assert _text(stdio_calls["search_none"]) == "No results found."
+
+
+def test_mcp_get_document_with_source_asks_only_that_database(stdio_calls):
+    result = stdio_calls["get_papers_doc_from_wiki"]
+    assert (result.is_error, "No document with id" in _text(result)) == (True, True)
+
+
+def test_mcp_get_document_returns_the_document_with_its_source(stdio_calls):
+    document = json.loads(_text(stdio_calls["get_wiki_doc_from_wiki"]))
+    assert (document["title"], document["source"]) == ("Honey bees", "wiki")
+
+
+def test_mcp_list_documents_names_each_source(stdio_calls):
+    listed = json.loads(_text(stdio_calls["list"]))["documents"]
+    assert [d["source"] for d in listed] == ["papers", "wiki", "papers", "wiki", "papers"]
+
+
+def test_mcp_outline_lists_the_headings_with_section_ids(stdio_calls):
+    outline = json.loads(_text(stdio_calls["outline"]))
+    assert [(s["section_id"], s["heading"]) for s in outline["sections"]] == [
+        ("1", "Photosynthesis"),
+        ("2", "Light reactions"),
+    ]
+
+
+def test_mcp_section_returns_the_chunks_under_that_heading(stdio_calls):
+    assert "thylakoid membranes" in _text(stdio_calls["section"])
+
+
+def test_mcp_missing_section_is_a_tool_error(stdio_calls):
+    result = stdio_calls["missing_section"]
+    assert (result.is_error, "No section 99" in _text(result)) == (True, True)
+
+
+def test_mcp_execute_code_runs_over_the_selected_sources(stdio_calls):
+    assert _text(stdio_calls["code_wiki"]) == repr(["Honey bees", "Volcanoes"])
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def _wait_listening(port: int, process: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"haiku-rag mcp exited early: {process.stderr.read() if process.stderr else ''}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            await asyncio.sleep(0.2)
+    raise AssertionError("haiku-rag mcp did not start listening")
+
+
+async def test_mcp_over_streamable_http_on_127_0_0_1_lists_documents(qa_databases, scripted_model, tmp_path):
+    from mcp import Client
+
+    config = write_config(
+        tmp_path / "haiku.rag.yaml", {"wiki": qa_databases.locations["wiki"]}, scripted_model.base_url, tmp_path / "d"
+    )
+    port = _free_port()
+    process = subprocess.Popen(
+        [*CLI, "--config", str(config), "mcp", "--port", str(port)],
+        env=cli_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd="/",
+    )
+    try:
+        await _wait_listening(port, process)
+        async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=60) as client:
+            result = await client.call_tool("list_documents", {})
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+    titles = sorted(d["title"] for d in json.loads(_text(result))["documents"])
+    assert titles == ["Honey bees", "Volcanoes"]

@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CONFIG=examples/haiku.demo.yaml
 DATA=demo-data
-INGESTER=(.venv/bin/haiku-ingester --config "$CONFIG")
+# Console logs even when piped (e.g. `make demo | tee demo.log`): one line per job.
+INGESTER=(.venv/bin/haiku-ingester --config "$CONFIG" --log-format console)
 RAG=(.venv/bin/haiku-rag --config "$CONFIG")
 
 for tool in .venv/bin/haiku-ingester .venv/bin/haiku-rag; do
@@ -22,14 +23,15 @@ step() {
     printf '\n\033[1m== %s\033[0m\n' "$*"
 }
 
-# Echo a command the way a user would type it, then run it.
+# Echo a command the way a user would type it, run it, and say how long it took.
 show() {
-    local shown=("$@")
+    local shown=("$@") began=$SECONDS
     shown[0]=${shown[0]#.venv/bin/}
     printf '$'
     printf ' %q' "${shown[@]}"
     printf '\n'
     "$@"
+    printf '\033[2m(%d s)\033[0m\n' $((SECONDS - began))
 }
 
 started=$SECONDS
@@ -42,9 +44,7 @@ echo "sample documents: $(find examples/docs/papers -type f | wc -l) in examples
     "(markdown, html, docx, pdf)"
 
 step "Ingesting both folders into the papers and handbook databases (one sweep, then exit)"
-ingest_started=$SECONDS
 show "${INGESTER[@]}" run-batch
-echo "(ingest took $((SECONDS - ingest_started)) s)"
 
 step "What the handbook database holds"
 show "${RAG[@]}" --db-name handbook list --limit 5
@@ -58,8 +58,8 @@ step "A paper arrives after the tag; the ingester picks up only the new file"
 cp examples/late-arrivals/learned-sparse-retrieval.md "$DATA/inbox/"
 show "${INGESTER[@]}" run-batch --db-name papers
 
-step "Federated search over every configured database (results labelled with their database)"
-show "${RAG[@]}" search "how do we make sure backups can be restored?" --limit 4
+step "Federated search over papers, handbook and papers-v1: each result names its database (papers and papers-v1 share the chunks unchanged since v1)"
+show "${RAG[@]}" search "what to do when the disk fills up with old versions"
 
 step "Search one database: papers, live"
 show "${RAG[@]}" --db-name papers search "expanding terms for sparse retrieval" --limit 3

@@ -10,8 +10,7 @@ from structlog.testing import capture_logs
 from haiku.core.errors import MigrationRequiredError, ReadOnlyError
 from haiku.core.models import Chunk, Document
 from haiku.core.scope import DatabaseScope
-from haiku.core.store import Migration, Store, current_schema_version
-from haiku.core.store import maintenance, migrations
+from haiku.core.store import Migration, Store, current_schema_version, maintenance, migrations
 
 
 @pytest.fixture
@@ -45,7 +44,10 @@ async def create(config, ref) -> None:
 
 # --- migrations --------------------------------------------------------------------------------------
 
-async def test_a_pending_step_makes_read_only_and_writable_opens_raise_naming_the_database(wiki, registered_steps):
+
+async def test_a_pending_step_makes_read_only_and_writable_opens_raise_naming_the_database(
+    wiki, registered_steps
+):
     config, ref = wiki
     await create(config, ref)
     registered_steps(2, "add language column")
@@ -54,7 +56,11 @@ async def test_a_pending_step_makes_read_only_and_writable_opens_raise_naming_th
             await Store.open(ref, config, read_only=read_only)
         message = str(caught.value)
         assert message.startswith("database 'wiki': ")
-        assert "from 1 to 2" in message and "1 migration(s) pending" in message and "haiku-rag migrate" in message
+        assert (
+            "from 1 to 2" in message
+            and "1 migration(s) pending" in message
+            and "haiku-rag migrate" in message
+        )
 
 
 async def test_info_lists_pending_steps_and_migrate_applies_them_once(wiki, registered_steps):
@@ -131,10 +137,13 @@ async def test_a_database_stamped_newer_than_the_code_opens_with_a_warning(wiki,
     with capture_logs() as logs:
         store = await Store.open(ref, config, read_only=True)
     await store.close()
-    assert any(entry["event"] == "store.schema_newer_than_code" and entry["log_level"] == "warning" for entry in logs)
+    assert any(
+        entry["event"] == "store.schema_newer_than_code" and entry["log_level"] == "warning" for entry in logs
+    )
 
 
 # --- vector index ------------------------------------------------------------------------------------
+
 
 async def test_create_index_below_256_chunks_warns_and_creates_nothing(wiki, write_doc):
     config, ref = wiki
@@ -169,6 +178,7 @@ async def test_create_index_with_enough_chunks_builds_an_ivf_pq_index_searches_u
 
 
 # --- vacuum ------------------------------------------------------------------------------------------
+
 
 async def test_vacuum_already_running_in_the_process_returns_at_once(wiki, write_doc):
     config, ref = wiki
@@ -237,7 +247,11 @@ async def test_info_reports_what_haiku_rag_info_prints(wiki, write_doc):
         await store.close()
     assert info["name"] == "wiki" and info["location"] == str(ref.location.resolve())
     assert info["schema_version"] == 1 and info["pending_migrations"] == []
-    assert info["embedder"] == {"provider": "sentence-transformers", "model": "all-MiniLM-L6-v2", "vector_dim": 384}
+    assert info["embedder"] == {
+        "provider": "sentence-transformers",
+        "model": "all-MiniLM-L6-v2",
+        "vector_dim": 384,
+    }
     assert (info["documents"], info["chunks"], info["tags"]) == (1, 2, 1)
     assert info["fts_index"]["exists"] and info["fts_index"]["indexed_rows"] == 2
     assert info["vector_index"]["exists"] is False

@@ -134,3 +134,17 @@ async def test_an_ownership_lock_does_not_block_the_writer_lock(papers, write_do
             await write_doc(store, "file:///a.md", "words")
     finally:
         await store.close()
+
+
+async def test_init_while_the_writer_lock_is_held_raises_database_locked_naming_the_database(papers):
+    from haiku.core.store import WriterLock
+
+    _, config, ref = papers
+    holder = WriterLock(ref, timeout_s=1.0)
+    async with holder.hold("a test holding the lock"):
+        with pytest.raises(DatabaseLockedError) as caught:
+            await Store.open(ref, config, create=True)
+    assert str(caught.value).startswith("database 'papers'")
+    store = await Store.open(ref, config, create=True)
+    assert store.created
+    await store.close()

@@ -25,7 +25,9 @@ def snapshot(root: Path) -> dict[str, tuple[int, int]]:
     }
 
 
-async def test_missing_configured_database_raises_source_unavailable_naming_it_and_creates_nothing(db_config, tmp_path):
+async def test_missing_configured_database_raises_source_unavailable_naming_it_and_creates_nothing(
+    db_config, tmp_path
+):
     config = db_config("papers")
     with pytest.raises(SourceUnavailableError) as caught:
         await Store.open(ref_of(config, "papers"), config)
@@ -48,7 +50,9 @@ async def test_empty_directory_counts_as_missing(db_config, tmp_path):
         await Store.open(ref_of(config, "papers"), config)
 
 
-async def test_missing_given_path_raises_file_not_found_with_absolute_path(make_config, tmp_path, monkeypatch):
+async def test_missing_given_path_raises_file_not_found_with_absolute_path(
+    make_config, tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     config = make_config()
     with pytest.raises(FileNotFoundError) as caught:
@@ -93,7 +97,9 @@ async def test_create_on_a_read_only_open_raises_read_only_error_naming_the_data
     assert not (tmp_path / "papers.lancedb").exists()
 
 
-async def test_unexpected_open_failure_of_configured_database_carries_no_chain_or_location(db_config, tmp_path):
+async def test_unexpected_open_failure_of_configured_database_carries_no_chain_or_location(
+    db_config, tmp_path
+):
     config = db_config("wiki")
     (tmp_path / "wiki.lancedb" / "settings.lance").mkdir(parents=True)  # a broken database
     with pytest.raises(SourceUnavailableError) as caught:
@@ -121,7 +127,9 @@ async def test_recorded_dimension_differing_from_config_raises_config_mismatch_e
     assert "'wiki'" in str(caught.value) and "rebuild --db-name wiki" in str(caught.value)
 
 
-async def test_model_change_at_same_dimension_warns_read_only_and_search_works(db_config, write_doc, fake_embed):
+async def test_model_change_at_same_dimension_warns_read_only_and_search_works(
+    db_config, write_doc, fake_embed
+):
     config = db_config("wiki")
     ref = ref_of(config, "wiki")
     writer = await Store.open(ref, config, create=True)
@@ -198,4 +206,3 @@ async def test_read_only_store_refuses_document_writes(db_config, write_doc):
             await write_doc(store, "file:///a.md", "text")
     finally:
         await store.close()
-

@@ -13,7 +13,11 @@ from haiku.core.store.expansion import expand_results
 
 CORPUS = {
     "file:///bio.md": ("Biology", ["cells divide by mitosis", "proteins fold into shapes"], {"topic": "bio"}),
-    "file:///astro.md": ("Astronomy", ["stars fuse hydrogen into helium", "planets orbit stars"], {"topic": "space"}),
+    "file:///astro.md": (
+        "Astronomy",
+        ["stars fuse hydrogen into helium", "planets orbit stars"],
+        {"topic": "space"},
+    ),
     "file:///cook.md": ("Cooking", ["bread needs yeast and flour", "soup simmers slowly"], {"topic": "food"}),
 }
 
@@ -25,7 +29,10 @@ async def store(tmp_path_factory, fake_embed):
 
     root = tmp_path_factory.mktemp("search")
     config = config_from_dict(
-        {"storage": {"data_dir": str(root)}, "lancedb": {"databases": {"papers": str(root / "papers.lancedb")}}}
+        {
+            "storage": {"data_dir": str(root)},
+            "lancedb": {"databases": {"papers": str(root / "papers.lancedb")}},
+        }
     )
     opened = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
     for uri, (title, texts, meta) in CORPUS.items():
@@ -80,7 +87,9 @@ async def test_hybrid_score_is_reciprocal_rank_fusion_of_the_vector_and_fts_list
     vector_list, fts_list = await store.hybrid_candidates(query, vector, limit=10)
     expected = reciprocal_rank_fusion([vector_list, fts_list], key=lambda r: r.chunk_id)[:3]
     results = await store.search(query, query_vector=vector, search_type="hybrid", limit=3)
-    assert [(r.chunk_id, r.score) for r in results] == [(item.chunk_id, pytest.approx(s)) for item, s in expected]
+    assert [(r.chunk_id, r.score) for r in results] == [
+        (item.chunk_id, pytest.approx(s)) for item, s in expected
+    ]
     assert results[0].content == "planets orbit stars"
 
 
@@ -108,7 +117,10 @@ async def test_document_filter_over_metadata_and_dates(store):
 
 async def test_filter_matching_no_document_returns_nothing(store, fake_embed):
     for kind in ("vector", "fts", "hybrid"):
-        assert await store.search("stars", query_vector=fake_embed("stars"), search_type=kind, filter="id = 'x'") == []
+        assert (
+            await store.search("stars", query_vector=fake_embed("stars"), search_type=kind, filter="id = 'x'")
+            == []
+        )
 
 
 async def test_invalid_filter_raises_value_error_naming_it(store):
@@ -117,8 +129,9 @@ async def test_invalid_filter_raises_value_error_naming_it(store):
 
 
 async def test_with_vectors_returns_the_stored_vectors(store, fake_embed):
-    [result] = await store.search("", query_vector=fake_embed("soup simmers slowly"), search_type="vector", limit=1,
-                                  with_vectors=True)
+    [result] = await store.search(
+        "", query_vector=fake_embed("soup simmers slowly"), search_type="vector", limit=1, with_vectors=True
+    )
     assert result.vector == pytest.approx(fake_embed("soup simmers slowly"), abs=1e-6)
     [plain] = await store.search("", query_vector=fake_embed("soup"), search_type="vector", limit=1)
     assert plain.vector is None
@@ -164,10 +177,15 @@ async def test_search_with_the_real_embedder_finds_the_relevant_chunk(db_config,
     config = db_config("papers")
     store = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
     try:
-        texts = ["The heart pumps blood through arteries.", "Volcanoes erupt molten lava.", "Compilers translate code."]
+        texts = [
+            "The heart pumps blood through arteries.",
+            "Volcanoes erupt molten lava.",
+            "Compilers translate code.",
+        ]
         vectors = await embedder.embed_documents(texts)
-        await store.upsert_document(Document(uri="file:///x.md"), [Chunk(content=t, order=i) for i, t in
-                                                                    enumerate(texts)], vectors)
+        await store.upsert_document(
+            Document(uri="file:///x.md"), [Chunk(content=t, order=i) for i, t in enumerate(texts)], vectors
+        )
         query = await embedder.embed_query("How does blood circulate?")
         for kind in ("vector", "hybrid"):
             results = await store.search("blood circulation", query_vector=query, search_type=kind, limit=1)
@@ -177,6 +195,7 @@ async def test_search_with_the_real_embedder_finds_the_relevant_chunk(db_config,
 
 
 # --- context expansion ----------------------------------------------------------------------------
+
 
 async def test_expand_context_grows_results_with_neighbours_and_merges_overlaps(db_config, fake_embed):
     config = db_config("papers")
@@ -217,6 +236,7 @@ def test_expansion_with_no_budget_keeps_results_in_score_order_ties_in_input_ord
 
 # --- reciprocal rank fusion ------------------------------------------------------------------------
 
+
 def test_rrf_scores_sum_reciprocal_ranks_with_k_60():
     fused = dict(reciprocal_rank_fusion([["a", "b"], ["b", "c"]]))
     assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
@@ -226,7 +246,7 @@ def test_rrf_scores_sum_reciprocal_ranks_with_k_60():
 
 def test_rrf_orders_best_first_and_breaks_ties_by_best_rank_then_list_order():
     assert [item for item, _ in reciprocal_rank_fusion([["a", "b"], ["c", "d"]])] == ["a", "c", "b", "d"]
-    assert [item for item, _ in reciprocal_rank_fusion([["x"], ["y", "x"]])][0] == "x"
+    assert reciprocal_rank_fusion([["x"], ["y", "x"]])[0][0] == "x"
 
 
 def test_rrf_keeps_the_object_from_the_first_list_holding_it():

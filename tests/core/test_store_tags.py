@@ -70,8 +70,14 @@ async def test_reading_at_a_tag_is_read_only_and_sees_only_the_tagged_documents(
 
 
 async def test_a_configured_tagged_entry_reads_at_its_tag(env, db_config, tmp_path):
-    config = db_config(lancedb={"databases": {"wiki": str(tmp_path / "wiki.lancedb"),
-                                              "wiki-r1": {"location": str(tmp_path / "wiki.lancedb"), "tag": "r1"}}})
+    config = db_config(
+        lancedb={
+            "databases": {
+                "wiki": str(tmp_path / "wiki.lancedb"),
+                "wiki-r1": {"location": str(tmp_path / "wiki.lancedb"), "tag": "r1"},
+            }
+        }
+    )
     ref = DatabaseScope.resolve(config, database_name="wiki-r1").databases[0]
     snapshot = await Store.open(ref, config)
     try:
@@ -182,3 +188,27 @@ async def test_tag_on_a_given_path_database(tmp_path, make_config, write_doc):
     snapshot = await Store.open(ref, config, tag="v1")
     assert await titles(snapshot) == ["file:///x.md"]
     await snapshot.close()
+
+
+async def test_a_failed_restore_rolls_back_and_names_the_safety_tag(env, monkeypatch):
+    config, ref, store = env
+    before = {name: await store.table(name).version() for name in ("chunks", "settings")}
+
+    async def broken_restore(*args, **kwargs):
+        raise OSError("disk went away")
+
+    monkeypatch.setattr(store.table("documents"), "restore", broken_restore)
+    with pytest.raises(TagError) as caught:
+        await store.restore_tag("r1")
+    message = str(caught.value)
+    assert "rolled back" in message and re.search(r"before-restore-\d{8}T\d{6}Z", message)
+    monkeypatch.undo()
+    reopened = await Store.open(ref, config, read_only=True)
+    try:
+        assert await titles(reopened) == ["file:///a.md", "file:///b.md"]
+        assert await reopened.count_chunks() == 2
+        for name, version in before.items():
+            rows = (await reopened.table(name).query().to_arrow()).num_rows
+            assert rows == (2 if name == "chunks" else 1), (name, version)
+    finally:
+        await reopened.close()

@@ -12,7 +12,7 @@ import pytest
 from haiku.core.embedders import EmbedderIdentity
 from haiku.core.models import Chunk, Document
 from haiku.core.scope import DatabaseScope
-from haiku.core.store import Store
+from haiku.core.store import Store, indexes
 from haiku.core.store.schema import chunks_schema
 
 
@@ -43,7 +43,9 @@ async def test_upsert_of_the_same_uri_keeps_the_id_and_replaces_the_chunks(store
 
 async def test_chunks_come_back_in_order_with_headings_pages_and_metadata(store, fake_embed):
     chunks = [
-        Chunk(content="second", order=1, headings=["Intro", "Detail"], page_numbers=[2, 3], metadata={"k": 1}),
+        Chunk(
+            content="second", order=1, headings=["Intro", "Detail"], page_numbers=[2, 3], metadata={"k": 1}
+        ),
         Chunk(content="first", order=0, headings=["Intro"], page_numbers=[1]),
     ]
     doc = await store.upsert_document(
@@ -182,8 +184,14 @@ async def test_rebuild_marker_is_reported_by_info_until_cleared(store):
     assert (await store.info())["rebuild_marker"] is None
 
 
-async def test_a_reader_never_sees_a_document_with_a_mixed_or_partial_set_of_chunks(db_config, fake_embed):
-    """A writer replaces one document's chunks over and over; a second store polls it meanwhile."""
+async def test_a_reader_never_sees_a_document_with_a_mixed_or_partial_set_of_chunks(
+    db_config, fake_embed, monkeypatch
+):
+    """A writer replaces one document's chunks over and over; a second store polls it meanwhile.
+
+    Compaction is made frequent so it also runs under the reader.
+    """
+    monkeypatch.setattr(indexes, "COMPACT_AT_FRAGMENTS", 3)
     config = db_config("papers")
     ref = DatabaseScope.resolve(config).databases[0]
     writer = await Store.open(ref, config, create=True)
@@ -233,3 +241,13 @@ async def test_a_reader_never_sees_a_document_with_a_mixed_or_partial_set_of_chu
         versions = {re.match(r"version(\d+)", c).group(1) for c in contents}
         assert len(versions) == 1, contents  # never empty, never two versions
         assert sorted(contents) == sorted(version_chunks(int(versions.pop()))), contents
+
+
+async def test_many_writes_keep_the_tables_compacted(store, write_doc, monkeypatch):
+    monkeypatch.setattr(indexes, "COMPACT_AT_FRAGMENTS", 4)
+    for i in range(10):
+        await write_doc(store, f"file:///{i}.md", f"text number {i}")
+    stats = await store.table("chunks").stats()
+    assert stats["fragment_stats"]["num_fragments"] < 4
+    assert await store.count_documents() == 10
+    assert len(await store.search("number", search_type="fts", limit=20)) == 10

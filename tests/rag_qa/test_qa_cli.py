@@ -8,6 +8,8 @@ import pytest
 from qa_cli_support import run_cli, write_config
 from qa_scripted_model import answer, call
 
+WHOLE_CHUNK = "Honey bees tell their hive mates where flowers are with the waggle dance."
+
 
 @pytest.fixture
 def config_file(tmp_path, qa_databases, scripted_model):
@@ -22,14 +24,16 @@ def config_file(tmp_path, qa_databases, scripted_model):
     return build
 
 
-def test_ask_prints_the_question_the_answer_and_citations_labelled_with_their_database(
+def test_ask_prints_the_question_the_answer_and_full_citations_labelled_with_their_database(
     config_file, model, qa_databases
 ):
     model.play(call("cite", chunk_ids=[qa_databases.chunk("wiki", "Honey bees")]), answer("Bees dance."))
-    done = run_cli("--config", str(config_file("papers", "wiki")), "ask", "What do bees do?")
-    assert (done.returncode, done.stdout.splitlines()[:3], "[1] wiki: Honey bees" in done.stdout) == (
+    done = run_cli("--config", str(config_file("papers", "wiki")), "ask", "What do bees do?", "--full-citations")
+    lines = done.stdout.splitlines()
+    assert (done.returncode, lines[:3], "[1] wiki: Honey bees" in lines, WHOLE_CHUNK in done.stdout) == (
         0,
         ["Question: What do bees do?", "", "Bees dance."],
+        True,
         True,
     ), done.stderr
 
@@ -37,13 +41,7 @@ def test_ask_prints_the_question_the_answer_and_citations_labelled_with_their_da
 def test_ask_over_one_selected_database_labels_no_citation(config_file, model, qa_databases):
     model.play(call("cite", chunk_ids=[qa_databases.chunk("wiki", "Honey bees")]), answer("Bees dance."))
     done = run_cli("--config", str(config_file("papers", "wiki")), "--db-name", "wiki", "ask", "Bees?")
-    assert "[1] Honey bees" in done.stdout, done.stderr
-
-
-def test_ask_full_citations_prints_the_whole_chunk(config_file, model, qa_databases):
-    model.play(call("cite", chunk_ids=[qa_databases.chunk("wiki", "Honey bees")]), answer("Bees dance."))
-    done = run_cli("--config", str(config_file("wiki")), "ask", "Bees?", "--full-citations")
-    assert "Honey bees tell their hive mates where flowers are with the waggle dance." in done.stdout, done.stderr
+    assert "[1] Honey bees" in done.stdout.splitlines(), done.stderr
 
 
 def test_ask_with_an_unreachable_model_exits_1_naming_qa_model_base_url(config_file):
@@ -58,12 +56,13 @@ def test_ask_with_an_unreachable_model_exits_1_naming_qa_model_base_url(config_f
     ), done.stderr
 
 
-def test_chat_applies_commands_and_exits_0_at_end_of_input(config_file, model):
-    done = run_cli("--config", str(config_file("papers", "wiki")), "chat", stdin="/sources wiki\n/filter\n")
-    assert (done.returncode, "Sources: wiki." in done.stdout, "Filter cleared" in done.stdout) == (0, True, True)
-
-
-def test_chat_answers_each_line_until_slash_quit(config_file, model, qa_databases):
+def test_chat_applies_each_line_until_slash_quit_and_exits_0(config_file, model):
     model.play(answer("Bees dance."), answer("Should not be asked."))
-    done = run_cli("--config", str(config_file("wiki")), "chat", stdin="Bees?\n/quit\nAgain?\n")
-    assert (done.returncode, "Bees dance." in done.stdout, model.remaining) == (0, True, 1), done.stderr
+    stdin = "/sources wiki\n/filter\nBees?\n/quit\nAgain?\n"
+    done = run_cli("--config", str(config_file("papers", "wiki")), "chat", stdin=stdin)
+    printed = [line for line in done.stdout.splitlines() if line]
+    assert (done.returncode, printed[:3], model.remaining) == (
+        0,
+        ["Sources: wiki.", "Filter cleared: every document.", "Bees dance."],
+        1,
+    ), done.stderr

@@ -171,3 +171,24 @@ async def test_mcp_over_streamable_http_on_127_0_0_1_lists_documents(qa_database
         process.wait(timeout=20)
     titles = sorted(d["title"] for d in json.loads(_text(result))["documents"])
     assert titles == ["Honey bees", "Volcanoes"]
+
+
+def test_mcp_over_a_missing_database_fails_at_start_naming_it(qa_databases, scripted_model, tmp_path):
+    from qa_cli_support import run_cli
+
+    config = write_config(
+        tmp_path / "haiku.rag.yaml", {"ghost": tmp_path / "ghost.lancedb"}, scripted_model.base_url, tmp_path / "d"
+    )
+    done = run_cli("--config", str(config), "mcp", "--stdio", stdin="")
+    assert (done.returncode, done.stderr.startswith("Error:"), "ghost" in done.stderr) == (1, True, True), done.stderr
+
+
+async def test_create_mcp_server_opens_its_own_client_while_it_runs(qa_config):
+    from mcp import Client
+
+    from haiku.rag.mcp import create_mcp_server
+
+    server = create_mcp_server(config=qa_config("papers", "wiki"))
+    async with Client(server) as client:
+        result = await client.call_tool("list_documents", {"sources": ["wiki"], "limit": 1})
+    assert [d["source"] for d in json.loads(_text(result))["documents"]] == ["wiki"]

@@ -110,6 +110,16 @@ async def test_sandbox_code_cannot_write_the_documents(open_client, qa_databases
     assert result.error is not None and "Read-only file system" in result.error
 
 
+async def test_sandbox_code_cannot_write_the_python_runtime():
+    import sys
+
+    from haiku.rag.sandbox._process import run_in_jail
+
+    code = f"open({sys.base_prefix + '/haiku-sandbox-probe'!r}, 'w')"
+    outcome = await _run(run_in_jail, code)
+    assert outcome.error is not None and "Read-only file system" in outcome.error
+
+
 async def test_sandbox_code_cannot_regain_privileges():
     from haiku.rag.sandbox._process import run_in_jail
 
@@ -157,3 +167,12 @@ async def _run(run_in_jail, code: str):
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "documents").mkdir()
         return await run_in_jail(Path(tmp), code, handlers={}, timeout_s=10, max_output_chars=1000)
+
+
+async def test_without_unshare_execute_code_refuses_to_run_code_unisolated(open_client, monkeypatch):
+    from haiku.rag.sandbox import SandboxUnavailableError, _process
+
+    monkeypatch.setattr(_process.shutil, "which", lambda name: None)
+    async with open_client("wiki") as client:
+        with pytest.raises(SandboxUnavailableError, match="unshare"):
+            await execute_code(client, "print('unisolated')")

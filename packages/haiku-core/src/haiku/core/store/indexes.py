@@ -13,11 +13,19 @@ in it; rows not in an index are still found (LanceDB searches them flat).
 An index that covers none of a populated table's rows (every row was
 replaced since it was built) is rebuilt outright. ``vacuum`` refreshes every
 index fully.
+
+Every write adds a data fragment, and a merge or search visits every
+fragment, so after a write a table with ``COMPACT_AT_FRAGMENTS`` fragments
+is compacted (no versions are removed: that is vacuum's job). Without this,
+writes slow down as the table grows (measured with 5-chunk documents:
+60 ms per document at 150 documents, 270 ms at 600; with it, about 60 ms
+throughout, and vector search at 3,000 chunks went from 220 ms to 30 ms).
 """
 
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from haiku.core.store._base import StoreBase, log
@@ -28,6 +36,11 @@ if TYPE_CHECKING:
     from lancedb.table import AsyncTable
 
 MIN_VECTOR_INDEX_ROWS = 256
+COMPACT_AT_FRAGMENTS = 32
+# LanceDB's optimize compacts, updates indexes and prunes old versions; pruning
+# is pushed out of reach here because it refuses to run past a tagged version
+# (vacuum prunes through Lance, keeping tagged versions).
+NO_PRUNE = timedelta(days=365 * 100)
 REFRESH_FRACTION = 10  # refresh once unindexed * REFRESH_FRACTION >= indexed
 
 
@@ -56,8 +69,24 @@ async def optimize_indices(table: AsyncTable) -> None:
     await table.checkout_latest()
 
 
+def _fragment_count(stats: Any) -> int:
+    fragments = stats["fragment_stats"] if isinstance(stats, dict) else stats.fragment_stats
+    return int(fragments["num_fragments"] if isinstance(fragments, dict) else fragments.num_fragments)
+
+
 class IndexMixin(StoreBase):
-    async def _refresh_indexes(self, tables: tuple[str, ...] = (DOCUMENTS, CHUNKS), *, full: bool = False) -> None:
+    async def _upkeep_after_write(self, tables: tuple[str, ...] = (DOCUMENTS, CHUNKS)) -> None:
+        """Compact fragmented tables, then build or refresh indexes (caller holds the writer lock)."""
+        for name in tables:
+            table = self._tables[name]
+            if _fragment_count(await table.stats()) >= COMPACT_AT_FRAGMENTS:
+                await table.optimize(cleanup_older_than=NO_PRUNE)
+                log.debug("store.compacted", database=self.name, table=name)
+        await self._refresh_indexes(tables)
+
+    async def _refresh_indexes(
+        self, tables: tuple[str, ...] = (DOCUMENTS, CHUNKS), *, full: bool = False
+    ) -> None:
         """Build missing indexes, rebuild ones covering no row, refresh stale ones.
 
         The caller holds the writer lock.

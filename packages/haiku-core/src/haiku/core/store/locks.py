@@ -87,9 +87,7 @@ class _ProcessAndFileLock:
         self._file_lock: FileLock | None = None
         self._filename = filename
         if isinstance(ref.location, Path):
-            self._file_lock = FileLock(
-                str(Path(self.key) / filename), thread_local=False, is_singleton=False
-            )
+            self._file_lock = FileLock(str(Path(self.key) / filename), thread_local=False, is_singleton=False)
 
     async def _acquire(self, deadline: float) -> bool:
         if not await _poll(lambda: self._thread_lock.acquire(blocking=False), deadline):
@@ -152,10 +150,15 @@ class WriterLock:
         deadline = time.monotonic() + timeout
         if self._task_lock is None:
             self._task_lock = asyncio.Lock()
-        try:
-            await asyncio.wait_for(self._task_lock.acquire(), timeout=max(0.0, deadline - time.monotonic()))
-        except TimeoutError:
-            raise self._locked_error(action, timeout) from None
+        if not self._task_lock.locked():
+            await self._task_lock.acquire()  # free: returns without yielding
+        else:
+            try:
+                await asyncio.wait_for(
+                    self._task_lock.acquire(), timeout=max(0.001, deadline - time.monotonic())
+                )
+            except TimeoutError:
+                raise self._locked_error(action, timeout) from None
         try:
             if not await self._inner._acquire(deadline):
                 raise self._locked_error(action, timeout)

@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 from haiku.core.store._base import log
-from haiku.core.store.indexes import IndexMixin
+from haiku.core.store.indexes import NO_PRUNE, IndexMixin
 from haiku.core.store.migrations import current_schema_version, pending_migrations
 from haiku.core.store.reads import ReadsMixin
 from haiku.core.store.schema import TABLES, vector_dim_of
@@ -25,9 +25,6 @@ from haiku.core.store.tags import TagsMixin
 
 AUTO_VACUUM_INTERVAL_S = 300.0
 CLOSE_VACUUM_LOCK_TIMEOUT_S = 10.0
-# Compaction and index optimisation through LanceDB's optimize, with its own
-# version pruning pushed out of reach (the pruning happens in _cleanup).
-_NO_PRUNE = timedelta(days=365 * 100)
 
 _running_lock = threading.Lock()
 _running_vacuums: set[str] = set()
@@ -45,7 +42,9 @@ async def _cleanup(table, retention_seconds: int) -> None:
 
 class MaintenanceMixin(IndexMixin, TagsMixin, ReadsMixin):
     # --- vacuum ---------------------------------------------------------------------
-    async def vacuum(self, retention_seconds: int | None = None, *, lock_timeout_s: float | None = None) -> bool:
+    async def vacuum(
+        self, retention_seconds: int | None = None, *, lock_timeout_s: float | None = None
+    ) -> bool:
         """Compact, optimise indexes and drop versions older than the retention; tagged ones stay.
 
         Returns ``False`` at once when a vacuum of this database is already
@@ -67,7 +66,7 @@ class MaintenanceMixin(IndexMixin, TagsMixin, ReadsMixin):
             started = time.monotonic()
             async with self._writing("vacuum", timeout_s=lock_timeout_s):
                 for name in TABLES:
-                    await self._tables[name].optimize(cleanup_older_than=_NO_PRUNE)
+                    await self._tables[name].optimize(cleanup_older_than=NO_PRUNE)
                 await self._refresh_indexes(full=True)
                 for name in TABLES:
                     await _cleanup(self._tables[name], retention)
@@ -121,7 +120,9 @@ class MaintenanceMixin(IndexMixin, TagsMixin, ReadsMixin):
                 await step.apply(self)  # type: ignore[arg-type]
                 await self._refresh_to_latest()
                 current = await self._read_settings()
-                await self._write_settings(replace(current, schema_version=max(step.version, current.schema_version)))
+                await self._write_settings(
+                    replace(current, schema_version=max(step.version, current.schema_version))
+                )
                 applied.append(step.describe())
             self._vector_dim = vector_dim_of(await self._chunks.schema())
         if applied:

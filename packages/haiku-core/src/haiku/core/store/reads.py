@@ -82,8 +82,10 @@ class ReadsMixin(StoreBase):
         from lancedb.query import ColumnOrdering
 
         columns = [*DOCUMENT_FIELDS, "content"] if include_content else list(DOCUMENT_FIELDS)
-        query = self._documents.query().select(columns).order_by(
-            [ColumnOrdering(column_name="created_at"), ColumnOrdering(column_name="id")]
+        query = (
+            self._documents.query()
+            .select(columns)
+            .order_by([ColumnOrdering(column_name="created_at"), ColumnOrdering(column_name="id")])
         )
         if filter:
             query = query.where(filter)
@@ -113,7 +115,13 @@ class ReadsMixin(StoreBase):
     async def get_chunk_by_id(self, chunk_id: str, *, with_vector: bool = False) -> Chunk | None:
         self._require_open()
         columns = [*CHUNK_FIELDS, "vector"] if with_vector else list(CHUNK_FIELDS)
-        rows = await self._chunks.query().where(f"id = {sql_string(chunk_id)}").select(columns).limit(1).to_list()
+        rows = (
+            await self._chunks.query()
+            .where(f"id = {sql_string(chunk_id)}")
+            .select(columns)
+            .limit(1)
+            .to_list()
+        )
         if not rows or not await self._document_rows([rows[0]["document_id"]]):
             return None
         return chunk_from_row(rows[0], self.name)

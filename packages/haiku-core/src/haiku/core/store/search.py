@@ -224,7 +224,9 @@ class SearchMixin(ReadsMixin):
             scored = await run(want)
             documents = await self._document_rows(row["document_id"] for row, _ in scored)
             results = [
-                result_from_row(row, score, self.name).model_copy(update=_document_fields(documents[row["document_id"]]))
+                result_from_row(row, score, self.name).model_copy(
+                    update=_document_fields(documents[row["document_id"]])
+                )
                 for row, score in scored
                 if row["document_id"] in documents
             ]
@@ -245,4 +247,3 @@ def _document_fields(row: dict[str, Any]) -> dict[str, Any]:
         "document_title": row.get("title"),
         "document_meta": loads_metadata(row.get("metadata")),
     }
-

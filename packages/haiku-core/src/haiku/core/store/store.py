@@ -83,7 +83,12 @@ class Store(SearchMixin, WritesMixin, MaintenanceMixin):
         failure: str | None = None
         try:
             return await cls._open(
-                ref, config, create=create, read_only=read_only, tag=effective_tag, skip_validation=skip_validation
+                ref,
+                config,
+                create=create,
+                read_only=read_only,
+                tag=effective_tag,
+                skip_validation=skip_validation,
             )
         except _NAMED_KINDS as error:
             if named:
@@ -97,7 +102,9 @@ class Store(SearchMixin, WritesMixin, MaintenanceMixin):
             failure = type(error).__name__
             log.warning("store.open_failed", database=ref.name, error=failure)
         # Raised here, outside the handler: neither __cause__ nor __context__ is set.
-        raise SourceUnavailableError(f"database '{ref.name}' could not be opened: {failure}", database=ref.name)
+        raise SourceUnavailableError(
+            f"database '{ref.name}' could not be opened: {failure}", database=ref.name
+        )
 
     @classmethod
     async def _open(
@@ -228,7 +235,9 @@ class Store(SearchMixin, WritesMixin, MaintenanceMixin):
             raise TagError(f"Tag '{self.tag}' does not exist")
         if len(carrying) != len(TABLES):
             missing = [t for t in TABLES if t not in carrying]
-            raise TagError(f"Tag '{self.tag}' is partial (missing on {', '.join(missing)}) and cannot be read")
+            raise TagError(
+                f"Tag '{self.tag}' is partial (missing on {', '.join(missing)}) and cannot be read"
+            )
 
     # --- closing --------------------------------------------------------------------
     async def close(self) -> None:
@@ -268,4 +277,3 @@ class Store(SearchMixin, WritesMixin, MaintenanceMixin):
         at = f" at tag {self.tag!r}" if self.tag else ""
         mode = "read-only" if self.read_only else "writable"
         return f"<Store {self.name!r}{at} {mode}>"
-

@@ -99,7 +99,9 @@ class TagsMixin(StoreBase):
                     try:
                         await self._tables[table_name].tags.delete(name)
                     except Exception as cleanup_error:  # reported, the original error wins
-                        log.error("store.tag_cleanup_failed", database=self.name, tag=name, error=str(cleanup_error))
+                        log.error(
+                            "store.tag_cleanup_failed", database=self.name, tag=name, error=str(cleanup_error)
+                        )
                 raise TagError(f"could not create tag '{name}': {failure}") from failure
         log.info("store.tag_created", database=self.name, tag=name, versions=versions)
         return TagInfo(name=name, versions=versions)
@@ -185,7 +187,9 @@ class TagsMixin(StoreBase):
                     await table.checkout_latest()
             except Exception as exc:
                 ok = False
-                log.error("store.restore_rollback_failed", database=self.name, table=table_name, error=str(exc))
+                log.error(
+                    "store.restore_rollback_failed", database=self.name, table=table_name, error=str(exc)
+                )
         return ok
 
     async def history(
@@ -207,9 +211,13 @@ class TagsMixin(StoreBase):
                 tags = await handle.tags.list()
             except Exception as exc:
                 tags = {}
-                notice = f"tags of table {table_name} could not be read ({type(exc).__name__}); shown without them"
+                notice = (
+                    f"tags of table {table_name} could not be read ({type(exc).__name__}); shown without them"
+                )
                 self.history_notices.append(notice)
-                log.warning("store.history_tags_unreadable", database=self.name, table=table_name, error=str(exc))
+                log.warning(
+                    "store.history_tags_unreadable", database=self.name, table=table_name, error=str(exc)
+                )
             by_version: dict[int, list[str]] = {}
             for tag, info in tags.items():
                 by_version.setdefault(int(info["version"]), []).append(tag)

@@ -81,7 +81,9 @@ class WritesMixin(IndexMixin, ReadsMixin):
             stored = document.model_copy(
                 update={
                     "id": doc_id,
-                    "created_at": existing.created_at if existing is not None else as_utc(document.created_at),
+                    "created_at": existing.created_at
+                    if existing is not None
+                    else as_utc(document.created_at),
                     "updated_at": utcnow(),
                     "source": self.name,
                 }
@@ -107,7 +109,7 @@ class WritesMixin(IndexMixin, ReadsMixin):
                 .when_not_matched_insert_all()
                 .execute(pa.Table.from_pylist([document_row(stored)], schema=documents_schema()))
             )
-            await self._refresh_indexes()
+            await self._upkeep_after_write()
         self._after_write()
         log.debug("store.document_written", database=self.name, document_id=doc_id, chunks=len(rows))
         return stored
@@ -118,7 +120,7 @@ class WritesMixin(IndexMixin, ReadsMixin):
             result = await self._documents.update(
                 {"metadata": dumps_metadata(metadata)}, where=f"id = {sql_string(document_id)}"
             )
-            await self._refresh_indexes((DOCUMENTS,))
+            await self._upkeep_after_write((DOCUMENTS,))
         self._after_write()
         return result.rows_updated > 0
 
@@ -202,7 +204,7 @@ class WritesMixin(IndexMixin, ReadsMixin):
                 await self._chunks.merge_insert("id").when_matched_update_all().execute(update)
             else:
                 await self._rewrite_chunks_with_dimension(vectors, dim)
-            await self._refresh_indexes((CHUNKS,))
+            await self._upkeep_after_write((CHUNKS,))
         self._after_write()
 
     async def _rewrite_chunks_with_dimension(self, vectors: dict[str, Sequence[float]], dim: int) -> None:
@@ -237,4 +239,3 @@ class WritesMixin(IndexMixin, ReadsMixin):
             current = await self._read_settings()
             await self._write_settings(replace(current, rebuild_marker=marker))
         self._after_write()
-

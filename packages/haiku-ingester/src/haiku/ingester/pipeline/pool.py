@@ -140,12 +140,18 @@ class ConversionPool:
         self._hello = {"tokenizer_dir": tokenizer_dir, "chunk_size": chunk_size}
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._workers: set[_Worker] = set()
+        self._busy: set[_Worker] = set()
         self._closed = False
         self.log = get_logger()
 
     @property
     def pids(self) -> list[int]:
         return [w.pid for w in self._workers if w.pid is not None]
+
+    @property
+    def busy_pids(self) -> list[int]:
+        """Workers converting a file right now."""
+        return [w.pid for w in self._busy if w.pid is not None]
 
     async def start(self) -> None:
         """Spawn the workers; they import docling in the background."""
@@ -171,6 +177,7 @@ class ConversionPool:
         healthy = False
         try:
             await worker.wait_ready()
+            self._busy.add(worker)
             started = time.monotonic()
             limit = self.timeout_s if timeout_s is None else timeout_s
             try:
@@ -189,6 +196,7 @@ class ConversionPool:
             healthy = True
             self.log.debug("converted", file=name, seconds=round(time.monotonic() - started, 3))
         finally:
+            self._busy.discard(worker)
             if healthy and worker.alive():
                 self._idle.put_nowait(worker)
             else:

@@ -30,30 +30,48 @@ def _die_with_parent() -> None:
         pass  # elsewhere the worker still exits at end of input
 
 
+_HIDDEN = ("torch", "transformers", "sentence_transformers")
+_STUB = "docling.pipeline.asr_transformers"
+
+
 def _keep_torch_out() -> None:
-    """This worker runs no model, so it needs neither transformers nor torch
-    (about 200 MB and seconds of start-up each). docling and docling-core import
-    transformers only where it is optional (VLM options, the Hugging Face
-    tokenizer, which the worker replaces with ``tokenizers``), so it is hidden;
-    their speech pipeline imports torch unconditionally, so that one module,
-    never used for the formats converted here, is stood in for."""
-    for name in ("transformers", "sentence_transformers"):
+    """This worker runs no model, so it needs neither torch nor transformers
+    (about 200 MB and seconds of start-up). docling imports them only where they
+    are optional (hardware probes, VLM options, the Hugging Face tokenizer, which
+    the worker replaces with ``tokenizers``), so they are hidden; its speech
+    pipeline imports torch unconditionally, so that one module, never used for
+    the formats converted here, is stood in for."""
+    for name in _HIDDEN:
         sys.modules.setdefault(name, None)  # type: ignore[arg-type]
-    stub = types.ModuleType("docling.pipeline.asr_transformers")
+    stub = types.ModuleType(_STUB)
 
     class TransformersAsrDecoder:  # never constructed: audio is not an allowed format
         def __init__(self, *args, **kwargs) -> None:
             raise RuntimeError("speech recognition is not available in a haiku conversion worker")
 
     stub.TransformersAsrDecoder = TransformersAsrDecoder  # type: ignore[attr-defined]
-    sys.modules.setdefault("docling.pipeline.asr_transformers", stub)
+    sys.modules.setdefault(_STUB, stub)
+
+
+def _let_torch_in() -> None:
+    """Undo ``_keep_torch_out`` and forget what was imported under it."""
+    for name in [*_HIDDEN, _STUB]:
+        if sys.modules.get(name) is None or name == _STUB:
+            sys.modules.pop(name, None)
+    for name in [m for m in sys.modules if m.split(".")[0] in ("docling", "docling_core")]:
+        del sys.modules[name]
 
 
 def _build_converter(tokenizer_dir: str, chunk_size: int):
     from haiku.ingester.pipeline.convert import Converter
 
     _keep_torch_out()
-    return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size)
+    try:
+        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size)
+    except ImportError:
+        # A docling release that needs torch where this one did not: pay for it.
+        _let_torch_in()
+        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size)
 
 
 def main() -> int:

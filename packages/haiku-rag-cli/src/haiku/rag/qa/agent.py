@@ -80,7 +80,7 @@ async def run_tools_loop(
         for call in reply.tool_calls:
             log.debug("tool call %s %s", call.name, call.arguments)
             result = await _call(by_name.get(call.name), call)
-            messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": result})
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
     raise RequestLimitError(
         f"the model made {request_limit} requests (qa.request_limit) without giving a final answer"
     )

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import ast
 import ctypes
+import errno
 import io
 import json
 import os
 import platform
+import re
 import resource
 import sys
 import traceback
@@ -95,6 +97,21 @@ def _bind_readonly(source: str, target: str, extra: int = 0) -> None:
     _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | _locked_flags(source) | extra)
 
 
+def _unescape(field: str) -> str:
+    """mountinfo escapes space, tab, newline and backslash as octal."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def _readonly_submounts(newroot: str, writable: set[str]) -> None:
+    """A recursive bind brings the source's submounts along, writable; make each read-only."""
+    with open("/proc/self/mountinfo", encoding="utf-8") as fh:
+        points = [_unescape(line.split()[4]) for line in fh]
+    for point in points:
+        if not point.startswith(newroot + "/") or point in writable:
+            continue
+        _mount(None, point, None, MS_BIND | MS_REMOUNT | MS_RDONLY | _locked_flags(point))
+
+
 def _build_root(workdir: str, system_paths: list[str]) -> None:
     newroot = os.path.join(workdir, "root")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
@@ -115,6 +132,7 @@ def _build_root(workdir: str, system_paths: list[str]) -> None:
     _bind_readonly(os.path.join(workdir, "documents"), documents, MS_NOSUID | MS_NODEV | MS_NOEXEC)
     os.makedirs(newroot + "/tmp")
     _mount("tmpfs", newroot + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+    _readonly_submounts(newroot, {newroot + "/tmp"})
 
     number = SYS_PIVOT_ROOT.get(platform.machine())
     if number is None:
@@ -151,10 +169,14 @@ class _CapData(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
 
-def _drop_privileges(last_cap: int) -> None:
+def _drop_privileges() -> None:
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    for cap in range(last_cap + 1):
-        _check(_libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), f"drop capability {cap}")
+    # Drop every capability the kernel knows; it answers EINVAL past the last one.
+    for cap in range(64):
+        if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            if ctypes.get_errno() == errno.EINVAL and cap > 0:
+                break
+            _check(-1, f"drop capability {cap}")
     _check(_libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clear ambient capabilities")
     _check(_libc.prctl(PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0), "securebits")
     header = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
@@ -258,12 +280,10 @@ def main() -> None:
     os.close(devnull_write)
     os.dup2(devnull_read, 0)
     os.close(devnull_read)
-    with open("/proc/sys/kernel/cap_last_cap") as fh:
-        last_cap = int(fh.read().strip())
     try:
         _build_root(workdir, system_paths)
         _apply_limits(limits)
-        _drop_privileges(last_cap)
+        _drop_privileges()
     except Exception as exc:
         channel.send({"op": "failed", "error": f"{type(exc).__name__}: {exc}"})
         raise SystemExit(3) from None

@@ -1,0 +1,104 @@
+"""What haiku-ingester refuses before it writes anything (SPEC §14.1, §14.5; §15 80, 81)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from ingester_support import fs_source, run_cli, write_config
+
+
+@pytest.fixture
+def folders(tmp_path):
+    for name in ("A", "B"):
+        (tmp_path / name).mkdir()
+    return tmp_path
+
+
+def two_databases(tmp, *, a_loc="a.lancedb", b_loc="b.lancedb", a_src=None, b_src=None, ingested=("a", "b")):
+    sources = {"a": [a_src or fs_source(tmp / "A")], "b": [b_src or fs_source(tmp / "B")]}
+    return write_config(
+        tmp / "cfg.yaml",
+        data_dir=tmp / "data",
+        databases={"a": tmp / a_loc, "b": tmp / b_loc},
+        ingested={name: sources[name] for name in ingested},
+    )
+
+
+def test_two_ingested_databases_at_one_location_are_refused(folders):
+    result = run_cli(["run-batch"], config=two_databases(folders, b_loc="a.lancedb"))
+    assert result.returncode == 1 and "one location" in result.stderr
+
+
+def test_a_location_reached_through_a_symlink_counts_as_the_same_location(folders):
+    (folders / "a.lancedb").mkdir()
+    (folders / "alias.lancedb").symlink_to(folders / "a.lancedb")
+    result = run_cli(["run-batch"], config=two_databases(folders, b_loc="alias.lancedb"))
+    assert result.returncode == 1 and "one location" in result.stderr
+
+
+def test_duplicate_source_ids_are_refused_naming_the_id(folders):
+    config = two_databases(
+        folders, a_src=fs_source(folders / "A", id="shared"), b_src=fs_source(folders / "B", id="shared")
+    )
+    result = run_cli(["run-batch", "--db-name", "a"], config=config)
+    assert result.returncode == 1 and "shared" in result.stderr.splitlines()[-1]
+
+
+def test_run_batch_with_no_ingested_database_is_refused(folders):
+    result = run_cli(["run-batch"], config=two_databases(folders, ingested=()))
+    assert result.returncode == 1 and "nothing to ingest" in result.stderr
+
+
+def test_an_unknown_db_name_exits_1_naming_it(folders):
+    result = run_cli(["run-batch", "--db-name", "nope"], config=two_databases(folders))
+    assert result.returncode == 1 and result.stderr.startswith("Error:") and "nope" in result.stderr
+
+
+def test_a_tagged_entry_in_ingester_databases_is_refused(folders):
+    config = folders / "tagged.yaml"
+    config.write_text(
+        f"lancedb:\n  databases:\n    snap: {{location: {folders / 'a.lancedb'}, tag: t1}}\n"
+        f"ingester:\n  databases:\n    snap:\n      sources: [{{root: {folders / 'A'}}}]\n"
+    )
+    result = run_cli(["run-batch"], config=config)
+    assert result.returncode == 1 and "tag 't1'" in result.stderr
+
+
+def test_expected_errors_print_no_traceback(folders):
+    result = run_cli(["run-batch", "--db-name", "nope"], config=two_databases(folders))
+    assert "Traceback" not in result.stderr
+
+
+def test_a_missing_config_file_is_an_error_naming_it(folders):
+    result = run_cli(["status"], config=folders / "absent.yaml")
+    assert result.returncode == 1 and "absent.yaml" in result.stderr
+
+
+def test_an_unknown_option_is_a_usage_error():
+    assert run_cli(["run-batch", "--frobnicate"]).returncode == 2
+
+
+def test_an_unknown_command_is_a_usage_error():
+    assert run_cli(["ingest-everything"]).returncode == 2
+
+
+def test_status_json_reports_every_ingested_database_before_any_run(folders):
+    result = run_cli(["status", "--json"], config=two_databases(folders))
+    report = json.loads(result.stdout)
+    assert [d["name"] for d in report["databases"]] == ["a", "b"] and report["queue_exists"] is False
+
+
+def test_help_loads_no_torch_sentence_transformers_or_docling():
+    code = (
+        "import sys\n"
+        "from haiku.ingester import cli\n"
+        "sys.argv = ['haiku-ingester', '--help']\n"
+        "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'sentence_transformers', 'docling'))\n"
+        "print('HEAVY:' + ','.join(heavy))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip().splitlines()[-1] == "HEAVY:"

@@ -1,0 +1,161 @@
+"""Lifecycle commands on one database as real subprocesses (SPEC §6.2, §8; statements 72-74, 77, 78)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+import pytest
+from filelock import FileLock
+from rag_support import EXTRA, add_document, build_config, cli, cli_all, config_data, copy_database, write_config
+
+from haiku.core.errors import MigrationRequiredError
+from haiku.rag.client import HaikuRAG
+
+
+@pytest.fixture
+def papers_copy(built, tmp_path):
+    """A private copy of papers, configured beside wiki, with a short writer-lock timeout."""
+    path = copy_database(built["papers"], tmp_path / "papers.lancedb")
+    data = config_data(tmp_path / "data", {"papers": path, "wiki": built["wiki"]}, storage={"writer_lock_timeout_s": 0.5})
+    return {"path": path, "config": write_config(tmp_path / "haiku.rag.yaml", data), "data": data}
+
+
+def test_vacuum_while_another_process_holds_the_writer_lock_exits_1_naming_the_database(papers_copy):
+    lock = FileLock(str(papers_copy["path"] / ".haiku-writer.lock"))
+    with lock:
+        result = cli("--db-name", "papers", "vacuum", config=papers_copy["config"])
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error:") and "'papers'" in result.stderr
+    after = cli("--db-name", "papers", "vacuum", "--retention-seconds", "0", config=papers_copy["config"])
+    assert after.returncode == 0 and "Vacuum completed successfully." in after.stdout
+
+
+def test_lifecycle_commands_refuse_read_only(papers_copy):
+    result = cli("--read-only", "--db-name", "papers", "tag", "create", "r9", config=papers_copy["config"])
+    assert result.returncode == 1 and "read-only" in result.stderr
+
+
+def test_tag_create_twice_and_delete_of_an_absent_tag_exit_1(papers_copy):
+    config = papers_copy["config"]
+    first = cli("--db-name", "papers", "tag", "create", "r1", config=config)
+    assert first.returncode == 0, first.stderr
+    second, absent = cli_all(
+        (("--db-name", "papers", "tag", "create", "r1"), {"config": config}),
+        (("--db-name", "papers", "tag", "delete", "nope"), {"config": config}),
+    )
+    assert second.returncode == 1 and "already exists" in second.stderr
+    assert absent.returncode == 1 and "does not exist" in absent.stderr
+
+
+async def test_tag_restore_returns_to_the_tagged_state_and_keeps_a_safety_tag(papers_copy, embedder, tmp_path):
+    config = papers_copy["config"]
+    created = cli("--db-name", "papers", "tag", "create", "r1", config=config)
+    assert created.returncode == 0, created.stderr
+    at_r1 = {d["id"] for d in json.loads(cli("--db-name", "papers", "list", "--json", config=config).stdout)}
+
+    app_config = build_config(tmp_path / "data")
+    async with HaikuRAG(db_path=papers_copy["path"], config=app_config) as client:
+        await add_document(client.store, embedder, *EXTRA)
+        assert await client.count_documents() == 4
+
+    declined = cli("--db-name", "papers", "tag", "restore", "r1", config=config, input="n\n")
+    assert declined.returncode == 1
+    restored = cli("--db-name", "papers", "tag", "restore", "r1", "--yes", config=config)
+    assert restored.returncode == 0, restored.stderr
+    tags, listed = cli_all(
+        (("--db-name", "papers", "tag", "list", "--json"), {"config": config}),
+        (("--db-name", "papers", "list", "--json"), {"config": config}),
+    )
+    names = [t["name"] for t in json.loads(tags.stdout)]
+    assert "r1" in names and any(re.fullmatch(r"before-restore-\d{8}T\d{6}Z", n) for n in names)
+    assert {d["id"] for d in json.loads(listed.stdout)} == at_r1
+    text = cli("--db-name", "papers", "tag", "list", config=config)
+    assert text.stdout.startswith("Tags\n") and re.search(r"^  r1: chunks=v\d+ documents=v\d+ settings=v\d+$", text.stdout, re.M)
+
+
+_WITH_MIGRATION = """
+import sys
+from haiku.core.store import MIGRATIONS, Migration
+
+async def _apply(store):
+    return None
+
+MIGRATIONS.append(Migration(2, "add the test step", _apply))
+from haiku.rag.cli import main
+sys.argv = ["haiku-rag", *sys.argv[1:]]
+main()
+"""
+
+
+async def test_a_pending_migration_is_reported_applied_once_and_then_none_pending(papers_copy, tmp_path, monkeypatch):
+    from haiku.core.store import MIGRATIONS, Migration
+
+    async def step(store):
+        return None
+
+    monkeypatch.setattr("haiku.core.store.migrations.MIGRATIONS", [*MIGRATIONS, Migration(2, "add the test step", step)])
+    with pytest.raises(MigrationRequiredError, match="'papers'"):
+        async with HaikuRAG(config=build_config(tmp_path / "d", {"papers": str(papers_copy["path"])}), read_only=True):
+            pass
+
+    program = [sys.executable, "-c", _WITH_MIGRATION]
+    config = papers_copy["config"]
+    info = cli("--db-name", "papers", "info", config=config, program=program)
+    assert info.returncode == 0, info.stderr
+    assert "2: add the test step" in info.stdout
+    migrated = cli("--db-name", "papers", "migrate", config=config, program=program)
+    assert migrated.returncode == 0, migrated.stderr
+    assert "Applied 1 migration(s)" in migrated.stdout and "  - 2: add the test step" in migrated.stdout
+    again = cli("--db-name", "papers", "migrate", config=config, program=program)
+    assert again.returncode == 0 and "No migrations pending" in again.stdout
+
+
+def test_migrate_on_a_missing_database_says_migration_failed(tmp_path):
+    config = write_config(tmp_path / "c.yaml", config_data(tmp_path / "data", {"papers": tmp_path / "none.lancedb"}))
+    result = cli("migrate", config=config)
+    assert result.returncode == 1 and "Migration failed:" in result.stderr
+
+
+def test_create_index_on_few_chunks_warns_and_creates_nothing(papers_copy):
+    result = cli("--db-name", "papers", "create-index", config=papers_copy["config"])
+    assert result.returncode == 0, result.stderr
+    assert "Warning:" in result.stderr and "256" in result.stderr
+    info = json.loads(cli("--db-name", "papers", "info", "--json", config=papers_copy["config"]).stdout)
+    assert info["vector_index"]["exists"] is False
+
+
+def test_history_lists_versions_newest_first_and_an_unknown_table_exits_1(papers_copy):
+    history, unknown = cli_all(
+        (("--db-name", "papers", "history", "--json", "-l", "2"), {"config": papers_copy["config"]}),
+        (("--db-name", "papers", "history", "-t", "nope"), {"config": papers_copy["config"]}),
+    )
+    assert history.returncode == 0, history.stderr
+    tables = json.loads(history.stdout)
+    assert set(tables) == {"chunks", "documents", "settings"}
+    versions = [entry["version"] for entry in tables["chunks"]]
+    assert versions == sorted(versions, reverse=True) and len(versions) <= 2
+    assert unknown.returncode == 1 and "chunks" in unknown.stderr
+
+
+def test_doctor_reports_each_check_and_fails_on_a_missing_database(papers_copy, tmp_path):
+    healthy = cli("--db-name", "papers", "doctor", "--skip-providers", config=papers_copy["config"])
+    assert healthy.returncode == 0, healthy.stdout + healthy.stderr
+    assert all(line.split()[0] in {"ok", "warn"} for line in healthy.stdout.splitlines())
+    config = write_config(tmp_path / "m.yaml", config_data(tmp_path / "data", {"papers": tmp_path / "none.lancedb"}))
+    missing = cli("doctor", "--skip-providers", "--json", config=config)
+    assert missing.returncode == 1
+    assert {c["name"]: c["status"] for c in json.loads(missing.stdout)}["database"] == "fail"
+
+
+def test_download_models_says_what_it_loaded(tmp_path):
+    config = write_config(tmp_path / "c.yaml", config_data(tmp_path / "data"))
+    result = cli("download-models", config=config)
+    assert result.returncode == 0, result.stderr
+    assert "all-MiniLM-L6-v2" in result.stdout and "384 dimensions" in result.stdout and "tokenizer" in result.stdout
+    broken = write_config(tmp_path / "b.yaml", config_data(
+        tmp_path / "data", embeddings={"model": {"name": str(tmp_path / "no-such-model")}}
+    ))
+    failed = cli("download-models", config=broken)
+    assert failed.returncode == 1 and failed.stderr.startswith("Error downloading models:")

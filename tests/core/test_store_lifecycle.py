@@ -256,3 +256,29 @@ async def test_info_reports_what_haiku_rag_info_prints(wiki, write_doc):
     assert info["fts_index"]["exists"] and info["fts_index"]["indexed_rows"] == 2
     assert info["vector_index"]["exists"] is False
     assert set(info["table_versions"]) == {"documents", "chunks", "settings"}
+
+
+async def test_recording_a_new_embedder_retrains_an_existing_vector_index(wiki, fake_embed):
+    from haiku.core.embedders import EmbedderIdentity
+
+    config, ref = wiki
+    store = await Store.open(ref, config, create=True)
+    try:
+        texts = [f"entry {i} on subject{i % 13}" for i in range(260)]
+        await store.upsert_document(
+            Document(uri="file:///big.md"),
+            [Chunk(content=t, order=i) for i, t in enumerate(texts)],
+            [fake_embed(t) for t in texts],
+        )
+        await store.create_index()
+
+        async def vector_index_uuid():
+            return next(
+                ix.index_uuid for ix in await store.table("chunks").list_indices() if ix.columns == ["vector"]
+            )
+
+        before = await vector_index_uuid()
+        await store.record_identity(EmbedderIdentity("openai", "nomic-embed-text", 384))
+        assert await vector_index_uuid() != before
+    finally:
+        await store.close()

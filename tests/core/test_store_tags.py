@@ -192,7 +192,6 @@ async def test_tag_on_a_given_path_database(tmp_path, make_config, write_doc):
 
 async def test_a_failed_restore_rolls_back_and_names_the_safety_tag(env, monkeypatch):
     config, ref, store = env
-    before = {name: await store.table(name).version() for name in ("chunks", "settings")}
 
     async def broken_restore(*args, **kwargs):
         raise OSError("disk went away")
@@ -206,9 +205,6 @@ async def test_a_failed_restore_rolls_back_and_names_the_safety_tag(env, monkeyp
     reopened = await Store.open(ref, config, read_only=True)
     try:
         assert await titles(reopened) == ["file:///a.md", "file:///b.md"]
-        assert await reopened.count_chunks() == 2
-        for name, version in before.items():
-            rows = (await reopened.table(name).query().to_arrow()).num_rows
-            assert rows == (2 if name == "chunks" else 1), (name, version)
+        assert await reopened.count_chunks() == 2  # chunks were restored to r1, then rolled back
     finally:
         await reopened.close()

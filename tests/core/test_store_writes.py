@@ -163,6 +163,15 @@ async def test_replace_vectors_with_a_new_dimension_must_cover_every_chunk(store
     assert [c.content for c in await store.get_chunks(chunks[0].document_id)] == ["one", "two"]
 
 
+async def test_a_dimension_change_drops_orphan_chunks_instead_of_refusing(store, write_doc, fake_embed):
+    await write_doc(store, "file:///a.md", "one")
+    await _add_orphan(store, fake_embed)
+    chunks = [c async for batch in store.iter_chunk_batches() for c in batch]
+    assert [c.content for c in chunks] == ["one"]
+    await store.replace_vectors({chunks[0].id: [0.5] * 16})
+    assert store.vector_dim == 16 and await store.count_chunks() == 1
+
+
 async def test_record_identity_is_what_the_next_open_reads(db_config):
     config = db_config("papers")
     ref = DatabaseScope.resolve(config).databases[0]

@@ -70,12 +70,19 @@ async def table_names(db: lancedb.AsyncConnection) -> set[str]:
             return names
 
 
-async def database_exists(location: Location, config: AppConfig) -> bool:
-    """Whether the location holds a haiku database. Creates nothing."""
+async def database_exists(
+    location: Location, config: AppConfig, db: lancedb.AsyncConnection | None = None
+) -> bool:
+    """Whether the location holds a haiku database. Creates nothing.
+
+    A URI is listed through ``db`` when given, else through a connection of its own.
+    """
     if location.path is not None:
         return (location.path / f"{SETTINGS}.lance").is_dir()
-    db = await connect(location, config)
-    try:
+    if db is not None:
         return SETTINGS in await table_names(db)
+    own = await connect(location, config)
+    try:
+        return SETTINGS in await table_names(own)
     finally:
-        db.close()
+        own.close()

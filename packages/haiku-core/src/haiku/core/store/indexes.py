@@ -121,6 +121,18 @@ class IndexMixin(StoreBase):
 
         return IvfPq(distance_type=self.config.search.vector_index_metric)
 
+    async def _has_vector_index(self) -> bool:
+        return any(ix.columns == ["vector"] for ix in await self._chunks.list_indices())
+
+    async def _rebuild_vector_index(self) -> bool:
+        """Retrain the vector index from the current vectors (caller holds the writer lock)."""
+        rows = await self._chunks.count_rows()
+        if rows < MIN_VECTOR_INDEX_ROWS:
+            return False
+        await self._chunks.create_index("vector", config=self._vector_index_config(), replace=True)
+        log.info("store.vector_index_built", database=self.name, chunks=rows)
+        return True
+
     async def create_index(self) -> bool:
         """Build (or replace) the IVF-PQ vector index; ``False`` with a warning under 256 chunks."""
         async with self._writing("create-index"):

@@ -179,7 +179,7 @@ class SearchMixin(ReadsMixin):
         self._pinned_chunks = (version, table)
         return table
 
-    async def _has_vector_index(self, table: AsyncTable) -> bool:
+    async def _table_has_vector_index(self, table: AsyncTable) -> bool:
         return any(ix.columns == ["vector"] for ix in await table.list_indices())
 
     def _columns(self, with_vectors: bool) -> list[str]:
@@ -196,7 +196,7 @@ class SearchMixin(ReadsMixin):
             .select([*self._columns(with_vectors), "_distance"])
             .limit(limit)
         )
-        if await self._has_vector_index(table):
+        if await self._table_has_vector_index(table):
             query = query.nprobes(search.vector_nprobes).refine_factor(search.vector_refine_factor)
         if where is not None:
             query = query.where(where)

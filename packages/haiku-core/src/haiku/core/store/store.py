@@ -118,17 +118,26 @@ class Store(SearchMixin, WritesMixin, MaintenanceMixin):
         skip_validation: bool,
     ) -> Store:
         location = Location.of(ref)
-        exists = await database_exists(location, config)
-        if not exists:
-            if not create:
-                raise cls._missing_error(ref, location)
-            if read_only:
-                raise ReadOnlyError(
-                    f"{cls._label(ref)} does not exist, and a read-only open cannot create it"
-                )
-            if location.path is not None:
-                location.path.mkdir(parents=True, exist_ok=True)
-        db = await connect(location, config)
+        # A local database is judged on the file system before connecting, because
+        # connecting creates the directory; a URI is listed through the connection.
+        db = None if location.is_local else await connect(location, config)
+        try:
+            exists = await database_exists(location, config, db)
+            if not exists:
+                if not create:
+                    raise cls._missing_error(ref, location)
+                if read_only:
+                    raise ReadOnlyError(
+                        f"{cls._label(ref)} does not exist, and a read-only open cannot create it"
+                    )
+                if location.path is not None:
+                    location.path.mkdir(parents=True, exist_ok=True)
+            if db is None:
+                db = await connect(location, config)
+        except BaseException:
+            if db is not None:
+                db.close()
+            raise
         store = cls(ref, config, location, db, read_only=read_only, tag=tag)
         try:
             if not exists:
@@ -164,7 +173,7 @@ class Store(SearchMixin, WritesMixin, MaintenanceMixin):
     async def _create(self) -> None:
         async with self._lock.hold("creating the database"):
             # Another process may have created it while this one waited for the lock.
-            if await database_exists(self._location, self.config):
+            if await database_exists(self._location, self.config, self._db):
                 return
             dim = self.config.embeddings.model.vector_dim
             await self._db.create_table(DOCUMENTS, schema=documents_schema(), exist_ok=True)

@@ -208,7 +208,10 @@ class WritesMixin(IndexMixin, ReadsMixin):
         self._after_write()
 
     async def _rewrite_chunks_with_dimension(self, vectors: dict[str, Sequence[float]], dim: int) -> None:
+        had_vector_index = await self._has_vector_index()
+        present = set((await self._documents.query().select(["id"]).to_arrow()).column("id").to_pylist())
         rows = await self._chunks.query().select([*CHUNK_FIELDS, "search_text"]).to_list()
+        rows = [row for row in rows if row["document_id"] in present]  # orphans are dropped
         missing = [row["id"] for row in rows if row["id"] not in vectors]
         if missing:
             raise ValueError(
@@ -220,6 +223,8 @@ class WritesMixin(IndexMixin, ReadsMixin):
         table = pa.Table.from_pylist(rows, schema=chunks_schema(dim))
         await self._chunks.add(table, mode="overwrite")
         self._vector_dim = dim
+        if had_vector_index:
+            await self._rebuild_vector_index()
         log.info("store.vector_dimension_changed", database=self.name, vector_dim=dim, chunks=len(rows))
 
     async def record_identity(self, identity: EmbedderIdentity) -> None:
@@ -227,6 +232,9 @@ class WritesMixin(IndexMixin, ReadsMixin):
         async with self._writing("recording the embedder identity"):
             current = await self._read_settings()
             await self._write_settings(replace(current, identity=identity))
+            if current.identity != identity and await self._has_vector_index():
+                # The index's partitions were trained on the previous model's vectors.
+                await self._rebuild_vector_index()
         self._after_write()
 
     async def set_rebuild_marker(self, marker: dict[str, Any] | None) -> None:

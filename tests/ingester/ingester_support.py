@@ -200,7 +200,8 @@ class ServeProcess:
         self.proc.send_signal(sig)
 
     def log_text(self) -> str:
-        self._log.flush()
+        if not self._log.closed:
+            self._log.flush()
         return self.log_path.read_text()
 
     def stop(self, timeout: float = 60) -> int:

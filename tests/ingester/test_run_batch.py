@@ -10,10 +10,6 @@ from ingester_support import chunk_document_ids, fs_source, run_cli, write_confi
 pytestmark = pytest.mark.slow
 
 
-def test_timings(batch_world):
-    print({k: round(v.seconds, 1) for k, v in batch_world.runs.items()})
-
-
 def test_one_run_batch_creates_both_databases(batch_world):
     assert (batch_world.a_db / "settings.lance").is_dir() and (batch_world.b_db / "settings.lance").is_dir()
 

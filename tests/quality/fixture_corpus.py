@@ -8,6 +8,9 @@ documents.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 DOCUMENTS: dict[str, str] = {
     # astronomy
     "astro-1": "Red giant stars swell as they burn the last hydrogen around their helium core.",
@@ -79,3 +82,49 @@ QUERIES: list[str] = [
     "heat and pressure",
     "cells signals",
 ]
+
+
+LAYOUTS = {"one": ["all"], "three": ["part-1", "part-2", "part-3"]}
+
+
+def layout_config(root: Path, layout: str, fusion: str = "rrf"):
+    """An AppConfig naming the layout's databases under root."""
+    from haiku.core.config import config_from_dict
+
+    return config_from_dict(
+        {
+            "storage": {"data_dir": str(root / "data"), "auto_vacuum": False},
+            "lancedb": {"databases": {name: str(root / layout / f"{name}.lancedb") for name in LAYOUTS[layout]}},
+            "search": {"fusion": fusion},
+        }
+    )
+
+
+async def build_databases(root: Path, embedder: Any) -> None:
+    """Write the corpus into one database and, split by the benchmark's rule, into three.
+
+    Every document is one chunk, written through ``Store.upsert_document`` with the
+    real model's vectors (embedded once, shared by both layouts).
+    """
+    from bench.quality_layouts import split
+
+    from haiku.core.models import Chunk, Document
+    from haiku.core.scope import DatabaseRef
+    from haiku.core.store import Store
+
+    ids = list(DOCUMENTS)
+    vectors = dict(zip(ids, await embedder.embed_documents([DOCUMENTS[i] for i in ids]), strict=True))
+    for layout, names in LAYOUTS.items():
+        config = layout_config(root, layout)
+        for name, part in zip(names, split(ids, ids, [1.0] * len(names)), strict=True):
+            ref = DatabaseRef.configured(name, root / layout / f"{name}.lancedb")
+            store = await Store.open(ref, config, create=True)
+            try:
+                for doc_id in part:
+                    await store.upsert_document(
+                        Document(uri=f"fixture://{doc_id}", title=doc_id, content=DOCUMENTS[doc_id]),
+                        [Chunk(order=0, content=DOCUMENTS[doc_id])],
+                        [vectors[doc_id]],
+                    )
+            finally:
+                await store.close()

@@ -21,7 +21,6 @@ keeps the threshold honest by checking that this rule fails it).
 from __future__ import annotations
 
 import pytest
-
 from bench.metrics import overlap_at_k
 from fixture_corpus import QUERIES
 

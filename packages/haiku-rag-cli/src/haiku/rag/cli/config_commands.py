@@ -134,13 +134,19 @@ def download_models(ctx: typer.Context) -> None:
         raise typer.Exit(1) from None
 
 
+def _looks_like_path(name: str) -> bool:
+    return name.startswith(("/", "./", "../", "~")) or Path(name).is_absolute()
+
+
 def _check_models(config) -> list[str]:
-    from haiku.core.embedders import get_embedder, local_model_path
+    from haiku.core.embedders import EmbeddingError, get_embedder, local_model_path
 
     lines: list[str] = []
     model = config.embeddings.model
     if model.provider == "sentence-transformers":
         path = local_model_path(model.name)
+        if _looks_like_path(model.name) and not Path(path).exists():
+            raise EmbeddingError(f"embeddings.model.name {model.name} is not a directory holding a model")
         embedder = get_embedder(config)
         embedder.load()  # type: ignore[attr-defined]
         vector = embedder.encode(["haiku"])[0]  # type: ignore[attr-defined]

@@ -65,13 +65,18 @@ async def search(
         scored = await reranker.rerank(query, [result.content for result in union], limit)
         return fusion.order_by_reranker(union, scored, limit)
 
+    # Under the cosine metric a vector candidate's score already gives its cosine,
+    # so stored vectors are read back only for the l2 metric or the seeds' hybrid rule.
+    from_distance = config.search.vector_index_metric == "cosine"
     if search_type == "hybrid" and config.search.fusion == "rrf":
         # Over one database too, so a database searched alone ranks exactly as
         # it would inside a set: federation loses nothing.
         assert query_vector is not None
         depth = fusion.hybrid_depth(limit)
-        vector_lists, fts_lists = await _raw_lists(stores, query, query_vector, depth, filter)
-        return fusion.fuse_rrf(vector_lists, fts_lists, query_vector, limit)
+        vector_lists, fts_lists = await _raw_lists(
+            stores, query, query_vector, depth, filter, with_vectors=not from_distance
+        )
+        return fusion.fuse_rrf(vector_lists, fts_lists, query_vector, limit, from_distance=from_distance)
 
     if len(stores) == 1:
         _, store = stores[0]
@@ -83,6 +88,9 @@ async def search(
         lists = await _native(stores, query, None, "fts", limit, filter, with_vectors=False)
         return fusion.fuse_by_score(lists, limit)
     assert query_vector is not None
+    if search_type == "vector":
+        lists = await _native(stores, query, query_vector, "vector", limit, filter, with_vectors=not from_distance)
+        return fusion.fuse_by_cosine(lists, query_vector, limit, from_distance=from_distance)
     lists = await _native(stores, query, query_vector, search_type, limit, filter, with_vectors=True)
     return fusion.fuse_by_cosine(lists, query_vector, limit)
 
@@ -120,6 +128,8 @@ async def _raw_lists(
     query_vector: Sequence[float],
     depth: int,
     filter: str | None,
+    *,
+    with_vectors: bool,
 ) -> tuple[list[Ranked], list[Ranked]]:
     """Every database's vector list (with stored vectors) and full-text list, all at once.
 
@@ -128,7 +138,7 @@ async def _raw_lists(
     """
     pairs = await asyncio.gather(
         *(
-            store.hybrid_candidates(query, query_vector, limit=depth, filter=filter, with_vectors=True)
+            store.hybrid_candidates(query, query_vector, limit=depth, filter=filter, with_vectors=with_vectors)
             for _, store in stores
         )
     )

@@ -69,6 +69,23 @@ def cosine_scores(query_vector: Sequence[float], vectors: Sequence[Sequence[floa
     return [float(s) for s in sims]
 
 
+def cosine_from_vector_score(score: float) -> float:
+    """A store's vector score is ``1 / (1 + d)``; with the cosine metric ``d = 1 - cos``.
+
+    So the cosine comes back without reading the stored vector. Exact whenever the
+    distance is (a flat search, or an index with a refine step, as the store runs it).
+    """
+    return 2.0 - 1.0 / score if score > 0 else 0.0
+
+
+def _vector_cosines(
+    results: Sequence[SearchResult], query_vector: Sequence[float], from_distance: bool
+) -> list[float]:
+    if from_distance:
+        return [cosine_from_vector_score(result.score) for result in results]
+    return cosine_scores(query_vector, [result.vector for result in results])
+
+
 def _flatten(lists: Iterable[Ranked]) -> list[tuple[SearchResult, int, int]]:
     """(result, rank within its database, database order) for every candidate."""
     return [(result, rank, ranked.order) for ranked in lists for rank, result in enumerate(ranked.results)]
@@ -80,11 +97,17 @@ def _sorted_by(items: list[tuple[SearchResult, int, int]], scores: Sequence[floa
     return triples
 
 
-def fuse_by_cosine(lists: Sequence[Ranked], query_vector: Sequence[float], limit: int) -> list[SearchResult]:
+def fuse_by_cosine(
+    lists: Sequence[Ranked], query_vector: Sequence[float], limit: int, *, from_distance: bool = False
+) -> list[SearchResult]:
     """The seeds' rule for vector and hybrid: cosine to the query vector, which the
-    databases' shared embedder makes comparable where retrieval scores are not."""
+    databases' shared embedder makes comparable where retrieval scores are not.
+
+    ``from_distance``: the candidates are a vector search's under the cosine
+    metric, so their scores give the cosine (no stored vectors needed).
+    """
     items = _flatten(lists)
-    scores = cosine_scores(query_vector, [result.vector for result, _, _ in items])
+    scores = _vector_cosines([result for result, _, _ in items], query_vector, from_distance)
     return [_finish(result, score) for score, _, _, result in _sorted_by(items, scores)[:limit]]
 
 
@@ -101,6 +124,8 @@ def fuse_rrf(
     query_vector: Sequence[float],
     limit: int,
     k: int = RRF_K,
+    *,
+    from_distance: bool = False,
 ) -> list[SearchResult]:
     """Hybrid across databases without losing the full-text signal.
 
@@ -110,7 +135,7 @@ def fuse_rrf(
     exactly that database's own hybrid, so federation loses nothing.
     """
     vec_items = _flatten(vector_lists)
-    vec_scores = cosine_scores(query_vector, [result.vector for result, _, _ in vec_items])
+    vec_scores = _vector_cosines([result for result, _, _ in vec_items], query_vector, from_distance)
     fts_items = _flatten(fts_lists)
     fts_scores = [result.score for result, _, _ in fts_items]
 

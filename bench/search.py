@@ -1,0 +1,234 @@
+"""Search latency: SciFact in one database versus split over 3 and over 10.
+
+    python bench/search.py [--scifact PATH] [--limit N] [--queries Q] [--repeats R]
+
+Each document is stored as one chunk holding ``title + " " + text``, embedded
+once and cached under ``bench/.cache/embeddings`` (shared with the quality
+benchmark); the three layouts are built once per corpus size under
+``bench/.cache/search`` with the Store itself. Then, in one process and one
+run, so the ratios compare like with like:
+
+- warm latency: p50/p95 of ``client.search`` for vector, fts and hybrid over
+  every layout, after a warm-up, with the query vectors embedded beforehand
+  (the embedder costs the same however many databases there are, so leaving
+  it out shows what federation itself costs), and also end to end for hybrid;
+- cold first query: a new client over the layout, first hybrid search,
+  databases opening concurrently; the median of ``--repeats`` fresh clients;
+- the ratios federated/single for each.
+
+Results go to stdout (a markdown table) and ``bench/results/search.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.beir import BeirDoc, load_beir  # noqa: E402
+from bench.embed_cache import EmbeddingCache  # noqa: E402
+
+CACHE = REPO / "bench" / ".cache"
+RESULTS = REPO / "bench" / "results" / "search.json"
+LAYOUTS = {"single": 1, "split3": 3, "split10": 10}
+SEARCH_TYPES = ("vector", "fts", "hybrid")
+LIMIT = 10
+
+
+def log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def layout_config(root: Path, parts: int):
+    from haiku.core.config import config_from_dict
+
+    databases = {f"part{i:02d}": str(root / f"part{i:02d}.lancedb") for i in range(parts)}
+    return config_from_dict(
+        {"storage": {"data_dir": str(root / "data"), "auto_vacuum": False}, "lancedb": {"databases": databases}}
+    )
+
+
+async def _fill(name: str, location: Path, config, docs: list[BeirDoc], vectors) -> None:
+    from haiku.core.models import Chunk, Document
+    from haiku.core.scope import DatabaseRef
+    from haiku.core.store import Store
+
+    store = await Store.open(DatabaseRef.configured(name, location), config, create=True)
+    try:
+        for doc, vector in zip(docs, vectors, strict=True):
+            text = doc.full_text
+            await store.upsert_document(
+                Document(uri=f"scifact://{doc.id}", title=doc.title, content=text, metadata={"beir_id": doc.id}),
+                [Chunk(order=0, content=text)],
+                [vector],
+            )
+        # Compacted, indexes up to date, history dropped: every layout searched settled.
+        await store.vacuum(retention_seconds=0)
+    finally:
+        await store.close()
+
+
+async def build_layout(root: Path, parts: int, docs: list[BeirDoc], cache: EmbeddingCache) -> None:
+    marker = root / "complete.json"
+    if marker.exists() and json.loads(marker.read_text()).get("documents") == len(docs):
+        return
+    import shutil
+
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    config = layout_config(root, parts)
+    started = time.perf_counter()
+    shares = [docs[i::parts] for i in range(parts)]  # even split, round robin
+    await asyncio.gather(
+        *(
+            _fill(name, Path(entry.location), config, share, cache.get([d.full_text for d in share]).tolist())
+            for (name, entry), share in zip(config.lancedb.databases.items(), shares, strict=True)
+        )
+    )
+    seconds = time.perf_counter() - started
+    marker.write_text(json.dumps({"documents": len(docs), "parts": parts, "build_seconds": round(seconds, 1)}))
+    log(f"built {root.name}: {len(docs)} documents in {parts} database(s), {seconds:.0f}s")
+
+
+class _PrecomputedQueries:
+    """Stands in for the embedder during timing: the query vectors were embedded beforehand."""
+
+    def __init__(self, real, vectors: dict[str, list[float]]) -> None:
+        self.identity = real.identity
+        self._real = real
+        self._vectors = vectors
+
+    async def embed_query(self, text: str) -> list[float]:
+        vector = self._vectors.get(text)
+        return vector if vector is not None else await self._real.embed_query(text)
+
+
+async def _timed(client, query: str, search_type: str) -> float:
+    started = time.perf_counter()
+    await client.search(query, limit=LIMIT, search_type=search_type)
+    return (time.perf_counter() - started) * 1000
+
+
+async def measure_layout(config, queries: list[str], repeats: int) -> dict[str, Any]:
+    from haiku.rag.client import HaikuRAG
+
+    out: dict[str, Any] = {}
+    cold = []
+    for _ in range(repeats):
+        async with HaikuRAG(config=config, read_only=True) as client:
+            cold.append(await _timed(client, queries[0], "hybrid"))
+    out["cold_first_query_ms"] = statistics.median(cold)
+    async with HaikuRAG(config=config, read_only=True) as client:
+        for search_type in SEARCH_TYPES:
+            for query in queries[:5]:  # warm-up
+                await _timed(client, query, search_type)
+            times = [await _timed(client, query, search_type) for query in queries]
+            out[search_type] = {"p50_ms": statistics.median(times), "p95_ms": percentile(times, 0.95)}
+    return out
+
+
+async def measure_end_to_end(config, queries: list[str]) -> dict[str, float]:
+    from haiku.rag.client import HaikuRAG
+
+    async with HaikuRAG(config=config, read_only=True) as client:
+        for query in queries[:3]:
+            await _timed(client, query, "hybrid")
+        times = [await _timed(client, query, "hybrid") for query in queries]
+    return {"p50_ms": statistics.median(times), "p95_ms": percentile(times, 0.95)}
+
+
+def report(results: dict[str, Any], meta: dict[str, Any]) -> str:
+    single = results["single"]
+    lines = [
+        f"SciFact: {meta['documents']} documents (one chunk each), {meta['queries']} queries, limit {LIMIT}; "
+        f"{meta['cpus']} CPUs, load average {meta['load']}.",
+        "",
+        "| layout | vector p50 / p95 | fts p50 / p95 | hybrid p50 / p95 | hybrid end-to-end p50 | cold first query |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name in LAYOUTS:
+        r = results[name]
+        cells = [f"{r[t]['p50_ms']:.1f} / {r[t]['p95_ms']:.1f} ms" for t in SEARCH_TYPES]
+        lines.append(
+            f"| {name} | {' | '.join(cells)} | {r['end_to_end']['p50_ms']:.1f} ms | {r['cold_first_query_ms']:.0f} ms |"
+        )
+    lines += ["", "| ratio to single | vector p50 | fts p50 | hybrid p50 | hybrid end-to-end p50 | cold first query |",
+              "|---|---|---|---|---|---|"]
+    for name in ("split3", "split10"):
+        r = results[name]
+        ratios = [r[t]["p50_ms"] / single[t]["p50_ms"] for t in SEARCH_TYPES]
+        ratios.append(r["end_to_end"]["p50_ms"] / single["end_to_end"]["p50_ms"])
+        ratios.append(r["cold_first_query_ms"] / single["cold_first_query_ms"])
+        lines.append(f"| {name} | " + " | ".join(f"{x:.2f}x" for x in ratios) + " |")
+    return "\n".join(lines)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scifact", type=Path, default=REPO.parent / "shared" / "data" / "scifact")
+    parser.add_argument("--limit", type=int, default=None, help="use the first N documents only")
+    parser.add_argument("--queries", type=int, default=100, help="queries timed per search type")
+    parser.add_argument("--repeats", type=int, default=5, help="fresh clients timed for the cold first query")
+    args = parser.parse_args()
+
+    import os
+
+    import structlog
+
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    from haiku.core.config import AppConfig
+    from haiku.core.embedders import get_embedder
+
+    dataset = load_beir(args.scifact)
+    docs = dataset.corpus[: args.limit] if args.limit else dataset.corpus
+    queries = list(dataset.judged_queries.values())[: args.queries]
+    embedder = get_embedder(AppConfig())
+    cache = EmbeddingCache.for_embedder(CACHE / "embeddings", embedder)
+    embedded = cache.fill([d.full_text for d in docs] + queries, embedder.encode, log=log)  # type: ignore[attr-defined]
+    log(f"embedded {embedded} new texts ({len(cache)} cached)")
+
+    results: dict[str, Any] = {}
+    query_vectors = dict(zip(queries, cache.get(queries).tolist(), strict=True))
+    for name, parts in LAYOUTS.items():
+        root = CACHE / "search" / f"scifact-{len(docs)}" / name
+        await build_layout(root, parts, docs, cache)
+    import haiku.rag.client._search as search_module
+
+    real_get_embedder = search_module.get_embedder
+    for name, parts in LAYOUTS.items():
+        config = layout_config(CACHE / "search" / f"scifact-{len(docs)}" / name, parts)
+        search_module.get_embedder = lambda cfg: _PrecomputedQueries(real_get_embedder(cfg), query_vectors)
+        results[name] = await measure_layout(config, queries, args.repeats)
+        search_module.get_embedder = real_get_embedder
+        results[name]["end_to_end"] = await measure_end_to_end(config, queries)
+        log(f"measured {name}")
+
+    meta = {
+        "documents": len(docs),
+        "queries": len(queries),
+        "cpus": os.cpu_count(),
+        "load": " ".join(f"{x:.1f}" for x in os.getloadavg()),
+    }
+    text = report(results, meta)
+    print(text)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,83 @@
+"""Files the pipeline cannot take end as dead jobs with a clear error; the rest is ingested (§15 85)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from ingester_support import fs_source, run_cli, snapshot, write_config, write_files
+
+pytestmark = pytest.mark.slow
+
+RUNNING_AS_ROOT = os.geteuid() == 0
+EXPECTED_ERRORS = {
+    "corrupt.pdf": "docling could not convert",
+    "empty.md": "empty",
+    "binary.md": "binary",
+    "pipe.md": "FIFO",
+    "big.md": "max_file_size",
+    "loop.md": "symlink loop",
+}
+
+
+@pytest.fixture(scope="module")
+async def bad_world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bad")
+    folder = root / "docs"
+    write_files(
+        folder,
+        {
+            "good.md": "# Good\n\nThis one is fine.\n",
+            "corrupt.pdf": b"%PDF-1.4\n1 0 obj << /Type /Catalog >>\ngarbage\x00\x01\x02 trailer",
+            "empty.md": b"",
+            "binary.md": bytes(range(256)) * 8,
+            "big.md": "# Big\n\n" + "word " * 1000,
+        },
+    )
+    os.mkfifo(folder / "pipe.md")
+    os.symlink(folder / "loop2.md", folder / "loop.md")
+    os.symlink(folder / "loop.md", folder / "loop2.md")
+    if not RUNNING_AS_ROOT:
+        write_files(folder, {"unreadable.md": "# Secret\n\nNo access.\n"})
+        os.chmod(folder / "unreadable.md", 0)
+    config = write_config(
+        root / "cfg.yaml",
+        data_dir=root / "data",
+        databases={"docs": root / "docs.lancedb"},
+        ingested={"docs": [fs_source(folder, id="docs-folder", max_file_size=2000)]},
+    )
+    run = run_cli(["run-batch"], config=config)
+    status = json.loads(run_cli(["status", "--json"], config=config).stdout)
+    dead = {
+        job["uri"].rsplit("/", 1)[-1]: job["error"] for job in status["databases"][0]["sources"][0]["dead_jobs"]
+    }
+    return {"run": run, "dead": dead, "documents": await snapshot(root / "docs.lancedb", "docs")}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_ERRORS))
+def test_a_bad_file_ends_as_a_dead_job_with_a_clear_error(bad_world, name):
+    assert EXPECTED_ERRORS[name] in bad_world["dead"][name]
+
+
+def test_a_symlink_loop_partner_is_dead_too(bad_world):
+    assert "symlink loop" in bad_world["dead"]["loop2.md"]
+
+
+@pytest.mark.skipif(RUNNING_AS_ROOT, reason="root reads a chmod 000 file anyway; the FIFO case covers unreadable files")
+def test_an_unreadable_file_ends_as_a_dead_job(bad_world):
+    assert "Permission denied" in bad_world["dead"]["unreadable.md"]
+
+
+def test_the_good_file_beside_them_is_ingested(bad_world):
+    assert [uri.rsplit("/", 1)[-1] for uri in bad_world["documents"]] == ["good.md"]
+
+
+def test_run_batch_exits_1_after_printing_the_summary_with_the_dead_count(bad_world):
+    run = bad_world["run"]
+    dead = len(EXPECTED_ERRORS) + 1 + (0 if RUNNING_AS_ROOT else 1)
+    assert (run.returncode, run.stdout.strip()) == (1, f"Batch complete: 1 succeeded, {dead} dead")
+
+
+def test_run_batch_lists_each_dead_file_on_stderr(bad_world):
+    assert all(f"/{name}:" in bad_world["run"].stderr for name in EXPECTED_ERRORS)

@@ -1,0 +1,222 @@
+"""serve under systemd's notify protocol: watching, reloading, refusing, staying up (§15 86, 87, 89)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+import pytest
+import yaml
+from ingester_support import (
+    ServeProcess,
+    fs_source,
+    queue_rows,
+    run_cli,
+    snapshot,
+    wait_until,
+    write_config,
+    write_files,
+)
+
+pytestmark = pytest.mark.slow
+
+PICKUP_S = 60  # generous for a loaded CI machine; typical pickup is a second or two
+NEVER = 10**6  # poll interval: no periodic sweep during the test, so pickups are the watcher's
+
+
+class Recorder:
+    """What the daemon did, step by step, while one serve process ran."""
+
+    def __init__(self) -> None:
+        self.facts: dict[str, object] = {}
+
+
+def uri(path) -> str:
+    return path.resolve().as_uri()
+
+
+async def wait_for_documents(location, name, predicate, timeout=PICKUP_S):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            state = await snapshot(location, name)
+        except Exception:
+            state = {}
+        if predicate(state) or time.monotonic() > deadline:
+            return state
+        time.sleep(0.3)
+
+
+@pytest.fixture(scope="module")
+async def served(tmp_path_factory):
+    root = tmp_path_factory.mktemp("serve")
+    a_dir, b_dir, c_dir = root / "A", root / "B", root / "C"
+    for folder in (a_dir, b_dir, c_dir):
+        folder.mkdir()
+    write_files(c_dir, {"c1.md": "# Crows\n\nCrows remember faces.\n"})
+    databases = {"a": root / "a.lancedb", "b": root / "b.lancedb"}
+    ingested = {
+        "a": [fs_source(a_dir, poll_interval_s=NEVER)],
+        "b": [fs_source(b_dir, poll_interval_s=NEVER)],
+    }
+    config = write_config(root / "cfg.yaml", data_dir=root / "data", databases=databases, ingested=ingested)
+    base = yaml.safe_load(config.read_text())
+    facts: dict[str, object] = {}
+    daemon = ServeProcess(config, root)
+    try:
+        facts["ready"] = daemon.wait_for_message("READY=1", timeout=180)
+
+        second = run_cli(["serve"], config=config, timeout=120)
+        facts["second_serve"] = second
+
+        # created, modified, moved, deleted
+        started = time.monotonic()
+        write_files(a_dir, {"new.md": "# Fresh\n\nA file created while serving.\n"})
+        state = await wait_for_documents(root / "a.lancedb", "a", lambda s: uri(a_dir / "new.md") in s, 180)
+        facts["created"] = (state.get(uri(a_dir / "new.md")), time.monotonic() - started)
+
+        started = time.monotonic()
+        (a_dir / "new.md").write_text("# Fresh\n\nThe file was modified to mention lighthouses.\n")
+        state = await wait_for_documents(
+            root / "a.lancedb", "a",
+            lambda s: "lighthouses" in " ".join(getattr(s.get(uri(a_dir / "new.md")), "chunk_texts", ())),
+        )
+        facts["modified"] = (state.get(uri(a_dir / "new.md")), time.monotonic() - started)
+
+        started = time.monotonic()
+        os.rename(a_dir / "new.md", a_dir / "moved.md")
+        state = await wait_for_documents(
+            root / "a.lancedb", "a", lambda s: uri(a_dir / "moved.md") in s and uri(a_dir / "new.md") not in s
+        )
+        facts["moved"] = (set(state), time.monotonic() - started)
+
+        started = time.monotonic()
+        (a_dir / "moved.md").unlink()
+        state = await wait_for_documents(root / "a.lancedb", "a", lambda s: uri(a_dir / "moved.md") not in s)
+        facts["deleted"] = (set(state), time.monotonic() - started)
+
+        # a bad file, then a good one: the daemon stays up and carries on
+        write_files(b_dir, {"broken.pdf": b"%PDF-1.4 broken\x00\x01", "fine.md": "# Fine\n\nStill serving.\n"})
+        state = await wait_for_documents(root / "b.lancedb", "b", lambda s: uri(b_dir / "fine.md") in s)
+        wait_until(lambda: queue_rows(root / "data" / "ingester.db", "SELECT COUNT(*) FROM jobs WHERE status='dead'")[0][0], 30)
+        facts["after_bad_file"] = (set(state), daemon.proc.poll())
+        facts["dead"] = queue_rows(root / "data" / "ingester.db", "SELECT uri, last_error FROM jobs WHERE status='dead'")
+
+        # a reload changing the search section is refused, and serving continues
+        refused = dict(base, search={"limit": 11})
+        config.write_text(yaml.safe_dump(refused, sort_keys=False))
+        daemon.signal(signal.SIGHUP)
+        facts["refused_logged"] = wait_until(lambda: "reload refused" in daemon.log_text(), 60)
+        write_files(a_dir, {"after-refusal.md": "# Later\n\nWritten after a refused reload.\n"})
+        state = await wait_for_documents(root / "a.lancedb", "a", lambda s: uri(a_dir / "after-refusal.md") in s)
+        facts["after_refusal"] = set(state)
+
+        # a reload adding database c starts ingesting it, without a restart
+        added = dict(base)
+        added["lancedb"] = {"databases": {**base["lancedb"]["databases"], "c": str(root / "c.lancedb")}}
+        added["ingester"] = dict(base["ingester"])
+        added["ingester"]["databases"] = {
+            **base["ingester"]["databases"],
+            "c": {"sources": [fs_source(c_dir, poll_interval_s=4)]},
+        }
+        config.write_text(yaml.safe_dump(added, sort_keys=False))
+        reloads_before = sum("READY=1" in m for m in daemon.messages)
+        daemon.signal(signal.SIGHUP)
+        state = await wait_for_documents(root / "c.lancedb", "c", lambda s: uri(c_dir / "c1.md") in s)
+        facts["c_existing"] = set(state)
+        write_files(c_dir, {"c2.md": "# Crows again\n\nCrows use tools.\n"})
+        state = await wait_for_documents(root / "c.lancedb", "c", lambda s: uri(c_dir / "c2.md") in s)
+        facts["c_watched"] = set(state)
+        daemon.wait_for_message("READY=1", timeout=1)
+        facts["reload_notifications"] = [m for m in daemon.messages][reloads_before - 1 :]
+        facts["pid_unchanged"] = daemon.proc.poll() is None
+    finally:
+        facts["exit_code"] = daemon.stop(timeout=120)
+        facts["log"] = daemon.log_text()
+        facts["messages"] = list(daemon.messages)
+    facts["dirs"] = {"a": a_dir, "b": b_dir, "c": c_dir}
+    return facts
+
+
+def test_serve_sends_ready_once_databases_are_open_and_watched(served):
+    assert served["ready"] is True
+
+
+def test_a_second_serve_on_an_owned_database_exits_1_naming_it(served):
+    second = served["second_serve"]
+    assert second.returncode == 1 and "database 'a'" in second.stderr and "owned" in second.stderr
+
+
+def test_a_created_file_is_ingested_without_waiting_for_a_sweep(served):
+    document, _seconds = served["created"]
+    assert document is not None and document.title == "Fresh"
+
+
+def test_a_modified_file_keeps_its_document_id(served):
+    created, _ = served["created"]
+    modified, _ = served["modified"]
+    assert modified.id == created.id
+
+
+def test_a_moved_file_is_ingested_under_its_new_name_and_dropped_under_the_old(served):
+    uris, _ = served["moved"]
+    a = served["dirs"]["a"]
+    assert uri(a / "moved.md") in uris and uri(a / "new.md") not in uris
+
+
+def test_a_deleted_file_is_removed(served):
+    uris, _ = served["deleted"]
+    assert uri(served["dirs"]["a"] / "moved.md") not in uris
+
+
+def test_each_change_is_picked_up_within_a_few_seconds(served):
+    assert max(served[step][1] for step in ("modified", "moved", "deleted")) < 30
+
+
+def test_a_bad_file_leaves_the_daemon_running_and_the_next_file_ingested(served):
+    uris, returncode = served["after_bad_file"]
+    assert returncode is None and uri(served["dirs"]["b"] / "fine.md") in uris
+
+
+def test_the_bad_file_is_a_dead_job_with_its_error(served):
+    [(dead_uri, error)] = served["dead"]
+    assert dead_uri.endswith("/broken.pdf") and "docling could not convert" in error
+
+
+def test_a_reload_changing_the_search_section_is_refused_naming_it(served):
+    events = [json.loads(line) for line in served["log"].splitlines() if line.startswith("{")]
+    refused = [e for e in events if e["event"] == "reload refused"]
+    assert refused and "search" in refused[0]["error"]
+
+
+def test_serving_continues_after_a_refused_reload(served):
+    assert uri(served["dirs"]["a"] / "after-refusal.md") in served["after_refusal"]
+
+
+def test_a_reload_adding_a_database_ingests_its_existing_files(served):
+    assert uri(served["dirs"]["c"] / "c1.md") in served["c_existing"]
+
+
+def test_a_database_added_by_reload_is_watched(served):
+    assert uri(served["dirs"]["c"] / "c2.md") in served["c_watched"]
+
+
+def test_a_reload_is_announced_with_reloading_then_ready(served):
+    messages = served["messages"]
+    reloading = [i for i, m in enumerate(messages) if m.startswith("RELOADING=1")]
+    assert len(reloading) == 2 and all("READY=1" in messages[i + 1] for i in reloading)
+
+
+def test_the_daemon_process_survived_both_reloads(served):
+    assert served["pid_unchanged"] is True
+
+
+def test_sigterm_sends_stopping_and_exits_0(served):
+    assert served["exit_code"] == 0 and "STOPPING=1" in served["messages"]
+
+
+def test_every_daemon_log_line_is_json(served):
+    lines = [line for line in served["log"].splitlines() if line.strip()]
+    assert all(line.startswith("{") and json.loads(line) for line in lines)

@@ -124,32 +124,39 @@ async def _timed(client, query: str, search_type: str) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-async def measure_layout(config, queries: list[str], repeats: int) -> dict[str, Any]:
+async def measure(configs: dict[str, Any], queries: list[str], repeats: int, *, search_types) -> dict[str, Any]:
+    """Every layout timed query by query in rotation, so load on a shared machine
+    falls on all of them alike and the ratios stay fair."""
+    from contextlib import AsyncExitStack
+
     from haiku.rag.client import HaikuRAG
 
-    out: dict[str, Any] = {}
-    cold = []
-    for _ in range(repeats):
-        async with HaikuRAG(config=config, read_only=True) as client:
-            cold.append(await _timed(client, queries[0], "hybrid"))
-    out["cold_first_query_ms"] = statistics.median(cold)
-    async with HaikuRAG(config=config, read_only=True) as client:
-        for search_type in SEARCH_TYPES:
-            for query in queries[:5]:  # warm-up
-                await _timed(client, query, search_type)
-            times = [await _timed(client, query, search_type) for query in queries]
-            out[search_type] = {"p50_ms": statistics.median(times), "p95_ms": percentile(times, 0.95)}
-    return out
-
-
-async def measure_end_to_end(config, queries: list[str]) -> dict[str, float]:
-    from haiku.rag.client import HaikuRAG
-
-    async with HaikuRAG(config=config, read_only=True) as client:
-        for query in queries[:3]:
-            await _timed(client, query, "hybrid")
-        times = [await _timed(client, query, "hybrid") for query in queries]
-    return {"p50_ms": statistics.median(times), "p95_ms": percentile(times, 0.95)}
+    names = list(configs)
+    times: dict[str, dict[str, list[float]]] = {n: {t: [] for t in search_types} for n in names}
+    cold: dict[str, list[float]] = {n: [] for n in names}
+    for repeat in range(repeats):
+        for name in names[repeat % len(names):] + names[: repeat % len(names)]:
+            async with HaikuRAG(config=configs[name], read_only=True) as client:
+                cold[name].append(await _timed(client, queries[repeat % len(queries)], "hybrid"))
+    async with AsyncExitStack() as stack:
+        clients = {n: await stack.enter_async_context(HaikuRAG(config=configs[n], read_only=True)) for n in names}
+        for search_type in search_types:
+            for query in queries[:3]:  # warm-up
+                for name in names:
+                    await _timed(clients[name], query, search_type)
+            for i, query in enumerate(queries):
+                for name in names[i % len(names):] + names[: i % len(names)]:
+                    times[name][search_type].append(await _timed(clients[name], query, search_type))
+    return {
+        name: {
+            "cold_first_query_ms": statistics.median(cold[name]) if cold[name] else None,
+            **{
+                t: {"p50_ms": statistics.median(v), "p95_ms": percentile(v, 0.95)}
+                for t, v in times[name].items()
+            },
+        }
+        for name in names
+    }
 
 
 def report(results: dict[str, Any], meta: dict[str, Any]) -> str:
@@ -202,21 +209,23 @@ async def main() -> None:
     embedded = cache.fill([d.full_text for d in docs] + queries, embedder.encode, log=log)  # type: ignore[attr-defined]
     log(f"embedded {embedded} new texts ({len(cache)} cached)")
 
-    results: dict[str, Any] = {}
     query_vectors = dict(zip(queries, cache.get(queries).tolist(), strict=True))
+    configs = {}
     for name, parts in LAYOUTS.items():
         root = CACHE / "search" / f"scifact-{len(docs)}" / name
         await build_layout(root, parts, docs, cache)
+        configs[name] = layout_config(root, parts)
     import haiku.rag.client._search as search_module
 
     real_get_embedder = search_module.get_embedder
-    for name, parts in LAYOUTS.items():
-        config = layout_config(CACHE / "search" / f"scifact-{len(docs)}" / name, parts)
-        search_module.get_embedder = lambda cfg: _PrecomputedQueries(real_get_embedder(cfg), query_vectors)
-        results[name] = await measure_layout(config, queries, args.repeats)
-        search_module.get_embedder = real_get_embedder
-        results[name]["end_to_end"] = await measure_end_to_end(config, queries)
-        log(f"measured {name}")
+    search_module.get_embedder = lambda cfg: _PrecomputedQueries(real_get_embedder(cfg), query_vectors)
+    results = await measure(configs, queries, args.repeats, search_types=SEARCH_TYPES)
+    log("measured retrieval")
+    search_module.get_embedder = real_get_embedder
+    end_to_end = await measure(configs, queries, 0, search_types=("hybrid",))
+    for name in LAYOUTS:
+        results[name]["end_to_end"] = end_to_end[name]["hybrid"]
+    log("measured end to end")
 
     meta = {
         "documents": len(docs),

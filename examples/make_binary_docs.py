@@ -30,98 +30,155 @@ Block = tuple[str, str]
 
 IVF_PQ: list[Block] = [
     ("h1", "IVF-PQ vector indexes"),
-    ("p", "IVF-PQ combines two ideas to search large collections of vectors quickly and in little "
-          "memory: an inverted file (IVF) that narrows the search to a few partitions, and product "
-          "quantization (PQ) that compresses each vector to a handful of bytes."),
+    (
+        "p",
+        "IVF-PQ combines two ideas to search large collections of vectors quickly and in little "
+        "memory: an inverted file (IVF) that narrows the search to a few partitions, and product "
+        "quantization (PQ) that compresses each vector to a handful of bytes.",
+    ),
     ("h2", "Partitioning"),
-    ("p", "Training runs k-means over a sample of the vectors to find a few hundred to a few thousand "
-          "centroids. Every vector is assigned to its nearest centroid. At query time only the "
-          "partitions whose centroids are nearest to the query are scanned; their number is the "
-          "nprobes setting. A rule of thumb is one partition per few thousand vectors."),
+    (
+        "p",
+        "Training runs k-means over a sample of the vectors to find a few hundred to a few thousand "
+        "centroids. Every vector is assigned to its nearest centroid. At query time only the "
+        "partitions whose centroids are nearest to the query are scanned; their number is the "
+        "nprobes setting. A rule of thumb is one partition per few thousand vectors.",
+    ),
     ("h2", "Product quantization"),
-    ("p", "PQ splits each vector into equal sub-vectors, for example 384 dimensions into 48 groups of "
-          "8, and replaces each sub-vector with the id of its nearest code in a small codebook. A "
-          "384-dimensional float32 vector of 1536 bytes becomes 48 bytes. Distances are computed "
-          "from precomputed tables, which is fast but approximate."),
+    (
+        "p",
+        "PQ splits each vector into equal sub-vectors, for example 384 dimensions into 48 groups of "
+        "8, and replaces each sub-vector with the id of its nearest code in a small codebook. A "
+        "384-dimensional float32 vector of 1536 bytes becomes 48 bytes. Distances are computed "
+        "from precomputed tables, which is fast but approximate.",
+    ),
     ("h2", "Getting recall back"),
-    ("p", "Compression loses precision, so a refine step fetches a larger candidate set, for "
-          "example thirty times the limit, and re-ranks it with the original full-precision "
-          "vectors. With enough probes and a refine factor, recall at 10 above 0.95 is typical."),
+    (
+        "p",
+        "Compression loses precision, so a refine step fetches a larger candidate set, for "
+        "example thirty times the limit, and re-ranks it with the original full-precision "
+        "vectors. With enough probes and a refine factor, recall at 10 above 0.95 is typical.",
+    ),
     ("h2", "When not to index"),
-    ("p", "Below roughly a hundred thousand vectors an exact scan is fast enough and always "
-          "correct. Building an index too early adds work on every write for no gain."),
+    (
+        "p",
+        "Below roughly a hundred thousand vectors an exact scan is fast enough and always "
+        "correct. Building an index too early adds work on every write for no gain.",
+    ),
 ]
 
 WAL: list[Block] = [
     ("h1", "Write-ahead logging and crash safety"),
-    ("p", "A database that promises durability must survive a crash at any instant. Write-ahead "
-          "logging (WAL) achieves this by recording each change in an append-only log, and forcing "
-          "the log to stable storage with fsync, before the change is applied to the main files."),
+    (
+        "p",
+        "A database that promises durability must survive a crash at any instant. Write-ahead "
+        "logging (WAL) achieves this by recording each change in an append-only log, and forcing "
+        "the log to stable storage with fsync, before the change is applied to the main files.",
+    ),
     ("h2", "Recovery"),
-    ("p", "After a crash the database replays the log from the last checkpoint. Changes whose "
-          "commit record reached the log are redone; changes without one are discarded. A reader "
-          "therefore never sees half of a transaction."),
+    (
+        "p",
+        "After a crash the database replays the log from the last checkpoint. Changes whose "
+        "commit record reached the log are redone; changes without one are discarded. A reader "
+        "therefore never sees half of a transaction.",
+    ),
     ("h2", "WAL in SQLite"),
-    ("p", "In WAL mode SQLite appends changed pages to a separate -wal file. Readers keep reading "
-          "the main database plus the part of the log committed before they started, so readers do "
-          "not block the writer and the writer does not block readers. A checkpoint copies pages "
-          "back into the main file. This makes SQLite a good home for a small durable job queue."),
+    (
+        "p",
+        "In WAL mode SQLite appends changed pages to a separate -wal file. Readers keep reading "
+        "the main database plus the part of the log committed before they started, so readers do "
+        "not block the writer and the writer does not block readers. A checkpoint copies pages "
+        "back into the main file. This makes SQLite a good home for a small durable job queue.",
+    ),
     ("h2", "Versioned formats"),
-    ("p", "Append-only table formats such as Lance reach the same goal differently: new data files "
-          "are written first and a new version manifest is committed last, atomically. A crash "
-          "before the commit leaves unreferenced files that cleanup removes later, and the "
-          "previous version stays intact."),
+    (
+        "p",
+        "Append-only table formats such as Lance reach the same goal differently: new data files "
+        "are written first and a new version manifest is committed last, atomically. A crash "
+        "before the commit leaves unreferenced files that cleanup removes later, and the "
+        "previous version stays intact.",
+    ),
 ]
 
 RAG: list[Block] = [
     ("h1", "Retrieval-augmented generation"),
-    ("p", "Retrieval-augmented generation (RAG) answers a question by first retrieving passages "
-          "from a document collection and then asking a language model to answer using only those "
-          "passages. The model supplies fluent language; the collection supplies the facts."),
+    (
+        "p",
+        "Retrieval-augmented generation (RAG) answers a question by first retrieving passages "
+        "from a document collection and then asking a language model to answer using only those "
+        "passages. The model supplies fluent language; the collection supplies the facts.",
+    ),
     ("h2", "Why retrieve first"),
-    ("p", "A language model's knowledge is frozen at training time and cannot include private "
-          "documents. Retrieval brings in current, private and specific information, and lets "
-          "every claim in the answer point to the passage that supports it."),
+    (
+        "p",
+        "A language model's knowledge is frozen at training time and cannot include private "
+        "documents. Retrieval brings in current, private and specific information, and lets "
+        "every claim in the answer point to the passage that supports it.",
+    ),
     ("h2", "Citations"),
-    ("p", "Each retrieved passage carries an identifier. The model is asked to cite the "
-          "identifiers it relied on, and the system turns them into citations showing the "
-          "document title, the section headings and the page. When passages come from several "
-          "databases, the citation must also name the database, because identifiers are unique "
-          "only within one database."),
+    (
+        "p",
+        "Each retrieved passage carries an identifier. The model is asked to cite the "
+        "identifiers it relied on, and the system turns them into citations showing the "
+        "document title, the section headings and the page. When passages come from several "
+        "databases, the citation must also name the database, because identifiers are unique "
+        "only within one database.",
+    ),
     ("h2", "Agentic retrieval"),
-    ("p", "Instead of a single search, the model can be given search and document-reading tools "
-          "and allowed several rounds: search, read, refine the query, search again. This helps "
-          "with questions that span several documents, at the cost of more model calls. A limit "
-          "on the number of requests per question keeps the cost bounded."),
+    (
+        "p",
+        "Instead of a single search, the model can be given search and document-reading tools "
+        "and allowed several rounds: search, read, refine the query, search again. This helps "
+        "with questions that span several documents, at the cost of more model calls. A limit "
+        "on the number of requests per question keeps the cost bounded.",
+    ),
 ]
 
 EMBED_CACHE: list[Block] = [
     ("h1", "Embedding throughput on small machines"),
-    ("p", "On a laptop or a small virtual machine without a GPU, embedding is usually the slowest "
-          "step of ingestion. A 22-million-parameter model on two CPU cores embeds roughly ten to "
-          "twenty passages of 256 tokens per second."),
+    (
+        "p",
+        "On a laptop or a small virtual machine without a GPU, embedding is usually the slowest "
+        "step of ingestion. A 22-million-parameter model on two CPU cores embeds roughly ten to "
+        "twenty passages of 256 tokens per second.",
+    ),
     ("h2", "Batching"),
-    ("p", "Embedding passages in batches of 32 to 64 uses the CPU's vector units far better than "
-          "one passage at a time. Batches should mix chunks from several documents so that a "
-          "single short file does not leave the batch half empty."),
+    (
+        "p",
+        "Embedding passages in batches of 32 to 64 uses the CPU's vector units far better than "
+        "one passage at a time. Batches should mix chunks from several documents so that a "
+        "single short file does not leave the batch half empty.",
+    ),
     ("h2", "Skip unchanged work"),
-    ("p", "The cheapest embedding is the one never computed. Hashing each file's bytes and "
-          "comparing with the stored hash lets an ingester skip files that were touched but not "
-          "changed. Comparing modification time and size first avoids even reading the file."),
+    (
+        "p",
+        "The cheapest embedding is the one never computed. Hashing each file's bytes and "
+        "comparing with the stored hash lets an ingester skip files that were touched but not "
+        "changed. Comparing modification time and size first avoids even reading the file.",
+    ),
     ("h2", "Query side"),
-    ("p", "A query is embedded once per search, even when the search fans out to several "
-          "databases, provided they all share one embedding model. Loading the model is the "
-          "expensive part of the first query; a long-running process pays it once."),
+    (
+        "p",
+        "A query is embedded once per search, even when the search fans out to several "
+        "databases, provided they all share one embedding model. Loading the model is the "
+        "expensive part of the first query; a long-running process pays it once.",
+    ),
 ]
 
 INCIDENT_REVIEW: list[Block] = [
     ("h1", "Incident review: ingestion stalled for six hours"),
-    ("p", "Severity SEV-2. Search stayed available throughout, but the papers database did not "
-          "receive new documents for six hours and eleven minutes."),
+    (
+        "p",
+        "Severity SEV-2. Search stayed available throughout, but the papers database did not "
+        "receive new documents for six hours and eleven minutes.",
+    ),
     ("h2", "Summary"),
-    ("p", "A malformed PDF made the converter hang. Both workers eventually claimed copies of "
-          "slow jobs, the queue stopped draining, and no alert fired because the ingester process "
-          "itself stayed healthy."),
+    (
+        "p",
+        "A malformed PDF made the converter hang. Both workers eventually claimed copies of "
+        "slow jobs, the queue stopped draining, and no alert fired because the ingester process "
+        "itself stayed healthy.",
+    ),
     ("h2", "Timeline (UTC)"),
     ("li", "03:12 a 40 MB scanned PDF lands in the papers folder."),
     ("li", "03:13 a worker starts converting it; conversion never finishes."),
@@ -139,8 +196,11 @@ INCIDENT_REVIEW: list[Block] = [
 
 ONBOARDING: list[Block] = [
     ("h1", "Onboarding checklist for platform engineers"),
-    ("p", "Work through this list in your first two weeks. Your onboarding buddy signs off each "
-          "section. You join the on-call rotation as a shadow in week three."),
+    (
+        "p",
+        "Work through this list in your first two weeks. Your onboarding buddy signs off each "
+        "section. You join the on-call rotation as a shadow in week three.",
+    ),
     ("h2", "Week one: access and tools"),
     ("li", "Request shell access to the staging database hosts through the identity provider."),
     ("li", "Install the haiku command-line tools and run a search against the staging databases."),
@@ -150,19 +210,28 @@ ONBOARDING: list[Block] = [
     ("li", "Tag a staging database, make a change, and restore the tag."),
     ("li", "Read the three most recent incident reviews."),
     ("h2", "Before your first shift"),
-    ("p", "Confirm you receive a test page, that you can open every runbook linked from the "
-          "paging alerts, and that you know who your secondary is."),
+    (
+        "p",
+        "Confirm you receive a test page, that you can open every runbook linked from the "
+        "paging alerts, and that you know who your secondary is.",
+    ),
 ]
 
 DR_PLAN: list[Block] = [
     ("h1", "Disaster recovery plan"),
-    ("p", "This plan covers the loss of the primary region that hosts the search platform. It "
-          "sets two targets: a recovery point objective (RPO) of 24 hours and a recovery time "
-          "objective (RTO) of 4 hours."),
+    (
+        "p",
+        "This plan covers the loss of the primary region that hosts the search platform. It "
+        "sets two targets: a recovery point objective (RPO) of 24 hours and a recovery time "
+        "objective (RTO) of 4 hours.",
+    ),
     ("h2", "What we recover"),
-    ("p", "The databases are restored from the latest nightly backup in the backup account. "
-          "Documents added after that backup are re-ingested from their source folders, which are "
-          "replicated separately, so the effective data loss for sourced documents is close to zero."),
+    (
+        "p",
+        "The databases are restored from the latest nightly backup in the backup account. "
+        "Documents added after that backup are re-ingested from their source folders, which are "
+        "replicated separately, so the effective data loss for sourced documents is close to zero.",
+    ),
     ("h2", "Recovery steps"),
     ("li", "Declare a SEV-1 and name an incident commander."),
     ("li", "Provision database hosts in the standby region from the infrastructure templates."),
@@ -170,27 +239,42 @@ DR_PLAN: list[Block] = [
     ("li", "Start the ingester; its first sweep re-ingests files changed since the backup."),
     ("li", "Point query clients at the new hosts and post a status page update."),
     ("h2", "Testing the plan"),
-    ("p", "The full plan is rehearsed twice a year in the standby region. The monthly restore "
-          "drill exercises the most important step, restoring a database, far more often."),
+    (
+        "p",
+        "The full plan is rehearsed twice a year in the standby region. The monthly restore "
+        "drill exercises the most important step, restoring a database, far more often.",
+    ),
 ]
 
 CAPACITY: list[Block] = [
     ("h1", "Capacity planning"),
-    ("p", "Capacity is reviewed every quarter from three measurements: storage used per "
-          "database, ingestion throughput, and query latency at the 95th percentile."),
+    (
+        "p",
+        "Capacity is reviewed every quarter from three measurements: storage used per "
+        "database, ingestion throughput, and query latency at the 95th percentile.",
+    ),
     ("h2", "Storage"),
-    ("p", "A chunk with a 384-dimensional float32 vector costs about 1.5 KB for the vector plus its "
-          "text and metadata, so a million chunks need roughly 3 to 4 GB before old versions. "
-          "Keep at least 40 percent of each volume free so that compaction has room to rewrite "
-          "files."),
+    (
+        "p",
+        "A chunk with a 384-dimensional float32 vector costs about 1.5 KB for the vector plus its "
+        "text and metadata, so a million chunks need roughly 3 to 4 GB before old versions. "
+        "Keep at least 40 percent of each volume free so that compaction has room to rewrite "
+        "files.",
+    ),
     ("h2", "Ingestion"),
-    ("p", "Ingestion is bound by embedding on CPU. When the daily volume of new documents would "
-          "take more than a quarter of the day to embed, add workers, move embedding to a GPU "
-          "host with an OpenAI-compatible endpoint, or split the database so that separate "
-          "ingesters on separate machines share the load."),
+    (
+        "p",
+        "Ingestion is bound by embedding on CPU. When the daily volume of new documents would "
+        "take more than a quarter of the day to embed, add workers, move embedding to a GPU "
+        "host with an OpenAI-compatible endpoint, or split the database so that separate "
+        "ingesters on separate machines share the load.",
+    ),
     ("h2", "Queries"),
-    ("p", "Query processes are stateless readers and scale horizontally. If p95 latency exceeds "
-          "500 ms, first check that vector indexes exist on the large databases, then add readers."),
+    (
+        "p",
+        "Query processes are stateless readers and scale horizontally. If p95 latency exceeds "
+        "500 ms, first check that vector indexes exist on the large databases, then add readers.",
+    ),
 ]
 
 DOCUMENTS: dict[str, list[Block]] = {

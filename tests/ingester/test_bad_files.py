@@ -8,7 +8,7 @@ import os
 import pytest
 from ingester_support import fs_source, run_cli, snapshot, write_config, write_files
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 RUNNING_AS_ROOT = os.geteuid() == 0
 EXPECTED_ERRORS = {

@@ -7,7 +7,7 @@ import json
 import pytest
 from ingester_support import chunk_document_ids, fs_source, run_cli, write_config, write_files
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def test_one_run_batch_creates_both_databases(batch_world):

@@ -20,7 +20,7 @@ from ingester_support import (
     write_files,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 PICKUP_S = 60  # generous for a loaded CI machine; typical pickup is a second or two
 NEVER = 10**6  # poll interval: no periodic sweep during the test, so pickups are the watcher's

@@ -28,43 +28,47 @@ HYBRID_OVERLAP_THRESHOLD = 0.9
 TOP = 10
 
 
-async def _top_ids(config, search_type: str) -> list[list[str]]:
+@pytest.fixture(scope="module")
+def top_ids(federation_fixture):
+    """``await top_ids(layout, search_type, fusion)``: each query's top-10 document uris, computed once."""
     from haiku.rag.client import HaikuRAG
 
-    async with HaikuRAG(config=config, read_only=True) as client:
-        out = []
-        for query in QUERIES:
-            results = await client.search(query, limit=TOP, search_type=search_type)
-            out.append([r.document_uri for r in results])
-        return out
+    cache: dict[tuple[str, str, str], list[list[str]]] = {}
+
+    async def get(layout: str, search_type: str, fusion: str = "rrf") -> list[list[str]]:
+        key = (layout, search_type, fusion)
+        if key not in cache:
+            async with HaikuRAG(config=federation_fixture(layout, fusion), read_only=True) as client:
+                cache[key] = [
+                    [r.document_uri for r in await client.search(q, limit=TOP, search_type=search_type)]
+                    for q in QUERIES
+                ]
+        return cache[key]
+
+    return get
 
 
-async def _mean_overlap(federation_fixture, search_type: str, fusion: str = "rrf") -> float:
-    one = await _top_ids(federation_fixture("one"), search_type)
-    three = await _top_ids(federation_fixture("three", fusion), search_type)
-    mean = sum(overlap_at_k(a, b, TOP) for a, b in zip(one, three, strict=True)) / len(QUERIES)
-    print(f"MEASURE {search_type} {fusion} {mean:.4f}")
-    return mean
+async def _mean_overlap(top_ids, search_type: str, fusion: str = "rrf") -> float:
+    one = await top_ids("one", search_type)
+    three = await top_ids("three", search_type, fusion)
+    return sum(overlap_at_k(a, b, TOP) for a, b in zip(one, three, strict=True)) / len(QUERIES)
 
 
-async def test_vector_search_over_three_databases_returns_the_one_database_top_10(federation_fixture):
-    one = await _top_ids(federation_fixture("one"), "vector")
-    three = await _top_ids(federation_fixture("three"), "vector")
-    assert three == one
+async def test_vector_search_over_three_databases_returns_the_one_database_top_10(top_ids):
+    assert await top_ids("three", "vector") == await top_ids("one", "vector")
 
 
-async def test_hybrid_search_over_three_databases_keeps_the_one_database_top_10(federation_fixture):
-    assert await _mean_overlap(federation_fixture, "hybrid") >= HYBRID_OVERLAP_THRESHOLD
+async def test_hybrid_search_over_three_databases_keeps_the_one_database_top_10(top_ids):
+    assert await _mean_overlap(top_ids, "hybrid") >= HYBRID_OVERLAP_THRESHOLD
 
 
-async def test_the_seeds_cosine_rule_for_hybrid_falls_below_the_overlap_threshold(federation_fixture):
+async def test_the_seeds_cosine_rule_for_hybrid_falls_below_the_overlap_threshold(top_ids):
     # Not a behaviour to keep: evidence that the threshold above can fail.
-    assert await _mean_overlap(federation_fixture, "hybrid", fusion="cosine") < HYBRID_OVERLAP_THRESHOLD
+    assert await _mean_overlap(top_ids, "hybrid", fusion="cosine") < HYBRID_OVERLAP_THRESHOLD
 
 
+@pytest.mark.parametrize("layout", ["one", "three"])
 @pytest.mark.parametrize("search_type", ["vector", "hybrid"])
-async def test_every_query_finds_ten_documents_in_both_layouts(federation_fixture, search_type):
+async def test_every_query_finds_ten_documents(top_ids, layout, search_type):
     # Guards the comparisons above against passing on empty or short lists.
-    for layout in ("one", "three"):
-        tops = await _top_ids(federation_fixture(layout), search_type)
-        assert [len(set(top)) for top in tops] == [TOP] * len(QUERIES)
+    assert [len(set(top)) for top in await top_ids(layout, search_type)] == [TOP] * len(QUERIES)

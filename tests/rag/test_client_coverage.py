@@ -154,3 +154,20 @@ async def test_closing_twice_or_before_entering_is_a_no_op(two_db):
     async with client:
         pass
     await client.aclose()
+
+
+async def test_a_legacy_uri_database_is_unnamed_and_its_results_carry_no_source(built, tmp_path):
+    from rag_support import config_data
+
+    from haiku.core.config import config_from_dict
+
+    data = config_data(tmp_path / "data")
+    data["lancedb"] = {"uri": str(built["wiki"])}
+    async with HaikuRAG(config=config_from_dict(data), read_only=True) as client:
+        assert client.source_names == () and client.source is None and not client.covers_multiple
+        results = await client.search("pasta in salted water", limit=2)
+        documents = await client.list_documents()
+        document = await client.get_document_by_id(documents[0].id)
+    assert results and all(r.source is None for r in results)
+    assert documents and all(d.source is None for d in documents)
+    assert document is not None and document.source is None

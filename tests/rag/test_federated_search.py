@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
@@ -96,10 +97,14 @@ async def test_a_model_change_at_the_same_dimension_warns_read_only_and_refuses_
             pass
 
 
-@pytest.mark.parametrize("search_type", ["vector", "hybrid"])
-async def test_cosine_fusion_orders_by_cosine_and_scores_with_it(built, tmp_path, embedder, search_type):
+@pytest.mark.parametrize(
+    ("search_type", "metric"), [("vector", "cosine"), ("vector", "l2"), ("hybrid", "cosine")]
+)
+async def test_cosine_fusion_orders_by_cosine_and_scores_with_it(built, tmp_path, embedder, search_type, metric):
     config = build_config(
-        tmp_path / "data", {"papers": str(built["papers"]), "wiki": str(built["wiki"])}, search={"fusion": "cosine"}
+        tmp_path / "data",
+        {"papers": str(built["papers"]), "wiki": str(built["wiki"])},
+        search={"fusion": "cosine", "vector_index_metric": metric},
     )
     query_vector = await embedder.embed_query(QUERY)
     async with HaikuRAG(config=config) as client:
@@ -107,7 +112,7 @@ async def test_cosine_fusion_orders_by_cosine_and_scores_with_it(built, tmp_path
         cosines = await _cosines(client, results, query_vector)
     assert len(results) == 6
     assert [r.score for r in results] == pytest.approx(cosines, abs=1e-5)
-    assert all(a >= b for a, b in zip(cosines, cosines[1:], strict=False))
+    assert all(a >= b for a, b in itertools.pairwise(cosines))
 
 
 async def test_full_ties_fall_to_configured_order_whatever_the_order_of_sources(built, tmp_path):

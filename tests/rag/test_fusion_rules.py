@@ -22,6 +22,13 @@ def test_cosine_fusion_scores_with_cosine_and_a_zero_vector_scores_zero():
     assert all(x.vector is None for x in fused)
 
 
+def test_cosine_from_a_cosine_metric_vector_score_needs_no_stored_vector():
+    # score = 1 / (1 + d) with d = 1 - cos
+    lists = [Ranked(0, [r("a1", "a", score=1 / (1 + (1 - 0.8)))]), Ranked(1, [r("b1", "b", score=1 / (1 + (1 - 0.9)))])]
+    fused = fusion.fuse_by_cosine(lists, [1.0, 0.0], limit=2, from_distance=True)
+    assert [(x.chunk_id, x.score) for x in fused] == [("b1", pytest.approx(0.9)), ("a1", pytest.approx(0.8))]
+
+
 def test_equal_cosine_falls_to_the_better_rank_within_its_own_database():
     same = [1.0, 1.0]
     lists = [Ranked(0, [r("a1", "a", vector=[1.0, 0.0]), r("a2", "a", vector=same)]),

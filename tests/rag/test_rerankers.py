@@ -39,7 +39,7 @@ def tiny_cross_encoder(tmp_path_factory):
 
 
 class _RerankHandler(BaseHTTPRequestHandler):
-    def do_POST(self):  # noqa: N802 - http.server's naming
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
         words = set(body["query"].lower().split())

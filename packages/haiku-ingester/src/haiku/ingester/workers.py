@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from haiku.core.config import WorkersConfig
 from haiku.ingester.app import IngesterApp
 from haiku.ingester.logs import get_logger
+from haiku.ingester.pipeline.process import JobReleased
 from haiku.ingester.queue import Job
 from haiku.ingester.retry import describe, retry_delay
 
@@ -96,6 +97,8 @@ class WorkerPool:
                 outcome = await app.processor.run(job, source, runtime.store)
             except asyncio.CancelledError:
                 raise
+            except JobReleased:
+                queue.jobs.release(job)
             except Exception as exc:
                 self._failed(job, exc, source.retry, log)
             else:
@@ -156,6 +159,8 @@ class WorkerPool:
 
         Returns how many claims were released.
         """
+        if self.app.processor is not None:
+            self.app.processor.stopping = True  # jobs not yet converting go back at once
         tasks = list(self._tasks.values())
         if tasks:
             self.log.info("waiting for in-flight jobs", jobs=len(tasks), grace_s=grace_s)

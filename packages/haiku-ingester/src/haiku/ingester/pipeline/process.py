@@ -37,6 +37,10 @@ class WritableStore(Protocol):
     async def delete_document(self, document_id: str) -> bool: ...
 
 
+class JobReleased(Exception):  # noqa: N818 - a signal to the worker, not a failure
+    """The daemon is stopping and this job had not started converting: give it back untouched."""
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What a job did, for logs and counts."""
@@ -54,6 +58,7 @@ class JobProcessor:
         self.batcher = batcher
         # Files held in memory at once: enough to keep every conversion worker fed.
         self._reading = asyncio.Semaphore(2 * pool.size)
+        self.stopping = False
 
     async def run(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:
         if job.op == "delete":
@@ -69,6 +74,8 @@ class JobProcessor:
             if state is not None and state.revision == facts.revision and state.document_id:
                 return Outcome("unchanged", None, state.document_id)
             async with self._reading:
+                if self.stopping:
+                    raise JobReleased()
                 data = await asyncio.to_thread(read_bytes, facts, max_file_size=max_size)
                 digest = content_hash(data)
                 metadata = {

@@ -73,7 +73,7 @@ from haiku.rag.cli.qa_commands import register as _register_qa  # noqa: E402
 _register_qa(app)
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     typer.echo(f"Warning: {message}", err=True)
 
 

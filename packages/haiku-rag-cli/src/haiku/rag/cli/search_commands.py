@@ -1,6 +1,6 @@
 """`haiku-rag search`: the configured set, or the one database selected."""
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 import typer
@@ -9,7 +9,7 @@ from haiku.rag.cli._common import at_option, client_for, db_option, echo_json, o
 from haiku.rag.cli._output import print_results, result_json
 
 
-class SearchType(str, Enum):
+class SearchType(StrEnum):
     vector = "vector"
     fts = "fts"
     hybrid = "hybrid"

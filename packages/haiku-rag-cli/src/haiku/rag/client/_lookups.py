@@ -38,7 +38,7 @@ async def list_documents(
     include_content: bool,
     sources: Sequence[str] | None,
 ) -> list[Document]:
-    if limit is not None and limit < 0 or offset is not None and offset < 0:
+    if (limit is not None and limit < 0) or (offset is not None and offset < 0):
         raise ValueError("limit and offset cannot be negative")
     if sources is not None and len(sources) == 0:
         return []

@@ -1,0 +1,86 @@
+"""rebuild after the configured model changed (§15 90)."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+import yaml
+from ingester_support import run_cli
+
+from haiku.core.config import config_from_dict
+from haiku.core.embedders import EmbedderIdentity, local_model_path
+from haiku.core.scope import DatabaseRef
+from haiku.ingester.pipeline.convert import embed_text
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+@pytest.fixture(scope="module")
+async def rebuilt(batch_world, tmp_path_factory):
+    """A copy of an ingested database, its vectors wiped, rebuilt under a new model name.
+
+    The new name is the model's directory: a different identity, the same weights, no network.
+    """
+    from haiku.core.store import Store
+
+    root = tmp_path_factory.mktemp("rebuild")
+    location = shutil.copytree(batch_world.a_db, root / "a.lancedb")
+    raw = yaml.safe_load(batch_world.config.read_text())
+    raw["storage"]["data_dir"] = str(root / "data")
+    raw["lancedb"]["databases"] = {"a": str(location)}
+    raw["ingester"]["databases"] = {"a": raw["ingester"]["databases"]["a"]}
+    raw["embeddings"] = {"model": {"provider": "sentence-transformers", "name": local_model_path(), "vector_dim": 384}}
+    config_path = root / "cfg.yaml"
+    config_path.write_text(yaml.safe_dump(raw))
+    config = config_from_dict(raw)
+
+    ref = DatabaseRef.configured("a", location)
+    store = await Store.open(ref, config, skip_validation=True)
+    try:
+        ids = [c.id async for batch in store.iter_chunk_batches() for c in batch]
+        await store.replace_vectors({chunk_id: [0.0] * 384 for chunk_id in ids})
+    finally:
+        await store.close()
+
+    before = run_cli(["run-batch"], config=config_path)
+    result = run_cli(["rebuild", "--db-name", "a"], config=config_path)
+    store = await Store.open(ref, config)  # writable, with the identity check
+    try:
+        chunks = [c async for batch in store.iter_chunk_batches(with_vectors=True) for c in batch]
+        facts = {
+            "before": before,
+            "result": result,
+            "identity": store.identity,
+            "marker": store.rebuild_marker,
+            "chunks": chunks,
+            "count": await store.count_chunks(),
+        }
+    finally:
+        await store.close()
+    return facts
+
+
+def test_a_changed_model_name_is_refused_before_the_rebuild(rebuilt):
+    before = rebuilt["before"]
+    assert before.returncode == 1 and "haiku-ingester rebuild --db-name a" in before.stderr
+
+
+def test_rebuild_reports_every_chunk_re_embedded(rebuilt):
+    result = rebuilt["result"]
+    assert result.returncode == 0 and f": {rebuilt['count']} chunk(s) re-embedded" in result.stdout
+
+
+def test_rebuild_records_the_new_identity_and_the_next_writable_open_accepts_it(rebuilt):
+    assert rebuilt["identity"] == EmbedderIdentity("sentence-transformers", local_model_path(), 384)
+
+
+def test_every_rebuilt_vector_is_the_embedding_of_its_chunk(rebuilt, embedder):
+    chunks = rebuilt["chunks"]
+    expected = np.array(embedder.encode([embed_text(c.headings, c.content) for c in chunks]))
+    assert np.allclose(np.array([c.vector for c in chunks]), expected, atol=1e-4)
+
+
+def test_a_finished_rebuild_leaves_no_marker(rebuilt):
+    assert rebuilt["marker"] is None

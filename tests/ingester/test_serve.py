@@ -49,6 +49,53 @@ async def wait_for_documents(location, name, predicate, timeout=PICKUP_S):
         time.sleep(0.3)
 
 
+def versioned(n: int) -> str:
+    parts = "".join(f"## Part {p}\n\nEdition{n} of part {p} about glaciers and fjords.\n\n" for p in range(3))
+    return f"# Versions\n\n{parts}"
+
+
+async def search_while_replacing(location, path, versions: int = 8) -> list[list[str]]:
+    """Edit ``path`` ``versions`` times while a reader searches; every result list it saw."""
+    import asyncio
+    import re
+
+    from haiku.core.config import config_from_dict
+    from haiku.core.scope import DatabaseRef
+    from haiku.core.store import Store
+
+    path.write_text(versioned(0))
+    await wait_for_documents(location, "b", lambda s: uri(path) in s)
+    config = config_from_dict({"lancedb": {"read_consistency_interval_seconds": 0}})
+    reader = await Store.open(DatabaseRef.configured("b", location), config, read_only=True)
+    observed: list[list[str]] = []
+    done = asyncio.Event()
+
+    async def read() -> None:
+        while not done.is_set():
+            hits = await reader.search("glaciers fjords", query_vector=None, search_type="fts", limit=50)
+            observed.append([re.search(r"Edition\d+", h.content).group(0) for h in hits if h.document_uri == uri(path)])
+            await asyncio.sleep(0.02)
+
+    async def write() -> None:
+        try:
+            for n in range(1, versions):
+                path.write_text(versioned(n))
+                await asyncio.sleep(0.7)
+            final = f"Edition{versions - 1}"
+            for _ in range(100):
+                if observed and observed[-1] and observed[-1][0] == final:
+                    break
+                await asyncio.sleep(0.2)
+        finally:
+            done.set()
+
+    try:
+        await asyncio.gather(read(), write())
+    finally:
+        await reader.close()
+    return observed
+
+
 @pytest.fixture(scope="module")
 async def served(tmp_path_factory):
     root = tmp_path_factory.mktemp("serve")
@@ -130,8 +177,10 @@ async def served(tmp_path_factory):
         state = await wait_for_documents(root / "c.lancedb", "c", lambda s: uri(c_dir / "c2.md") in s)
         facts["c_watched"] = set(state)
         daemon.wait_for_message("READY=1", timeout=1)
-        facts["reload_notifications"] = [m for m in daemon.messages][reloads_before - 1 :]
         facts["pid_unchanged"] = daemon.proc.poll() is None
+
+        # searches while the daemon replaces one document again and again (§15 88)
+        facts["observed"] = await search_while_replacing(root / "b.lancedb", b_dir / "versions.md")
     finally:
         facts["exit_code"] = daemon.stop(timeout=120)
         facts["log"] = daemon.log_text()
@@ -211,6 +260,14 @@ def test_a_reload_is_announced_with_reloading_then_ready(served):
 
 def test_the_daemon_process_survived_both_reloads(served):
     assert served["pid_unchanged"] is True
+
+
+def test_searches_saw_several_versions_while_the_daemon_replaced_the_document(served):
+    assert len({edition for hits in served["observed"] for edition in hits}) > 2
+
+
+def test_a_search_never_returns_chunks_of_two_versions_or_a_partial_document(served):
+    assert all(len(hits) == 3 and len(set(hits)) == 1 for hits in served["observed"])
 
 
 def test_sigterm_sends_stopping_and_exits_0(served):

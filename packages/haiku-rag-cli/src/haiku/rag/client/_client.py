@@ -169,6 +169,7 @@ class HaikuRAG:
     async def __aenter__(self) -> HaikuRAG:
         if self._owner is not None or (self._entered and not self.is_closed):
             return self
+        self._entered = False
         scope = self._resolve()
         if self._create:
             _coverage.refuse_create_on_set(scope)

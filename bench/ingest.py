@@ -1,0 +1,272 @@
+"""Ingest benchmark: SciFact through `haiku-ingester run-batch` into three databases.
+
+Writes the SciFact corpus (text = title + " " + text) as one markdown file per
+document into three folders, runs ``run-batch`` over three databases, and
+reports, from the same run:
+
+* documents/s and chunks/s of the whole command (start-up and model load
+  included) and of its steady state (first to last finished job);
+* the peak RSS of the ingester's process tree (daemon + conversion workers),
+  summed RSS and summed PSS (shared library pages counted once);
+* the baseline: the raw encoder (``SentenceTransformer.encode``) on the same
+  chunk texts with the same batch size, in this process after the run, and
+  the ratio of the pipeline's chunks/s to it;
+* a second run over the unchanged files, as a percentage of the first.
+
+    python bench/ingest.py --scifact ../shared/data/scifact [--limit 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+FOLDERS = 3
+
+
+def write_corpus(corpus: Path, root: Path, limit: int | None) -> int:
+    count = 0
+    folders = [root / f"folder{i}" for i in range(FOLDERS)]
+    for folder in folders:
+        folder.mkdir(parents=True)
+    with corpus.open(encoding="utf-8") as handle:
+        for line in handle:
+            if limit is not None and count >= limit:
+                break
+            record = json.loads(line)
+            text = f"{record.get('title', '')} {record.get('text', '')}".strip()
+            (folders[count % FOLDERS] / f"{record['_id']}.md").write_text(text, encoding="utf-8")
+            count += 1
+    return count
+
+
+def write_config(root: Path) -> Path:
+    import yaml
+
+    databases = {f"db{i}": str(root / f"db{i}.lancedb") for i in range(FOLDERS)}
+    config = {
+        "storage": {"data_dir": str(root / "data")},
+        "lancedb": {"databases": databases},
+        "ingester": {
+            "databases": {f"db{i}": {"sources": [{"root": str(root / f"folder{i}")}]} for i in range(FOLDERS)}
+        },
+    }
+    path = root / "haiku.rag.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+# --- memory of a process tree ----------------------------------------------------------------
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                out.extend(int(c) for c in handle.read().split())
+    except OSError:
+        pass
+    return out
+
+
+def _tree(pid: int) -> list[int]:
+    pids, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        pids.append(current)
+        todo.extend(_children(current))
+    return pids
+
+
+def _kib(path: str, key: str) -> int:
+    try:
+        with open(path) as handle:
+            for line in handle:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class TreeMemory(threading.Thread):
+    """Samples the summed RSS and PSS of a process tree every 0.2 s; keeps the peaks."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak_rss_kib = 0
+        self.peak_pss_kib = 0
+        self.max_processes = 0
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while not self._halt.is_set():
+            pids = _tree(self.pid)
+            self.max_processes = max(self.max_processes, len(pids))
+            self.peak_rss_kib = max(self.peak_rss_kib, sum(_kib(f"/proc/{p}/status", "VmRSS") for p in pids))
+            self.peak_pss_kib = max(self.peak_pss_kib, sum(_kib(f"/proc/{p}/smaps_rollup", "Pss") for p in pids))
+            self._halt.wait(0.2)
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join()
+
+
+# --- runs -----------------------------------------------------------------------------------
+
+
+def run_batch(config: Path) -> dict:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    script = Path(sys.executable).parent / "haiku-ingester"
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "haiku.ingester.cli"]
+    log_path = config.parent / f"run-{time.time_ns()}.log"
+    started = time.monotonic()
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            [*command, "--config", str(config), "--log-format", "json", "run-batch"],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            env=env,
+        )
+        memory = TreeMemory(proc.pid)
+        memory.start()
+        stdout, _ = proc.communicate()
+        memory.stop()
+    seconds = time.monotonic() - started
+    events = []
+    for line in log_path.read_text().splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            pass
+    done = [e for e in events if e.get("event") == "job done"]
+    stamps = sorted(datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00")).timestamp() for e in done)
+    return {
+        "returncode": proc.returncode,
+        "summary": stdout.strip(),
+        "seconds": seconds,
+        "steady_seconds": (stamps[-1] - stamps[0]) if len(stamps) > 1 else None,
+        "steady_jobs": max(len(stamps) - 1, 0),
+        "chunks": sum(e.get("chunks", 0) for e in done),
+        "peak_rss_mib": memory.peak_rss_kib / 1024,
+        "peak_pss_mib": memory.peak_pss_kib / 1024,
+        "processes": memory.max_processes,
+        "log": str(log_path),
+    }
+
+
+async def chunk_texts(root: Path) -> list[str]:
+    from haiku.core.config import AppConfig
+    from haiku.core.scope import DatabaseRef
+    from haiku.core.store import Store
+    from haiku.ingester.pipeline.convert import embed_text
+
+    texts: list[str] = []
+    for i in range(FOLDERS):
+        store = await Store.open(DatabaseRef.configured(f"db{i}", root / f"db{i}.lancedb"), AppConfig(), read_only=True)
+        try:
+            async for batch in store.iter_chunk_batches():
+                texts.extend(embed_text(c.headings, c.content) for c in batch)
+        finally:
+            await store.close()
+    return texts
+
+
+def raw_encoder_seconds(texts: list[str], batch_size: int) -> float:
+    from sentence_transformers import SentenceTransformer
+
+    from haiku.core.embedders import local_model_path
+
+    model = SentenceTransformer(local_model_path(), device="cpu", local_files_only=True)
+    model.encode(texts[:batch_size], batch_size=batch_size, show_progress_bar=False)  # warm
+    started = time.monotonic()
+    model.encode(texts, batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
+    return time.monotonic() - started
+
+
+def main() -> int:
+    import asyncio
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scifact", type=Path, default=REPO.parent / "shared" / "data" / "scifact")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N documents")
+    parser.add_argument("--workdir", type=Path, default=None, help="keep the folders and databases here")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
+    args = parser.parse_args()
+
+    corpus = args.scifact / "corpus.jsonl"
+    if not corpus.is_file():
+        print(f"Error: no corpus.jsonl under {args.scifact}", file=sys.stderr)
+        return 1
+    root = args.workdir or Path(tempfile.mkdtemp(prefix="haiku-bench-ingest-"))
+    if root.exists() and any(root.iterdir()):
+        shutil.rmtree(root)
+    root.mkdir(parents=True, exist_ok=True)
+    documents = write_corpus(corpus, root, args.limit)
+    config = write_config(root)
+    load_before = os.getloadavg()[0]
+
+    print(f"{documents} documents in {FOLDERS} folders under {root}", flush=True)
+    first = run_batch(config)
+    print(f"first run: {first['summary']} in {first['seconds']:.1f}s", flush=True)
+    second = run_batch(config)
+    print(f"second run: {second['summary']} in {second['seconds']:.1f}s", flush=True)
+
+    texts = asyncio.run(chunk_texts(root))
+    from haiku.core.config import AppConfig
+
+    batch_size = AppConfig().embeddings.batch_size
+    encode_seconds = raw_encoder_seconds(texts, batch_size)
+    raw_rate = len(texts) / encode_seconds
+    chunks = len(texts)
+    figures = {
+        "documents": documents,
+        "chunks": chunks,
+        "first_run_s": round(first["seconds"], 2),
+        "documents_per_s": round(documents / first["seconds"], 2),
+        "chunks_per_s": round(chunks / first["seconds"], 2),
+        "steady_chunks_per_s": (
+            round(first["chunks"] * first["steady_jobs"] / max(documents, 1) / first["steady_seconds"], 2)
+            if first["steady_seconds"]
+            else None
+        ),
+        "raw_encoder_s": round(encode_seconds, 2),
+        "raw_encoder_chunks_per_s": round(raw_rate, 2),
+        "ratio_to_raw_encoder": round((chunks / first["seconds"]) / raw_rate, 3),
+        "steady_ratio_to_raw_encoder": None,
+        "peak_rss_mib": round(first["peak_rss_mib"], 1),
+        "peak_pss_mib": round(first["peak_pss_mib"], 1),
+        "processes": first["processes"],
+        "second_run_s": round(second["seconds"], 2),
+        "second_run_pct_of_first": round(100 * second["seconds"] / first["seconds"], 2),
+        "first_summary": first["summary"],
+        "second_summary": second["summary"],
+        "load_average_before": round(load_before, 2),
+        "load_average_after": round(os.getloadavg()[0], 2),
+        "workdir": str(root),
+    }
+    if figures["steady_chunks_per_s"]:
+        figures["steady_ratio_to_raw_encoder"] = round(figures["steady_chunks_per_s"] / raw_rate, 3)
+    print(json.dumps(figures, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+    if args.workdir is None:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0 if first["returncode"] == 0 and second["returncode"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -109,12 +109,17 @@ class TreeMemory(threading.Thread):
         self.peak_rss_kib = 0
         self.peak_pss_kib = 0
         self.max_processes = 0
+        self.peak_by_process: dict[int, int] = {}  # VmHWM (KiB) of each process seen
         self._halt = threading.Event()
 
     def run(self) -> None:
         while not self._halt.is_set():
             pids = _tree(self.pid)
             self.max_processes = max(self.max_processes, len(pids))
+            for p in pids:
+                hwm = _kib(f"/proc/{p}/status", "VmHWM")
+                if hwm:
+                    self.peak_by_process[p] = max(self.peak_by_process.get(p, 0), hwm)
             self.peak_rss_kib = max(self.peak_rss_kib, sum(_kib(f"/proc/{p}/status", "VmRSS") for p in pids))
             self.peak_pss_kib = max(self.peak_pss_kib, sum(_kib(f"/proc/{p}/smaps_rollup", "Pss") for p in pids))
             self._halt.wait(0.2)
@@ -164,6 +169,7 @@ def run_batch(config: Path) -> dict:
         "peak_rss_mib": memory.peak_rss_kib / 1024,
         "peak_pss_mib": memory.peak_pss_kib / 1024,
         "processes": memory.max_processes,
+        "peak_by_process_mib": sorted((round(v / 1024) for v in memory.peak_by_process.values()), reverse=True),
         "log": str(log_path),
     }
 
@@ -250,6 +256,7 @@ def main() -> int:
         "peak_rss_mib": round(first["peak_rss_mib"], 1),
         "peak_pss_mib": round(first["peak_pss_mib"], 1),
         "processes": first["processes"],
+        "peak_by_process_mib": first["peak_by_process_mib"],
         "second_run_s": round(second["seconds"], 2),
         "second_run_pct_of_first": round(100 * second["seconds"] / first["seconds"], 2),
         "first_summary": first["summary"],

@@ -37,6 +37,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from bench.beir import load_beir  # noqa: E402
 from bench.embed_cache import EmbeddingCache  # noqa: E402
 from bench.metrics import evaluate  # noqa: E402
+from bench.quality_anchor import exact_rankings  # noqa: E402
 from bench.quality_build import build_layout, chunk_corpus, file_digest, fingerprint, layout_config  # noqa: E402
 from bench.quality_layouts import LAYOUTS  # noqa: E402
 from bench.quality_report import anchor_check, federation_checks, markdown_section, write_section  # noqa: E402
@@ -45,6 +46,18 @@ from bench.quality_run import ARMS, run_arm  # noqa: E402
 
 def log(line: str) -> None:
     print(f"{time.strftime('%H:%M:%S')} {line}", file=sys.stderr, flush=True)
+
+
+def quiet_logs() -> None:
+    """Warnings and errors only: the store logs every document write at debug level."""
+    import logging
+
+    import structlog
+
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+    )
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -64,12 +77,35 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--arms", nargs="+", choices=[a.name for a in ARMS], default=[a.name for a in ARMS])
     parser.add_argument("--max-queries", type=int, default=None,
                         help="only the first N judged queries (a smoke run; docs are left alone)")
+    parser.add_argument("--diagnose", action="store_true",
+                        help="also embed whole documents (the published setting) for the anchor's diagnostics")
     parser.add_argument("--no-fail", action="store_true", help="exit 0 even when a check fails")
     return parser.parse_args(argv)
 
 
+def exact_diagnostics(args, dataset, docs, queries, qrels, cache, embedder) -> dict[str, dict[str, float]]:
+    """Brute-force vector search over the cached vectors: no database involved (bench/quality_anchor.py)."""
+    import numpy as np
+
+    query_ids = list(queries)
+    query_vectors = np.asarray(embedder.encode([queries[q] for q in query_ids]), dtype=np.float32)
+    owners = [d.doc_id for d in docs for _ in d.chunks]
+    chunk_vectors = cache.get([t for d in docs for t in d.embed_texts])
+    out = {"exact, best chunk": evaluate(exact_rankings(query_ids, query_vectors, chunk_vectors, owners), qrels)}
+    if args.diagnose:
+        whole = [d.full_text for d in dataset.corpus]
+        cache.fill(whole, embedder.encode, batch_size=32, log=log)
+        out["exact, whole document"] = evaluate(
+            exact_rankings(query_ids, query_vectors, cache.get(whole), [d.id for d in dataset.corpus]), qrels
+        )
+    for name, metrics in out.items():
+        log(f"{name}: " + "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
+    return {name: {k: round(v, 4) for k, v in m.items()} for name, m in out.items()}
+
+
 async def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    quiet_logs()
     started = time.perf_counter()
     dataset = load_beir(args.dataset)
     queries = dataset.judged_queries
@@ -101,6 +137,7 @@ async def main(argv: list[str] | None = None) -> int:
     build_seconds = time.perf_counter() - build_started
 
     qrels = {qid: dataset.qrels[qid] for qid in queries}
+    diagnostics = exact_diagnostics(args, dataset, docs, queries, qrels, cache, embedder)
     results: dict[str, dict[str, dict]] = {}
     search_started = time.perf_counter()
     for arm in [a for a in ARMS if a.name in args.arms]:
@@ -130,7 +167,7 @@ async def main(argv: list[str] | None = None) -> int:
             "layouts": manifests,
         },
         "results": results,
-        "anchor": anchor_check(results),
+        "anchor": anchor_check(results, diagnostics),
         "federation": federation_checks(results),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -45,7 +45,11 @@ def federation_checks(results: Mapping[str, Mapping[str, Mapping[str, Any]]]) ->
     return checks
 
 
-def anchor_check(results: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, Any] | None:
+def anchor_check(
+    results: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    diagnostics: Mapping[str, Mapping[str, float]] | None = None,
+) -> dict[str, Any] | None:
+    """One-database vector search against the published figure, with the exact searches beside it."""
     row = results.get("vector", {}).get(BASELINE)
     if row is None:
         return None
@@ -55,6 +59,7 @@ def anchor_check(results: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict
         "measured_ndcg@10": round(row["ndcg@10"], 4),
         "delta": round(delta, 4),
         "ok": abs(delta) <= ANCHOR_TOLERANCE,
+        "exact_ndcg@10": {name: m["ndcg@10"] for name, m in (diagnostics or {}).items()},
     }
 
 
@@ -99,7 +104,9 @@ def markdown_section(report: Mapping[str, Any]) -> str:
         parts.append(
             f"- Sanity anchor: one-database vector nDCG@10 {anchor['measured_ndcg@10']:.4f} against the published "
             f"{anchor['published_ndcg@10']:.3f} ({anchor['delta']:+.4f}, "
-            f"{'within' if anchor['ok'] else 'OUTSIDE'} ±{ANCHOR_TOLERANCE})."
+            f"{'within' if anchor['ok'] else 'OUTSIDE'} ±{ANCHOR_TOLERANCE})"
+            + "".join(f"; {name} (no database) {v:.4f}" for name, v in anchor.get("exact_ndcg@10", {}).items())
+            + "."
         )
     if checks:
         verdict = (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+from bench.quality_anchor import exact_rankings
 from bench.quality_build import doc_id_of, doc_uri
 from bench.quality_layouts import LAYOUTS, part_sizes, split
 from bench.quality_report import anchor_check, federation_checks, replace_section
@@ -53,3 +55,11 @@ def test_replace_section_rewrites_only_the_quality_section():
 
 def test_replace_section_appends_when_the_section_is_absent():
     assert replace_section("# Benchmarks\n", "## Quality\nx\n") == "# Benchmarks\n\n## Quality\nx\n"
+
+
+def test_exact_rankings_rank_each_document_at_its_best_chunk():
+
+    chunks = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]], dtype=np.float32)
+    owners = ["a", "b", "a"]
+    runs = exact_rankings(["q"], np.array([[0.0, 1.0]]), chunks, owners)
+    assert runs == {"q": ["a", "b"]}

@@ -19,9 +19,11 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from haiku.core.embedders import Embedder
+from haiku.ingester.logs import get_logger
 
 
 @dataclass
@@ -40,8 +42,13 @@ class EmbedBatcher:
         self._wake = asyncio.Event()
         self._producers = 0
         self._task: asyncio.Task | None = None
+        # A local encoder always runs on this one thread: torch's activations then
+        # come from one malloc arena instead of one per executor thread, which
+        # kept the peak memory of every thread that ever encoded.
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoder")
         self.texts_embedded = 0
         self.encode_seconds = 0.0
+        self.log = get_logger()
 
     def start(self) -> None:
         if self._task is None:
@@ -57,6 +64,13 @@ class EmbedBatcher:
             if not request.future.done():
                 request.future.cancel()
         self._pending.clear()
+        self._thread.shutdown(wait=False, cancel_futures=True)
+
+    async def _encode(self, texts: list[str]) -> list[list[float]]:
+        encode = getattr(self.embedder, "encode", None)
+        if encode is None:  # a remote embedder: nothing to keep on one thread
+            return await self.embedder.embed_documents(texts)
+        return await asyncio.get_running_loop().run_in_executor(self._thread, encode, texts)
 
     @contextlib.contextmanager
     def producing(self) -> Iterator[None]:
@@ -72,7 +86,7 @@ class EmbedBatcher:
         if not texts:
             return []
         if self._task is None:
-            return await self.embedder.embed_documents(list(texts))
+            return await self._encode(list(texts))
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         self._pending.append(_Request(texts, future))
         self._wake.set()
@@ -108,7 +122,7 @@ class EmbedBatcher:
         texts = [t for r in pool for t in r.texts]
         started = time.monotonic()
         try:
-            vectors = await self.embedder.embed_documents(texts)
+            vectors = await self._encode(texts)
         except asyncio.CancelledError:
             for request in pool:
                 if not request.future.done():
@@ -119,8 +133,10 @@ class EmbedBatcher:
                 if not request.future.done():
                     request.future.set_exception(exc)
             return
-        self.encode_seconds += time.monotonic() - started
+        seconds = time.monotonic() - started
+        self.encode_seconds += seconds
         self.texts_embedded += len(texts)
+        self.log.debug("embedded", texts=len(texts), documents=len(pool), seconds=round(seconds, 3))
         offset = 0
         for request in pool:
             part = vectors[offset : offset + len(request.texts)]

@@ -38,4 +38,7 @@ class LocalTokenizer(BaseTokenizer):
         return self.max_tokens
 
     def get_tokenizer(self) -> Any:
-        return self.tokenizer
+        # A token counter rather than the tokenizer object: given the object,
+        # semchunk scans its whole vocabulary (get_vocab) on every split, which
+        # cost more than the conversion itself.
+        return self.count_tokens

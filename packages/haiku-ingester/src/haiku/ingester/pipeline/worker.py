@@ -12,6 +12,7 @@ Frames: first ``{"tokenizer_dir", "chunk_size"}``, answered ``{"ready": True}``
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -79,6 +80,10 @@ def main() -> int:
 
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the daemon, which stops us
+    # Below the encoder: conversion needs a tenth of the CPU the encoder does, and
+    # must not take the encoder's cores from it while there is embedding to do.
+    with contextlib.suppress(OSError):
+        os.nice(10)
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     requests = sys.stdin.buffer

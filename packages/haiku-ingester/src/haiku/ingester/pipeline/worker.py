@@ -80,10 +80,6 @@ def main() -> int:
 
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the daemon, which stops us
-    # Below the encoder: conversion needs a tenth of the CPU the encoder does, and
-    # must not take the encoder's cores from it while there is embedding to do.
-    with contextlib.suppress(OSError):
-        os.nice(10)
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     requests = sys.stdin.buffer
@@ -100,6 +96,11 @@ def main() -> int:
     except Exception as exc:
         write_frame(channel, {"ok": False, "kind": type(exc).__name__, "message": str(exc)})
         return 1
+    # Below the encoder from now on (the imports above ran at full speed):
+    # conversion needs a tenth of the CPU the encoder does, and must not take
+    # the encoder's cores from it while there is embedding to do.
+    with contextlib.suppress(OSError):
+        os.nice(10)
     write_frame(channel, {"ready": True, "pid": os.getpid()})
     while True:
         request = read_frame(requests)

@@ -173,6 +173,55 @@ async def test_enrich_fills_document_fields_and_drops_results_of_deleted_documen
         await own.close()
 
 
+async def test_bare_candidates_lack_document_fields_until_enriched_then_equal_checked_ones(store, fake_embed):
+    query = fake_embed("stars fuse hydrogen")
+    bare = await store.hybrid_candidates("stars", query, limit=4, enrich=False)
+    checked = await store.hybrid_candidates("stars", query, limit=4)
+    assert all(r.document_title is None and r.document_uri is None for r in [*bare[0], *bare[1]])
+    assert (await store.enrich(bare[0]), await store.enrich(bare[1])) == checked
+
+
+async def test_an_orphan_reaching_the_top_of_a_hybrid_search_is_dropped_and_the_limit_still_filled(
+    db_config, write_doc, fake_embed
+):
+    config = db_config("papers")
+    own = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
+    try:
+        for uri, text in (("a", "kept words"), ("b", "other words"), ("c", "more words")):
+            await write_doc(own, f"file:///{uri}.md", text)
+        orphan_id = await add_orphan(own, "orphaned words", fake_embed("orphaned words"))
+        results = await own.search(
+            "orphaned words", query_vector=fake_embed("orphaned words"), search_type="hybrid", limit=3
+        )
+        assert orphan_id not in [r.chunk_id for r in results] and len(results) == 3
+        assert all(r.document_uri for r in results)
+    finally:
+        await own.close()
+
+
+async def add_orphan(store, text: str, vector) -> str:
+    """A chunk whose document row is absent, as a crash between the two writes leaves one."""
+    import uuid
+
+    import pyarrow as pa
+
+    from haiku.core.store.schema import chunks_schema
+
+    row = {
+        "id": str(uuid.uuid4()),
+        "document_id": str(uuid.uuid4()),
+        "chunk_order": 0,
+        "content": text,
+        "search_text": text,
+        "headings": [],
+        "page_numbers": [],
+        "metadata": "{}",
+        "vector": vector,
+    }
+    await store.table("chunks").add(pa.Table.from_pylist([row], schema=chunks_schema(store.vector_dim)))
+    return row["id"]
+
+
 async def test_search_with_the_real_embedder_finds_the_relevant_chunk(db_config, embedder):
     config = db_config("papers")
     store = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)

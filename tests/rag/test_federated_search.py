@@ -196,3 +196,62 @@ async def test_each_database_is_asked_for_limit_or_limit_times_pool_with_a_reran
         await client.search(QUERY, limit=3)
     # (the store's own hybrid then reads its two lists a little deeper, its business)
     assert sorted(c for c in calls if c[0] == "search") == [("search", "papers", 30), ("search", "wiki", 30)]
+
+
+async def test_a_federated_search_reads_document_rows_once_per_database_for_its_survivors_only(two_db, monkeypatch):
+    read: list[tuple[str | None, set[str]]] = []
+    original = Store._document_rows
+
+    async def spy(self, ids, **kwargs):
+        ids = list(ids)
+        read.append((self.name, set(ids)))
+        return await original(self, ids, **kwargs)
+
+    monkeypatch.setattr(Store, "_document_rows", spy)
+    async with HaikuRAG(config=two_db) as client:
+        for search_type in ("vector", "fts", "hybrid"):
+            read.clear()
+            results = await client.search(QUERY, limit=2, search_type=search_type)
+            assert {(name, i) for name, ids in read for i in ids} == {(r.source, r.document_id) for r in results}
+            assert len(read) == len({name for name, _ in read}), search_type
+            assert all(r.document_title for r in results)
+
+
+async def test_an_orphan_among_federated_survivors_is_dropped_and_the_ranking_is_as_without_it(
+    built, tmp_path, embedder
+):
+    import uuid
+
+    import pyarrow as pa
+
+    from haiku.core.scope import DatabaseRef
+    from haiku.core.store.schema import chunks_schema
+
+    papers = copy_database(built["papers"], tmp_path / "papers.lancedb")
+    config = build_config(tmp_path / "data", {"papers": str(papers), "wiki": str(built["wiki"])})
+    ref = DatabaseRef.configured("papers", papers)
+    orphan = {
+        "id": str(uuid.uuid4()), "document_id": str(uuid.uuid4()), "chunk_order": 0, "content": QUERY,
+        "search_text": QUERY, "headings": [], "page_numbers": [], "metadata": "{}",
+        "vector": (await embedder.embed_documents([QUERY]))[0],
+    }
+    store = await Store.open(ref, config)
+    try:  # a chunk whose document row is absent, as a crash between the two writes leaves one
+        await store.table("chunks").add(pa.Table.from_pylist([orphan], schema=chunks_schema(store.vector_dim)))
+    finally:
+        await store.close()
+    kinds = ("vector", "fts", "hybrid")
+    async with HaikuRAG(config=config) as client:
+        with_orphan = {kind: await client.search(QUERY, limit=3, search_type=kind) for kind in kinds}
+    store = await Store.open(ref, config)
+    try:
+        assert await store.remove_orphan_chunks() == 1
+    finally:
+        await store.close()
+    async with HaikuRAG(config=config) as client:
+        without = await client.search(QUERY, limit=3, search_type="vector")
+
+    for kind in kinds:
+        assert orphan["id"] not in [r.chunk_id for r in with_orphan[kind]] and len(with_orphan[kind]) == 3, kind
+    assert [(r.source, r.chunk_id) for r in with_orphan["vector"]] == [(r.source, r.chunk_id) for r in without]
+    assert [r.score for r in with_orphan["vector"]] == pytest.approx([r.score for r in without])

@@ -5,8 +5,21 @@ BM25, hybrid the reciprocal-rank fusion of this database's two lists.
 
 A document filter is an SQL WHERE over the documents table, resolved to
 document ids first and applied to chunks as a pre-filter, so ``limit`` counts
-matching chunks. Chunks whose document row is absent are skipped, and the
-lists are re-fetched a little longer when that left them short.
+matching chunks.
+
+Chunks whose document row is absent (orphans) are never returned. Candidate
+lists come in two kinds:
+
+* checked (``enrich=True``, the default): each list's document rows are read
+  with it, orphans skipped and the list re-fetched a little longer when that
+  left it short, document fields filled;
+* bare (``enrich=False``): the chunk query alone, no document fields, orphans
+  not yet skipped. Whoever fuses bare lists enriches the survivors through
+  ``enrich`` (one document-row read for all of them), which drops orphans,
+  and asks for checked lists when it dropped any. Every LanceDB query costs a
+  few milliseconds whatever it reads, so this saves a round trip per list:
+  a hybrid search reads the document rows once, for its ``limit`` survivors,
+  instead of once per list.
 
 A hybrid search runs both of its queries against one pinned version of the
 chunks table, so a document whose chunks are being replaced never contributes
@@ -47,27 +60,45 @@ class SearchMixin(ReadsMixin):
         limit: int = 5,
         filter: str | None = None,
         with_vectors: bool = False,
+        enrich: bool = True,
     ) -> list[SearchResult]:
-        """This database's native search, best first, with document fields filled."""
+        """This database's native search, best first.
+
+        ``enrich=False``: bare results (see the module docstring), for a caller
+        that fuses them with others and enriches the survivors itself.
+        """
         self._require_open()
         if limit <= 0:
             return []
         if search_type == "fts":
-            return await self.fts_candidates(query, limit=limit, filter=filter, with_vectors=with_vectors)
+            return await self.fts_candidates(
+                query, limit=limit, filter=filter, with_vectors=with_vectors, enrich=enrich
+            )
         if query_vector is None:
             raise ValueError(f"a {search_type} search needs query_vector (the embedded query)")
         if search_type == "vector":
             return await self.vector_candidates(
-                query_vector, limit=limit, filter=filter, with_vectors=with_vectors
+                query_vector, limit=limit, filter=filter, with_vectors=with_vectors, enrich=enrich
             )
         if search_type != "hybrid":
             raise ValueError(f"search_type must be vector, fts or hybrid, got {search_type!r}")
         pool = max(limit * HYBRID_CANDIDATE_FACTOR, limit)
-        vector_list, fts_list = await self.hybrid_candidates(
-            query, query_vector, limit=pool, filter=filter, with_vectors=with_vectors
-        )
-        fused = reciprocal_rank_fusion([vector_list, fts_list], key=lambda r: r.chunk_id)
-        return [result.model_copy(update={"score": score}) for result, score in fused[:limit]]
+
+        async def fused(checked: bool) -> list[SearchResult]:
+            vector_list, fts_list = await self.hybrid_candidates(
+                query, query_vector, limit=pool, filter=filter, with_vectors=with_vectors, enrich=checked
+            )
+            ranked = reciprocal_rank_fusion([vector_list, fts_list], key=lambda r: r.chunk_id)
+            return [result.model_copy(update={"score": score}) for result, score in ranked[:limit]]
+
+        survivors = await fused(False)
+        if not enrich:
+            return survivors
+        enriched = await self.enrich(survivors)
+        if len(enriched) == len(survivors):
+            return enriched
+        # An orphan reached the top: fuse checked lists, which skip orphans and refill past them.
+        return await fused(True)
 
     async def vector_candidates(
         self,
@@ -76,15 +107,16 @@ class SearchMixin(ReadsMixin):
         limit: int,
         filter: str | None = None,
         with_vectors: bool = False,
+        enrich: bool = True,
     ) -> list[SearchResult]:
-        """Nearest chunks by vector, scored ``1 / (1 + distance)``, document fields filled."""
+        """Nearest chunks by vector, scored ``1 / (1 + distance)``; checked unless ``enrich=False``."""
         self._require_open()
         self._check_query_vector(query_vector)
         where = await self._prefilter(filter)
         if where is _NO_MATCH or limit <= 0:
             return []
         return await self._fetch(
-            lambda n: self._vector_rows(self._chunks, query_vector, n, where, with_vectors), limit
+            lambda n: self._vector_rows(self._chunks, query_vector, n, where, with_vectors), limit, enrich
         )
 
     async def fts_candidates(
@@ -94,15 +126,18 @@ class SearchMixin(ReadsMixin):
         limit: int,
         filter: str | None = None,
         with_vectors: bool = False,
+        enrich: bool = True,
     ) -> list[SearchResult]:
-        """Full-text matches on headings and text, scored by BM25, document fields filled."""
+        """Full-text matches on headings and text, scored by BM25; checked unless ``enrich=False``."""
         self._require_open()
         if not query.strip() or limit <= 0:
             return []
         where = await self._prefilter(filter)
         if where is _NO_MATCH:
             return []
-        return await self._fetch(lambda n: self._fts_rows(self._chunks, query, n, where, with_vectors), limit)
+        return await self._fetch(
+            lambda n: self._fts_rows(self._chunks, query, n, where, with_vectors), limit, enrich
+        )
 
     async def hybrid_candidates(
         self,
@@ -112,8 +147,12 @@ class SearchMixin(ReadsMixin):
         limit: int,
         filter: str | None = None,
         with_vectors: bool = False,
+        enrich: bool = True,
     ) -> tuple[list[SearchResult], list[SearchResult]]:
-        """The vector and full-text lists of a hybrid search, both read at one table version."""
+        """The vector and full-text lists of a hybrid search, both read at one table version.
+
+        Checked unless ``enrich=False`` (see the module docstring).
+        """
         self._require_open()
         self._check_query_vector(query_vector)
         where = await self._prefilter(filter)
@@ -121,8 +160,10 @@ class SearchMixin(ReadsMixin):
             return [], []
         table = await self._pinned_chunks_table()
         vector_list, fts_list = await asyncio.gather(
-            self._fetch(lambda n: self._vector_rows(table, query_vector, n, where, with_vectors), limit),
-            self._fetch(lambda n: self._fts_rows(table, query, n, where, with_vectors), limit)
+            self._fetch(
+                lambda n: self._vector_rows(table, query_vector, n, where, with_vectors), limit, enrich
+            ),
+            self._fetch(lambda n: self._fts_rows(table, query, n, where, with_vectors), limit, enrich)
             if query.strip()
             else _empty(),
         )
@@ -179,9 +220,6 @@ class SearchMixin(ReadsMixin):
         self._pinned_chunks = (version, table)
         return table
 
-    async def _table_has_vector_index(self, table: AsyncTable) -> bool:
-        return any(ix.columns == ["vector"] for ix in await table.list_indices())
-
     def _columns(self, with_vectors: bool) -> list[str]:
         return [*CHUNK_FIELDS, "vector"] if with_vectors else list(CHUNK_FIELDS)
 
@@ -189,15 +227,18 @@ class SearchMixin(ReadsMixin):
         self, table: AsyncTable, query_vector: Sequence[float], limit: int, where: Any, with_vectors: bool
     ) -> list[tuple[dict[str, Any], float]]:
         search = self.config.search
+        # nprobes and refine_factor steer a vector index and are ignored by the
+        # flat search of a table without one (same rows, same distances), so no
+        # index listing is needed: it cost a LanceDB round trip per query.
         query = (
             table.query()
             .nearest_to([float(x) for x in query_vector])
             .distance_type(search.vector_index_metric)
             .select([*self._columns(with_vectors), "_distance"])
             .limit(limit)
+            .nprobes(search.vector_nprobes)
+            .refine_factor(search.vector_refine_factor)
         )
-        if await self._table_has_vector_index(table):
-            query = query.nprobes(search.vector_nprobes).refine_factor(search.vector_refine_factor)
         if where is not None:
             query = query.where(where)
         rows = await query.to_list()
@@ -217,8 +258,10 @@ class SearchMixin(ReadsMixin):
         rows = await query.to_list()
         return [(row, float(row["_score"])) for row in rows]
 
-    async def _fetch(self, run, limit: int) -> list[SearchResult]:
-        """Run a chunk query, keep rows whose document exists, refetch longer if orphans made it short."""
+    async def _fetch(self, run, limit: int, checked: bool = True) -> list[SearchResult]:
+        """Run a chunk query; checked: keep rows whose document exists, refetch longer if orphans made it short."""
+        if not checked:
+            return [result_from_row(row, score, self.name) for row, score in await run(limit)]
         want = limit
         for _ in range(_MAX_REFETCH):
             scored = await run(want)

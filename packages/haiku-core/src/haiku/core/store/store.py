@@ -189,8 +189,21 @@ class Store(SearchMixin, WritesMixin, MaintenanceMixin):
             log.info("store.created", database=self.name, vector_dim=dim)
 
     async def _load(self, *, skip_validation: bool) -> None:
-        self._tables[SETTINGS] = await self._db.open_table(SETTINGS)
-        if self.tag is not None:
+        # The three tables open at once (each open is a LanceDB round trip); a
+        # failure to open documents or chunks is raised only after the settings
+        # were judged, so a database needing migration still says so first.
+        deferred: BaseException | None = None
+        if self.tag is None:
+            opened = await asyncio.gather(*(self._db.open_table(name) for name in TABLES), return_exceptions=True)
+            for name, outcome in zip(TABLES, opened, strict=True):
+                if isinstance(outcome, BaseException):
+                    if name == SETTINGS or not isinstance(outcome, Exception):
+                        raise outcome
+                    deferred = deferred or outcome
+                else:
+                    self._tables[name] = outcome
+        else:
+            self._tables[SETTINGS] = await self._db.open_table(SETTINGS)
             await self._check_tag_readable()
             await self._settings_table.checkout(self.tag)
         self._settings = await self._read_settings()
@@ -218,6 +231,8 @@ class Store(SearchMixin, WritesMixin, MaintenanceMixin):
                 read_only=self.read_only,
                 name=self.name,
             )
+        if deferred is not None:
+            raise deferred
         for name in (DOCUMENTS, CHUNKS):
             table = self._tables.get(name) or await self._db.open_table(name)
             if self.tag is not None:

@@ -1,19 +1,20 @@
 """Federated search (SPEC §11): select, check, embed once, retrieve together, fuse.
 
-Document fields come with each database's candidates (a store reads the
-document rows anyway, to skip chunks whose document is gone); context
-expansion is the caller's, on the survivors (``client.expand_context``).
+Each database answers with bare candidates; only the fused survivors are
+enriched (document fields, orphans dropped), through the database each came
+from (``_survivors``). Context expansion is the caller's, on the survivors
+(``client.expand_context``).
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal, get_args
 
 from haiku.core.embedders import check_selection_identities, get_embedder
 from haiku.core.models import SearchResult
 from haiku.rag.client import fusion
+from haiku.rag.client._survivors import fuse_and_enrich
 from haiku.rag.client.fusion import Ranked
 
 if TYPE_CHECKING:
@@ -60,10 +61,15 @@ async def search(
 
     if reranker is not None:
         pool = limit * config.search.rerank_pool_factor
-        lists = await _native(stores, query, query_vector, search_type, pool, filter, with_vectors=False)
-        union = [result for result, _, _ in fusion.interleave(lists)]
-        scored = await reranker.rerank(query, [result.content for result in union], limit)
-        return fusion.order_by_reranker(union, scored, limit)
+
+        async def rerank(lists: dict[int, list[SearchResult]]) -> list[SearchResult]:
+            union = [result for result, _, _ in fusion.interleave(_ranked(lists))]
+            scored = await reranker.rerank(query, [result.content for result in union], limit)
+            return fusion.order_by_reranker(union, scored, limit)
+
+        return await fuse_and_enrich(
+            stores, _native(query, query_vector, search_type, pool, filter, with_vectors=False), rerank
+        )
 
     # Under the cosine metric a vector candidate's score already gives its cosine,
     # so stored vectors are read back only for the l2 metric or the seeds' hybrid rule.
@@ -72,11 +78,24 @@ async def search(
         # Over one database too, so a database searched alone ranks exactly as
         # it would inside a set: federation loses nothing.
         assert query_vector is not None
+        vector = query_vector
         depth = fusion.hybrid_depth(limit)
-        vector_lists, fts_lists = await _raw_lists(
-            stores, query, query_vector, depth, filter, with_vectors=not from_distance
-        )
-        return fusion.fuse_rrf(vector_lists, fts_lists, query_vector, limit, from_distance=from_distance)
+
+        async def fetch_pair(store: Store, checked: bool) -> tuple[list[SearchResult], list[SearchResult]]:
+            # Each database reads its two lists at one table version, so a document
+            # being replaced never contributes chunks of two versions.
+            return await store.hybrid_candidates(
+                query, vector, limit=depth, filter=filter, with_vectors=not from_distance, enrich=checked
+            )
+
+        async def fuse_pairs(
+            pairs: dict[int, tuple[list[SearchResult], list[SearchResult]]],
+        ) -> list[SearchResult]:
+            vector_lists = _ranked({order: pair[0] for order, pair in pairs.items()})
+            fts_lists = _ranked({order: pair[1] for order, pair in pairs.items()})
+            return fusion.fuse_rrf(vector_lists, fts_lists, vector, limit, from_distance=from_distance)
+
+        return await fuse_and_enrich(stores, fetch_pair, fuse_pairs)
 
     if len(stores) == 1:
         _, store = stores[0]
@@ -85,18 +104,42 @@ async def search(
         )
 
     if search_type == "fts":
-        lists = await _native(stores, query, None, "fts", limit, filter, with_vectors=False)
-        return fusion.fuse_by_score(lists, limit)
+        fetch = _native(query, None, "fts", limit, filter, with_vectors=False)
+        return await fuse_and_enrich(
+            stores, fetch, _sync(lambda lists: fusion.fuse_by_score(_ranked(lists), limit))
+        )
     assert query_vector is not None
+    vector = query_vector
     if search_type == "vector":
-        lists = await _native(stores, query, query_vector, "vector", limit, filter, with_vectors=not from_distance)
-        return fusion.fuse_by_cosine(lists, query_vector, limit, from_distance=from_distance)
-    lists = await _native(stores, query, query_vector, search_type, limit, filter, with_vectors=True)
-    return fusion.fuse_by_cosine(lists, query_vector, limit)
+        fetch = _native(query, vector, "vector", limit, filter, with_vectors=not from_distance)
+        return await fuse_and_enrich(
+            stores,
+            fetch,
+            _sync(
+                lambda lists: fusion.fuse_by_cosine(
+                    _ranked(lists), vector, limit, from_distance=from_distance
+                )
+            ),
+        )
+    fetch = _native(query, vector, search_type, limit, filter, with_vectors=True)
+    return await fuse_and_enrich(
+        stores, fetch, _sync(lambda lists: fusion.fuse_by_cosine(_ranked(lists), vector, limit))
+    )
 
 
-async def _native(
-    stores: Sequence[tuple[int, Store]],
+def _ranked(lists: dict[int, list[SearchResult]]) -> list[Ranked]:
+    """One database's candidates per entry, in configured order (the tie order)."""
+    return [Ranked(order, lists[order]) for order in sorted(lists)]
+
+
+def _sync(fuse: Callable[[dict[int, list[SearchResult]]], list[SearchResult]]):
+    async def run(lists: dict[int, list[SearchResult]]) -> list[SearchResult]:
+        return fuse(lists)
+
+    return run
+
+
+def _native(
     query: str,
     query_vector: Sequence[float] | None,
     search_type: str,
@@ -104,44 +147,18 @@ async def _native(
     filter: str | None,
     *,
     with_vectors: bool,
-) -> list[Ranked]:
-    """Each database's own search, all at once."""
-    lists = await asyncio.gather(
-        *(
-            store.search(
-                query,
-                query_vector=query_vector,
-                search_type=search_type,  # type: ignore[arg-type]
-                limit=limit,
-                filter=filter,
-                with_vectors=with_vectors,
-            )
-            for _, store in stores
+) -> Callable[[Store, bool], Awaitable[list[SearchResult]]]:
+    """Fetching one database's own search: bare, or checked when it had an orphan among the survivors."""
+
+    async def fetch(store: Store, checked: bool) -> list[SearchResult]:
+        return await store.search(
+            query,
+            query_vector=query_vector,
+            search_type=search_type,  # type: ignore[arg-type]
+            limit=limit,
+            filter=filter,
+            with_vectors=with_vectors,
+            enrich=checked,
         )
-    )
-    return [Ranked(order, results) for (order, _), results in zip(stores, lists, strict=True)]
 
-
-async def _raw_lists(
-    stores: Sequence[tuple[int, Store]],
-    query: str,
-    query_vector: Sequence[float],
-    depth: int,
-    filter: str | None,
-    *,
-    with_vectors: bool,
-) -> tuple[list[Ranked], list[Ranked]]:
-    """Every database's vector list (with stored vectors) and full-text list, all at once.
-
-    Each database reads its two lists at one table version, so a document being
-    replaced never contributes chunks of two versions.
-    """
-    pairs = await asyncio.gather(
-        *(
-            store.hybrid_candidates(query, query_vector, limit=depth, filter=filter, with_vectors=with_vectors)
-            for _, store in stores
-        )
-    )
-    vector_lists = [Ranked(order, vectors) for (order, _), (vectors, _) in zip(stores, pairs, strict=True)]
-    fts_lists = [Ranked(order, texts) for (order, _), (_, texts) in zip(stores, pairs, strict=True)]
-    return vector_lists, fts_lists
+    return fetch

@@ -166,7 +166,7 @@ class ServeProcess:
             self.notify_path.unlink()
         self.sock.bind(str(self.notify_path))
         self.messages: list[str] = []
-        self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
+        self._log = open(self.log_path, "w")
         env = cli_env(NOTIFY_SOCKET=str(self.notify_path), **(extra_env or {}))
         self.proc = subprocess.Popen(
             [*CLI, "--config", str(config), "--log-format", "json", "serve"],

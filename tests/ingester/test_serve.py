@@ -26,13 +26,6 @@ PICKUP_S = 60  # generous for a loaded CI machine; typical pickup is a second or
 NEVER = 10**6  # poll interval: no periodic sweep during the test, so pickups are the watcher's
 
 
-class Recorder:
-    """What the daemon did, step by step, while one serve process ran."""
-
-    def __init__(self) -> None:
-        self.facts: dict[str, object] = {}
-
-
 def uri(path) -> str:
     return path.resolve().as_uri()
 
@@ -169,7 +162,6 @@ async def served(tmp_path_factory):
             "c": {"sources": [fs_source(c_dir, poll_interval_s=4)]},
         }
         config.write_text(yaml.safe_dump(added, sort_keys=False))
-        reloads_before = sum("READY=1" in m for m in daemon.messages)
         daemon.signal(signal.SIGHUP)
         state = await wait_for_documents(root / "c.lancedb", "c", lambda s: uri(c_dir / "c1.md") in s)
         facts["c_existing"] = set(state)

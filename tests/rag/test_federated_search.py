@@ -251,7 +251,7 @@ async def test_an_orphan_among_federated_survivors_is_dropped_and_the_ranking_is
     async with HaikuRAG(config=config) as client:
         without = await client.search(QUERY, limit=3, search_type="vector")
 
-    for kind in kinds:
-        assert orphan["id"] not in [r.chunk_id for r in with_orphan[kind]] and len(with_orphan[kind]) == 3, kind
+    assert all(orphan["id"] not in [r.chunk_id for r in with_orphan[kind]] for kind in kinds)
+    assert len(with_orphan["vector"]) == len(with_orphan["hybrid"]) == 3  # refilled past the orphan
     assert [(r.source, r.chunk_id) for r in with_orphan["vector"]] == [(r.source, r.chunk_id) for r in without]
     assert [r.score for r in with_orphan["vector"]] == pytest.approx([r.score for r in without])

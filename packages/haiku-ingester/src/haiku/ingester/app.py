@@ -143,14 +143,17 @@ class IngesterApp:
     def _build_pipeline(self) -> None:
         config = self.config
         embedder = get_embedder(config)
+        self.batcher = EmbedBatcher(embedder, pool_size=4 * embedder.batch_size)
+        self.batcher.start()
+        batcher = self.batcher
         self.pool = ConversionPool(
             size=config.ingester.workers.worker_count,
+            initial=1,
+            starving=lambda: batcher.starving(),
             tokenizer_dir=tokenizer_dir(config),
             chunk_size=config.processing.chunk_size,
             timeout_s=config.processing.conversion_timeout_s,
         )
-        self.batcher = EmbedBatcher(embedder, pool_size=4 * embedder.batch_size)
-        self.batcher.start()
         assert self.queue is not None
         self.processor = JobProcessor(sync=self.queue.sync, pool=self.pool, batcher=self.batcher)
 

@@ -48,6 +48,8 @@ class EmbedBatcher:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoder")
         self.texts_embedded = 0
         self.encode_seconds = 0.0
+        self._encoding = False
+        self._idle_since: float | None = None  # set once the first pool is done
         self.log = get_logger()
 
     def start(self) -> None:
@@ -92,6 +94,12 @@ class EmbedBatcher:
         self._wake.set()
         return await future
 
+    def starving(self, after_s: float = 2.0) -> bool:
+        """The encoder has been waiting for texts for ``after_s`` (never before its first pool)."""
+        if self._encoding or self._idle_since is None or self._pending_texts() >= self.pool_size:
+            return False
+        return time.monotonic() - self._idle_since >= after_s
+
     def _pending_texts(self) -> int:
         return sum(len(r.texts) for r in self._pending)
 
@@ -121,6 +129,7 @@ class EmbedBatcher:
             count += len(request.texts)
         texts = [t for r in pool for t in r.texts]
         started = time.monotonic()
+        self._encoding = True
         try:
             vectors = await self._encode(texts)
         except asyncio.CancelledError:
@@ -133,6 +142,9 @@ class EmbedBatcher:
                 if not request.future.done():
                     request.future.set_exception(exc)
             return
+        finally:
+            self._encoding = False
+            self._idle_since = time.monotonic()
         seconds = time.monotonic() - started
         self.encode_seconds += seconds
         self.texts_embedded += len(texts)

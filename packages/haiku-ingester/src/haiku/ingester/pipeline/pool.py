@@ -1,6 +1,11 @@
 """Conversion worker processes, seen from the daemon.
 
-Each worker converts one file at a time. A conversion that outlives
+Each worker converts one file at a time. The pool starts ``initial`` workers
+and grows up to ``size`` only while conversion is the bottleneck (the encoder
+waits for texts while files wait for a worker): a worker costs about 200 MB,
+and on a CPU-bound machine one keeps up with the encoder on text formats.
+
+A conversion that outlives
 ``processing.conversion_timeout_s`` gets its worker killed; a worker that dies
 (docling crashing on a bad file) fails only the file it held. Either way a fresh
 worker takes its place and the daemon carries on.
@@ -13,6 +18,7 @@ import contextlib
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from haiku.ingester.errors import ConversionCrashedError, ConversionError, ConversionTimeoutError
@@ -134,8 +140,20 @@ class _Worker:
 
 
 class ConversionPool:
-    def __init__(self, *, size: int, tokenizer_dir: str, chunk_size: int, timeout_s: float) -> None:
+    def __init__(
+        self,
+        *,
+        size: int,
+        tokenizer_dir: str,
+        chunk_size: int,
+        timeout_s: float,
+        initial: int | None = None,
+        starving: Callable[[], bool] | None = None,
+    ) -> None:
         self.size = max(1, size)
+        self.initial = self.size if initial is None else max(1, min(initial, self.size))
+        self._starving = starving or (lambda: True)
+        self._growing = False
         self.timeout_s = timeout_s
         self._hello = {"tokenizer_dir": tokenizer_dir, "chunk_size": chunk_size}
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
@@ -154,9 +172,23 @@ class ConversionPool:
         return [w.pid for w in self._busy if w.pid is not None]
 
     async def start(self) -> None:
-        """Spawn the workers; they import docling in the background."""
-        for _ in range(self.size):
+        """Spawn the first workers; they import docling in the background."""
+        for _ in range(self.initial):
             await self._add_worker()
+
+    async def _maybe_grow(self) -> None:
+        if self._growing or self._closed or len(self._workers) >= self.size or not self._starving():
+            return
+        self._growing = True
+        try:
+            self.log.info(
+                "conversion is the bottleneck; starting another conversion worker",
+                workers=len(self._workers) + 1,
+                limit=self.size,
+            )
+            await self._add_worker()
+        finally:
+            self._growing = False
 
     async def _add_worker(self) -> None:
         worker = _Worker(self._hello)
@@ -173,6 +205,8 @@ class ConversionPool:
     async def convert(self, *, name: str, fmt: str, data: bytes, timeout_s: float | None = None) -> ConvertedDocument:
         if self._closed:
             raise ConversionError("the conversion pool is closed")
+        if self._idle.empty():
+            await self._maybe_grow()
         worker = await self._idle.get()
         healthy = False
         try:

@@ -37,7 +37,7 @@ class WritableStore(Protocol):
     async def delete_document(self, document_id: str) -> bool: ...
 
 
-class JobReleased(Exception):  # noqa: N818 - a signal to the worker, not a failure
+class JobReleased(Exception):
     """The daemon is stopping and this job had not started converting: give it back untouched."""
 
 

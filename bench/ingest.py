@@ -191,16 +191,31 @@ async def chunk_texts(root: Path) -> list[str]:
     return texts
 
 
-def raw_encoder_seconds(texts: list[str], batch_size: int) -> float:
-    from sentence_transformers import SentenceTransformer
+_RAW_ENCODER = """
+import json, resource, sys, time
+from sentence_transformers import SentenceTransformer
+from haiku.core.embedders import local_model_path
+texts = json.load(open(sys.argv[1]))
+batch_size = int(sys.argv[2])
+model = SentenceTransformer(local_model_path(), device="cpu", local_files_only=True)
+model.encode(texts[:batch_size], batch_size=batch_size, show_progress_bar=False)  # warm
+started = time.monotonic()
+model.encode(texts, batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
+seconds = time.monotonic() - started
+print(json.dumps({"seconds": seconds, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
 
-    from haiku.core.embedders import local_model_path
 
-    model = SentenceTransformer(local_model_path(), device="cpu", local_files_only=True)
-    model.encode(texts[:batch_size], batch_size=batch_size, show_progress_bar=False)  # warm
-    started = time.monotonic()
-    model.encode(texts, batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
-    return time.monotonic() - started
+def raw_encoder(texts: list[str], batch_size: int, workdir: Path) -> dict:
+    """SentenceTransformer.encode on the texts in a fresh process: its time and its own peak RSS."""
+    path = workdir / "chunk-texts.json"
+    path.write_text(json.dumps(texts))
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    done = subprocess.run(
+        [sys.executable, "-c", _RAW_ENCODER, str(path), str(batch_size)],
+        capture_output=True, text=True, env=env, check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> int:
@@ -235,7 +250,8 @@ def main() -> int:
     from haiku.core.config import AppConfig
 
     batch_size = AppConfig().embeddings.batch_size
-    encode_seconds = raw_encoder_seconds(texts, batch_size)
+    raw = raw_encoder(texts, batch_size, root)
+    encode_seconds = raw["seconds"]
     raw_rate = len(texts) / encode_seconds
     chunks = len(texts)
     figures = {
@@ -251,6 +267,7 @@ def main() -> int:
         ),
         "raw_encoder_s": round(encode_seconds, 2),
         "raw_encoder_chunks_per_s": round(raw_rate, 2),
+        "raw_encoder_peak_rss_mib": round(raw["peak_rss_mib"], 1),
         "ratio_to_raw_encoder": round((chunks / first["seconds"]) / raw_rate, 3),
         "steady_ratio_to_raw_encoder": None,
         "peak_rss_mib": round(first["peak_rss_mib"], 1),

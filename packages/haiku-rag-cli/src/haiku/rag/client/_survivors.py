@@ -10,11 +10,11 @@ that placed a survivor, which fills the document fields and finds orphans
 
 The rule when an orphan survives fusion: it is dropped, and every database
 that placed one is asked again for **checked** candidates (document rows read
-with each list, orphans skipped, each list refilled to its length past them,
-as before this change and as a database searched alone does), and fusion
-reruns. So a search never returns an orphan, still returns ``limit`` results
-when the databases hold that many, and ranks exactly as if orphans had been
-skipped before fusion in each database that had one among its survivors.
+with each list, orphans skipped, each list refilled to its length past them),
+and fusion reruns. So a search never returns an orphan, still returns
+``limit`` results when the databases hold that many, and ranks exactly as if
+orphans had been skipped before fusion in each database that had one among
+its survivors.
 Survivors of a checked database need no second read. Each round checks at
 least one more database, so this ends after at most one round per database;
 with no write in progress there is exactly one.

@@ -62,13 +62,13 @@ class Database:
         )
 
     def _ranked(self, query, limit: int) -> list[tuple[float, str]]:
-        table = self.chunks.search(query, query_type="fts").select(["document_id"]).limit(limit).to_arrow()
+        table = self.chunks.search(query, query_type="fts").select(["document_id", "_score"]).limit(limit).to_arrow()
         return list(
             zip(table["_score"].to_pylist(), (self.doc_of.get(d) for d in table["document_id"].to_pylist()), strict=True)
         )
 
     def document_frequency(self, word: str) -> int:
-        return self.chunks.search(word, query_type="fts").select(["id"]).limit(max(self.rows, 1)).to_arrow().num_rows
+        return self.chunks.search(word, query_type="fts").select(["id", "_score"]).limit(max(self.rows, 1)).to_arrow().num_rows
 
     def plain(self, query: str, limit: int) -> list[tuple[float, str]]:
         return self._ranked(query, limit)

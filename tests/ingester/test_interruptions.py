@@ -21,8 +21,8 @@ from ingester_support import (
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
-FILES = 300
-GRACE_S = 20
+FILES = 200
+GRACE_S = 5
 
 
 def succeeded(queue) -> int:

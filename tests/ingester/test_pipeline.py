@@ -59,13 +59,25 @@ def docx_bytes() -> bytes:
 
 @pytest.fixture(scope="module")
 async def pool():
-    """Two conversion worker processes: when a test kills one, the other carries on at once."""
+    """Up to two conversion worker processes, the second started as soon as a file waits.
+
+    With two, when a test kills one the other carries on at once.
+    """
     from haiku.ingester.pipeline.pool import ConversionPool
 
-    conversion_pool = ConversionPool(size=2, tokenizer_dir=local_model_path(), chunk_size=CHUNK_SIZE, timeout_s=60)
+    conversion_pool = ConversionPool(
+        size=2, initial=1, starving=lambda: True,
+        tokenizer_dir=local_model_path(), chunk_size=CHUNK_SIZE, timeout_s=60,
+    )
     await conversion_pool.start()
     yield conversion_pool
     await conversion_pool.close()
+
+
+async def test_the_pool_starts_one_worker_and_grows_while_files_wait_for_one(pool):
+    started_with = len(pool.pids)
+    await asyncio.gather(*(pool.convert(name=f"n{i}.md", fmt="md", data=b"# N\n\ntext\n") for i in range(3)))
+    assert (started_with, len(pool.pids)) == (1, 2)
 
 
 @pytest.fixture(scope="module")

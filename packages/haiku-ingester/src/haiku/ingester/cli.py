@@ -193,6 +193,10 @@ def _busy_threads() -> bool:
 def main() -> None:
     try:
         app()
+    except KeyboardInterrupt:
+        typer.echo("Interrupted", err=True)
+        sys.stdout.flush()
+        os._exit(130)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if _busy_threads():

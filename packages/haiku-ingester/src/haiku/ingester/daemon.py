@@ -33,6 +33,7 @@ class Daemon:
         self.notifier = notifier or SystemdNotifier()
         self.app = IngesterApp(config, config_path=config_path)
         self.stop = asyncio.Event()
+        self._started = asyncio.Event()  # a SIGHUP during start waits for it
         self._reload_lock = asyncio.Lock()
         self._reload_tasks: set[asyncio.Task] = set()
         self.log = get_logger()
@@ -75,6 +76,7 @@ class Daemon:
         for runtime in app.databases.values():
             start_discovery(app, runtime)
         claim_loop = asyncio.create_task(workers.run(self.stop), name="claim-loop")
+        self._started.set()
         self.notifier.ready(status=f"serving {len(app.databases)} database(s)")
         self.log.info("ready", databases=list(app.databases), queue=str(app.config.queue_path))
         try:
@@ -125,6 +127,7 @@ class Daemon:
     # --- reload --------------------------------------------------------------------------
     async def reload(self) -> str:
         """Apply a changed configuration; returns the outcome (applied, partial, failed, refused)."""
+        await self._started.wait()
         async with self._reload_lock:
             if self.stop.is_set():
                 return "refused"

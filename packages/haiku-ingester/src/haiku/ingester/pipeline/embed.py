@@ -47,6 +47,7 @@ class EmbedBatcher:
         # kept the peak memory of every thread that ever encoded.
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoder")
         self.texts_embedded = 0
+        self.pools_embedded = 0
         self.encode_seconds = 0.0
         self._encoding = False
         self._idle_since: float | None = None  # set once the first pool is done
@@ -148,6 +149,7 @@ class EmbedBatcher:
         seconds = time.monotonic() - started
         self.encode_seconds += seconds
         self.texts_embedded += len(texts)
+        self.pools_embedded += 1
         self.log.debug("embedded", texts=len(texts), documents=len(pool), seconds=round(seconds, 3))
         offset = 0
         for request in pool:

@@ -133,7 +133,14 @@ def fuse_rrf(
     (comparable across databases), the full-text lists into one by BM25, and
     the two global lists are fused by reciprocal rank. Over one database this is
     exactly that database's own hybrid, so federation loses nothing.
+
+    Each global list is cut at ``hybrid_depth(limit)``, the depth every database
+    was asked for: one database holding everything would have returned exactly
+    that many, so a candidate ranked below it globally (which only a split
+    corpus brings in) earns no reciprocal-rank credit. Without the cut it could
+    outrank what one database ranks higher (docs/fusion.md).
     """
+    depth = hybrid_depth(limit)
     vec_items = _flatten(vector_lists)
     vec_scores = _vector_cosines([result for result, _, _ in vec_items], query_vector, from_distance)
     fts_items = _flatten(fts_lists)
@@ -142,7 +149,7 @@ def fuse_rrf(
     fused: dict[Key, float] = {}
     best_rank: dict[Key, int] = {}
     first_seen: dict[Key, SearchResult] = {}
-    for ordered in (_sorted_by(vec_items, vec_scores), _sorted_by(fts_items, fts_scores)):
+    for ordered in (_sorted_by(vec_items, vec_scores)[:depth], _sorted_by(fts_items, fts_scores)[:depth]):
         for position, (_, rank, order, result) in enumerate(ordered, start=1):
             key = key_of(order, result)
             fused[key] = fused.get(key, 0.0) + 1.0 / (k + position)

@@ -130,6 +130,12 @@ async def test_html_is_converted_to_markdown_with_its_heading(pool):
     assert (document.title, "forty minutes" in document.content) == ("Recipes", True)
 
 
+async def test_markdown_opening_with_an_image_signature_is_still_markdown(pool):
+    text = b"BMI-1 autoantibodies as a biomarker. BM stands for nothing here.\n"
+    document = await pool.convert(name="1996292.md", fmt="md", data=text)
+    assert "BMI-1 autoantibodies" in document.content
+
+
 async def test_docx_headings_reach_the_chunks(pool):
     document = await pool.convert(name="plan.docx", fmt="docx", data=docx_bytes())
     assert ["Quarterly Plan", "Budget"] in [c.headings for c in document.chunks]

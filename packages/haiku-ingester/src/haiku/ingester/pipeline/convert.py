@@ -81,6 +81,8 @@ class Converter:
             raise ConversionError(f"{name}: no converter for format {fmt!r}")
         if fmt in ("md", "html"):
             data = decode_text(data).encode("utf-8")  # docling reads text formats as UTF-8
+            document = self._convert_text_format(name, fmt, data)
+            return self._finish(document, name, content=document.export_to_markdown())
         from docling.datamodel.base_models import ConversionStatus, DocumentStream
 
         stream = DocumentStream(name=Path(name).name, stream=io.BytesIO(data))
@@ -93,6 +95,34 @@ class Converter:
             raise ConversionError(f"{name}: docling could not convert it: {detail}")
         document = result.document
         return self._finish(document, name, content=document.export_to_markdown())
+
+    def _convert_text_format(self, name: str, fmt: str, data: bytes) -> Any:
+        """Markdown and HTML straight through their docling backends, in the format the name says.
+
+        ``DocumentConverter`` sniffs a stream's first bytes before its name, so a
+        markdown file opening with "BM…" (a BMP signature) or "ID3" was refused
+        as an image or audio file.
+        """
+        from docling.backend.html_backend import HTMLDocumentBackend
+        from docling.backend.md_backend import MarkdownDocumentBackend
+        from docling.datamodel.document import InputDocument
+
+        from haiku.ingester.errors import ConversionError
+
+        backend_cls: Any = MarkdownDocumentBackend if fmt == "md" else HTMLDocumentBackend
+        filename = Path(name).name
+        try:
+            source = InputDocument(
+                path_or_stream=io.BytesIO(data), format=self._formats[fmt], backend=backend_cls, filename=filename
+            )
+            backend = backend_cls(source, io.BytesIO(data))
+            if not source.valid or not backend.is_valid():
+                raise ConversionError(f"{name}: docling could not read it as {fmt}")
+            return backend.convert()
+        except ConversionError:
+            raise
+        except Exception as exc:  # whatever the parser raises on this input
+            raise ConversionError(f"{name}: docling could not convert it: {type(exc).__name__}: {exc}") from None
 
     @staticmethod
     def _text_document(name: str, text: str) -> Any:

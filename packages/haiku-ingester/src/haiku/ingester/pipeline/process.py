@@ -59,11 +59,24 @@ class JobProcessor:
         # Files held in memory at once: enough to keep every conversion worker fed.
         self._reading = asyncio.Semaphore(2 * pool.size)
         self.stopping = False
+        self._write_locks: dict[str, asyncio.Lock] = {}
 
     async def run(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:
         if job.op == "delete":
             return await self.delete(job, source, store)
         return await self.upsert(job, source, store)
+
+    def _writing(self, database: str) -> asyncio.Lock:
+        """One write at a time per database from this process.
+
+        Jobs finish in bursts (a pool of embeddings completes many documents at
+        once); queueing them here, without a deadline, keeps them from timing out
+        on the store's writer lock, whose timeout is meant for other writers.
+        """
+        lock = self._write_locks.get(database)
+        if lock is None:
+            lock = self._write_locks[database] = asyncio.Lock()
+        return lock
 
     async def upsert(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:
         path = source.path_for(job.uri)
@@ -84,20 +97,30 @@ class JobProcessor:
                     CONTENT_HASH: digest,
                     SOURCE_REVISION: facts.revision,
                 }
-                if state is not None and state.content_hash == digest and state.document_id:
-                    if await store.update_document_metadata(state.document_id, metadata) is not False:
-                        update = SyncUpdate(facts.revision, digest, state.document_id)
-                        return Outcome("revision", update, state.document_id)
-                    # The document vanished from the database meanwhile: write it again below.
-                converted = await self.pool.convert(name=str(path), fmt=facts.format, data=data)
+                same_bytes = state is not None and state.content_hash == digest and state.document_id
+                converted = None
+                if not same_bytes:
+                    converted = await self.pool.convert(name=str(path), fmt=facts.format, data=data)
                 del data
+            if converted is None and state is not None and state.document_id:
+                async with self._writing(job.database):
+                    updated = await store.update_document_metadata(state.document_id, metadata)
+                if updated is not False:
+                    return Outcome("revision", SyncUpdate(facts.revision, digest, state.document_id), state.document_id)
+                # The document vanished from the database meanwhile: convert and write it again.
+                async with self._reading:
+                    data = await asyncio.to_thread(read_bytes, facts, max_file_size=max_size)
+                    converted = await self.pool.convert(name=str(path), fmt=facts.format, data=data)
+                    del data
+        assert converted is not None
         vectors = await self.batcher.embed([c.embed_text for c in converted.chunks])
         chunks = [
             Chunk(order=i, content=c.content, headings=c.headings, page_numbers=c.page_numbers)
             for i, c in enumerate(converted.chunks)
         ]
         document = Document(uri=job.uri, title=converted.title, content=converted.content, metadata=metadata)
-        stored = await store.upsert_document(document, chunks, vectors)
+        async with self._writing(job.database):
+            stored = await store.upsert_document(document, chunks, vectors)
         return Outcome("written", SyncUpdate(facts.revision, digest, stored.id), stored.id, len(chunks))
 
     async def delete(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:
@@ -109,5 +132,6 @@ class JobProcessor:
             return Outcome("deleted", SyncUpdate(delete=True))
         if document.metadata.get(SOURCE_ID) != job.source_id:
             return Outcome("skipped", SyncUpdate(delete=True))  # another source's document: not ours to delete
-        await store.delete_document(document.id)
+        async with self._writing(job.database):
+            await store.delete_document(document.id)
         return Outcome("deleted", SyncUpdate(delete=True), document.id)

@@ -94,7 +94,7 @@ def test_status_json_reports_every_ingested_database_before_any_run(folders):
 def test_help_loads_no_torch_sentence_transformers_or_docling():
     code = (
         "import sys\n"
-        "from haiku.ingester import cli\n"
+        "from haiku.ingester import cli, app, batch, daemon, status, rebuild\n"
         "sys.argv = ['haiku-ingester', '--help']\n"
         "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'sentence_transformers', 'docling'))\n"

@@ -1,3 +1,32 @@
-"""haiku-ingester: one daemon that keeps every configured database in sync with its folders."""
+"""haiku-ingester: one daemon that keeps every configured database in sync with its folders.
+
+    from haiku.ingester import IngesterApp, run_batch, collect_status
+    from haiku.ingester.rebuild import rebuild
+
+Importing this package loads no model library; the names above load their
+modules on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "IngesterApp": "haiku.ingester.app",
+    "run_batch": "haiku.ingester.batch",
+    "BatchReport": "haiku.ingester.batch",
+    "collect_status": "haiku.ingester.status",
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

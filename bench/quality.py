@@ -43,6 +43,8 @@ from bench.quality_layouts import LAYOUTS  # noqa: E402
 from bench.quality_report import anchor_check, federation_checks, markdown_section, write_section  # noqa: E402
 from bench.quality_run import ARMS, run_arm  # noqa: E402
 
+DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "quality.json"
+
 
 def log(line: str) -> None:
     print(f"{time.strftime('%H:%M:%S')} {line}", file=sys.stderr, flush=True)
@@ -66,7 +68,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="BEIR-layout dataset directory (corpus.jsonl, queries.jsonl, qrels.tsv)")
     parser.add_argument("--cache", type=Path, default=REPO_ROOT / "bench" / ".cache",
                         help="where databases, chunks and embeddings are kept between runs")
-    parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results" / "quality.json")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="JSON result (default bench/results/quality.json; a smoke run writes none unless given)")
     parser.add_argument("--docs", type=Path, default=REPO_ROOT / "docs" / "benchmarks.md",
                         help="markdown file whose '## Quality' section is rewritten")
     parser.add_argument("--limit", type=int, default=100,
@@ -171,11 +174,14 @@ async def main(argv: list[str] | None = None) -> int:
         "anchor": anchor_check(results, diagnostics),
         "federation": federation_checks(results),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    smoke = args.max_queries is not None
+    out = args.out or (None if smoke else DEFAULT_OUT)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=2) + "\n")
     section = markdown_section(report)
     print(section)
-    if args.max_queries is None:
+    if not smoke:
         write_section(args.docs, section)
     failures = [c for c in report["federation"] if not c["ok"]]
     if report["anchor"] is not None and not report["anchor"]["ok"]:

@@ -155,7 +155,6 @@ async def _fill_database(
     store = await Store.open(DatabaseRef.configured(name, location), config, create=True)
     try:
         present = {d.uri for d in await store.list_documents()}
-        chunks_written = 0
         for doc in docs:
             uri = doc_uri(dataset, doc.doc_id)
             if uri in present:
@@ -168,7 +167,6 @@ async def _fill_database(
             vectors = cache.get(doc.embed_texts).tolist()
             document = Document(uri=uri, title=doc.title, content=doc.content, metadata={"beir_id": doc.doc_id})
             await store.upsert_document(document, chunks, vectors)
-            chunks_written += len(chunks)
             progress(1)
         # Compact, bring every index fully up to date and drop the write history,
         # so every layout is searched in the same, settled state.

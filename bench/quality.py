@@ -146,7 +146,7 @@ async def main(argv: list[str] | None = None) -> int:
     search_started = time.perf_counter()
     for arm in [a for a in ARMS if a.name in args.arms]:
         for layout in layouts:
-            config = layout_config(layout, root, args.chunk_size, fusion=arm.fusion)
+            config = layout_config(layout, root, args.chunk_size, fusion=arm.fusion, fts_idf=arm.fts_idf)
             run = await run_arm(config, arm, queries, args.limit, log, layout.name)
             row = {name: round(value, 4) for name, value in evaluate(run.runs, qrels).items()}
             row["latency"] = run.latency_summary()

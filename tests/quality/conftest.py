@@ -20,8 +20,8 @@ from fixture_corpus import build_databases, layout_config  # noqa: E402
 async def federation_fixture(tmp_path_factory, embedder):
     """The fixture corpus written once into one database and once split over three.
 
-    Returns ``config(layout, fusion="rrf")``, an AppConfig naming the layout's databases.
+    Returns ``config(layout, fusion="rrf", fts_idf="global")``, an AppConfig naming the layout's databases.
     """
     root = tmp_path_factory.mktemp("federation")
     await build_databases(root, embedder)
-    return lambda layout, fusion="rrf": layout_config(root, layout, fusion)
+    return lambda layout, fusion="rrf", fts_idf="global": layout_config(root, layout, fusion, fts_idf)

@@ -87,7 +87,7 @@ QUERIES: list[str] = [
 LAYOUTS = {"one": ["all"], "three": ["part-1", "part-2", "part-3"]}
 
 
-def layout_config(root: Path, layout: str, fusion: str = "rrf"):
+def layout_config(root: Path, layout: str, fusion: str = "rrf", fts_idf: str = "global"):
     """An AppConfig naming the layout's databases under root."""
     from haiku.core.config import config_from_dict
 
@@ -95,7 +95,7 @@ def layout_config(root: Path, layout: str, fusion: str = "rrf"):
         {
             "storage": {"data_dir": str(root / "data"), "auto_vacuum": False},
             "lancedb": {"databases": {name: str(root / layout / f"{name}.lancedb") for name in LAYOUTS[layout]}},
-            "search": {"fusion": fusion},
+            "search": {"fusion": fusion, "fts_idf": fts_idf},
         }
     )
 

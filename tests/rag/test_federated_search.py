@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import math
+import re
 import warnings
 
 import numpy as np
@@ -124,16 +126,51 @@ async def test_full_ties_fall_to_configured_order_whatever_the_order_of_sources(
     assert results[0].chunk_id == results[1].chunk_id and results[2].chunk_id == results[3].chunk_id
 
 
-async def test_federated_fts_is_ordered_by_each_databases_retrieval_score(two_db, built, tmp_path):
-    async with HaikuRAG(config=two_db) as client:
+async def test_federated_fts_is_ordered_by_each_databases_retrieval_score(built, tmp_path):
+    # search.fts_idf: local is the seeds' rule: each database's own BM25, merged.
+    databases = {"papers": str(built["papers"]), "wiki": str(built["wiki"])}
+    config = build_config(tmp_path / "data", databases, search={"fts_idf": "local"})
+    async with HaikuRAG(config=config) as client:
         results = await client.search("data", limit=10, search_type="fts")
     assert {r.source for r in results} == {"papers", "wiki"}
     scores = [r.score for r in results]
     assert scores == sorted(scores, reverse=True)
-    config = build_config(tmp_path / "solo")
-    async with HaikuRAG(db_path=built["wiki"], config=config, read_only=True) as wiki:
+    async with HaikuRAG(db_path=built["wiki"], config=build_config(tmp_path / "solo"), read_only=True) as wiki:
         native = {r.chunk_id: r.score for r in await wiki.search("data", limit=10, search_type="fts")}
     assert all(r.score == pytest.approx(native[r.chunk_id]) for r in results if r.source == "wiki")
+
+
+def _bm25_idf(df: int, n: int) -> float:
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+async def _chunks_holding(path, word: str, tmp_path) -> tuple[int, int]:
+    """(chunks, chunks containing ``word`` as a whole word), read through the client, not the index."""
+    async with HaikuRAG(db_path=path, config=build_config(tmp_path / "count"), read_only=True) as client:
+        store = client._open_store()
+        texts = [c.content for doc in await client.list_documents() for c in await store.get_chunks(doc.id)]
+    return len(texts), sum(1 for text in texts if word in re.findall(r"\w+", text.lower()))
+
+
+async def test_federated_fts_scores_use_the_idf_over_every_database_searched(two_db, built, tmp_path):
+    """Default fts_idf: global. Each database's BM25 of a one-word query is rescaled from its own
+    IDF to the IDF over both databases' chunks, so the scores are comparable, still non-increasing."""
+    async with HaikuRAG(config=two_db) as client:
+        results = await client.search("data", limit=10, search_type="fts")
+    assert {r.source for r in results} == {"papers", "wiki"}
+    assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
+    counts = {name: await _chunks_holding(built[name], "data", tmp_path) for name in ("papers", "wiki")}
+    total_n = sum(n for n, _ in counts.values())
+    total_df = sum(df for _, df in counts.values())
+    for name in ("papers", "wiki"):
+        n, df = counts[name]
+        factor = _bm25_idf(total_df, total_n) / _bm25_idf(df, n)
+        async with HaikuRAG(db_path=built[name], config=build_config(tmp_path / name), read_only=True) as solo:
+            native = {r.chunk_id: r.score for r in await solo.search("data", limit=10, search_type="fts")}
+        assert factor != pytest.approx(1.0, abs=1e-3)  # else this test could not tell the rules apart
+        assert [r.score for r in results if r.source == name] == pytest.approx(
+            [native[r.chunk_id] * factor for r in results if r.source == name], rel=1e-4
+        )
 
 
 async def test_rrf_hybrid_keeps_the_full_text_signal_across_databases(two_db):
@@ -164,7 +201,7 @@ async def test_one_source_of_a_set_matches_a_client_on_that_database(two_db, bui
 async def test_each_database_is_asked_for_limit_or_limit_times_pool_with_a_reranker(two_db, built, tmp_path, monkeypatch):
     asked: list[tuple[str, int]] = []
     calls: list[tuple[str, str, int]] = []
-    for method in ("search", "hybrid_candidates"):
+    for method in ("search", "fts_candidates", "hybrid_candidates"):
         original = getattr(Store, method)
 
         def spy(self, *args, _original=original, _method=method, **kwargs):

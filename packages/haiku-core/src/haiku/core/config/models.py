@@ -218,6 +218,10 @@ class SearchConfig(_Section):
     # when no reranker is configured. "rrf" keeps the full-text signal across
     # databases (SPEC §11.6, docs/fusion.md); "cosine" is the seeds' rule.
     fusion: Literal["rrf", "cosine"] = "rrf"
+    # Full-text scores over several databases: "global" weighs each query word
+    # by its IDF over all the databases searched together, as one database
+    # holding everything would (docs/fusion.md); "local" keeps each database's own.
+    fts_idf: Literal["global", "local"] = "global"
 
 
 class QAModelConfig(_Section):

@@ -29,12 +29,13 @@ chunks of two versions to one result list.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import inspect
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from haiku.core.models import SearchResult, loads_metadata
+from haiku.core.store.fulltext import FTS_COLUMN, FullTextStatsMixin, boosted_query
 from haiku.core.store.ranking import reciprocal_rank_fusion
-from haiku.core.store.reads import ReadsMixin
 from haiku.core.store.schema import CHUNK_FIELDS, CHUNKS, result_from_row, sql_in
 
 if TYPE_CHECKING:
@@ -48,8 +49,13 @@ _MAX_REFETCH = 3
 # fusion has candidates that only one of the two lists ranks highly.
 HYBRID_CANDIDATE_FACTOR = 2
 
+# Per-word score factors for a full-text query (see haiku.core.store.fulltext), or
+# an awaitable giving them that may be awaited more than once (a Task): a hybrid
+# search starts its vector list while the factors are still being computed.
+Boosts = Mapping[str, float] | Awaitable[Mapping[str, float]]
 
-class SearchMixin(ReadsMixin):
+
+class SearchMixin(FullTextStatsMixin):
     # --- public ---------------------------------------------------------------------
     async def search(
         self,
@@ -127,17 +133,21 @@ class SearchMixin(ReadsMixin):
         filter: str | None = None,
         with_vectors: bool = False,
         enrich: bool = True,
+        boosts: Boosts | None = None,
     ) -> list[SearchResult]:
-        """Full-text matches on headings and text, scored by BM25; checked unless ``enrich=False``."""
+        """Full-text matches on headings and text, scored by BM25; checked unless ``enrich=False``.
+
+        ``boosts``: run the query as a disjunction of these words, each one's
+        BM25 multiplied by its factor (the federating client's global IDF);
+        words not named are not searched.
+        """
         self._require_open()
         if not query.strip() or limit <= 0:
             return []
         where = await self._prefilter(filter)
         if where is _NO_MATCH:
             return []
-        return await self._fetch(
-            lambda n: self._fts_rows(self._chunks, query, n, where, with_vectors), limit, enrich
-        )
+        return await self._fts_list(self._chunks, query, limit, where, with_vectors, enrich, boosts)
 
     async def hybrid_candidates(
         self,
@@ -148,10 +158,12 @@ class SearchMixin(ReadsMixin):
         filter: str | None = None,
         with_vectors: bool = False,
         enrich: bool = True,
+        fts_boosts: Boosts | None = None,
     ) -> tuple[list[SearchResult], list[SearchResult]]:
         """The vector and full-text lists of a hybrid search, both read at one table version.
 
-        Checked unless ``enrich=False`` (see the module docstring).
+        Checked unless ``enrich=False`` (see the module docstring); ``fts_boosts``
+        as ``boosts`` of ``fts_candidates``, for the full-text list.
         """
         self._require_open()
         self._check_query_vector(query_vector)
@@ -163,7 +175,7 @@ class SearchMixin(ReadsMixin):
             self._fetch(
                 lambda n: self._vector_rows(table, query_vector, n, where, with_vectors), limit, enrich
             ),
-            self._fetch(lambda n: self._fts_rows(table, query, n, where, with_vectors), limit, enrich)
+            self._fts_list(table, query, limit, where, with_vectors, enrich, fts_boosts)
             if query.strip()
             else _empty(),
         )
@@ -244,12 +256,30 @@ class SearchMixin(ReadsMixin):
         rows = await query.to_list()
         return [(row, 1.0 / (1.0 + max(0.0, float(row["_distance"])))) for row in rows]
 
+    async def _fts_list(
+        self,
+        table: AsyncTable,
+        text: str,
+        limit: int,
+        where: Any,
+        with_vectors: bool,
+        enrich: bool,
+        boosts: Boosts | None,
+    ) -> list[SearchResult]:
+        query: Any = text
+        if boosts is not None:
+            factors = await boosts if inspect.isawaitable(boosts) else boosts
+            if not factors:  # no word of the query is in any database searched
+                return []
+            query = boosted_query(factors)
+        return await self._fetch(lambda n: self._fts_rows(table, query, n, where, with_vectors), limit, enrich)
+
     async def _fts_rows(
-        self, table: AsyncTable, text: str, limit: int, where: Any, with_vectors: bool
+        self, table: AsyncTable, text: Any, limit: int, where: Any, with_vectors: bool
     ) -> list[tuple[dict[str, Any], float]]:
         query = (
             table.query()
-            .nearest_to_text(text, columns=["search_text"])
+            .nearest_to_text(text, columns=[FTS_COLUMN])
             .select([*self._columns(with_vectors), "_score"])
             .limit(limit)
         )

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Literal, get_args
 from haiku.core.embedders import check_selection_identities, get_embedder
 from haiku.core.models import SearchResult
 from haiku.rag.client import fusion
+from haiku.rag.client._global_idf import GlobalIdf
 from haiku.rag.client._survivors import fuse_and_enrich
 from haiku.rag.client.fusion import Ranked
 
 if TYPE_CHECKING:
     from haiku.core.store import Store
+    from haiku.core.store.search import Boosts
     from haiku.rag.client._client import HaikuRAG
 
 SearchType = Literal["vector", "fts", "hybrid"]
@@ -56,7 +58,27 @@ async def search(
 
     if len(stores) > 1 and search_type != "fts":
         check_selection_identities([(store.name, store.identity) for _, store in stores])
-    query_vector = None if search_type == "fts" else await get_embedder(config).embed_query(query)
+    # Full-text scores are merged across databases by fts, and by hybrid under
+    # rrf; without a reranker they then use the federation's IDF, whose word
+    # counts are gathered while the query is embedded.
+    merges_bm25 = search_type == "fts" or (search_type == "hybrid" and config.search.fusion == "rrf")
+    global_idf = merges_bm25 and config.search.fts_idf == "global" and client._get_reranker() is None
+    async with GlobalIdf(query, stores, enabled=global_idf) as idf:
+        query_vector = None if search_type == "fts" else await get_embedder(config).embed_query(query)
+        return await _fuse(client, query, stores, search_type, query_vector, limit, filter, idf)
+
+
+async def _fuse(
+    client: HaikuRAG,
+    query: str,
+    stores: list[tuple[int, Store]],
+    search_type: str,
+    query_vector: Sequence[float] | None,
+    limit: int,
+    filter: str | None,
+    idf: GlobalIdf,
+) -> list[SearchResult]:
+    config = client.config
     reranker = client._get_reranker()
 
     if reranker is not None:
@@ -85,7 +107,13 @@ async def search(
             # Each database reads its two lists at one table version, so a document
             # being replaced never contributes chunks of two versions.
             return await store.hybrid_candidates(
-                query, vector, limit=depth, filter=filter, with_vectors=not from_distance, enrich=checked
+                query,
+                vector,
+                limit=depth,
+                filter=filter,
+                with_vectors=not from_distance,
+                enrich=checked,
+                fts_boosts=idf.for_store(store),
             )
 
         async def fuse_pairs(
@@ -104,7 +132,7 @@ async def search(
         )
 
     if search_type == "fts":
-        fetch = _native(query, None, "fts", limit, filter, with_vectors=False)
+        fetch = _native(query, None, "fts", limit, filter, with_vectors=False, boosts=idf.for_store)
         return await fuse_and_enrich(
             stores, fetch, _sync(lambda lists: fusion.fuse_by_score(_ranked(lists), limit))
         )
@@ -147,10 +175,17 @@ def _native(
     filter: str | None,
     *,
     with_vectors: bool,
+    boosts: Callable[[Store], Boosts | None] | None = None,
 ) -> Callable[[Store, bool], Awaitable[list[SearchResult]]]:
-    """Fetching one database's own search: bare, or checked when it had an orphan among the survivors."""
+    """Fetching one database's own search: bare, or checked when it had an orphan among the survivors.
+
+    ``boosts``: full-text only, the per-word factors of each database (``GlobalIdf``).
+    """
 
     async def fetch(store: Store, checked: bool) -> list[SearchResult]:
+        factors = boosts(store) if boosts is not None else None
+        if factors is not None:
+            return await store.fts_candidates(query, limit=limit, filter=filter, enrich=checked, boosts=factors)
         return await store.search(
             query,
             query_vector=query_vector,

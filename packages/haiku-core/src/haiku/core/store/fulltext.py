@@ -1,0 +1,106 @@
+"""Full-text term statistics and IDF-boosted queries (SPEC §11.6, docs/fusion.md).
+
+BM25 weighs each query word by its inverse document frequency, which each
+database computes over its own chunks. Over several databases the same chunk
+then scores differently depending on which database holds it, and merging
+scores mixes those errors in. The federating client removes them with two
+reads offered here:
+
+* ``fts_statistics(words)``: the database's chunk count and, per word, how
+  many chunks match it. Each count is a one-word query against the full-text
+  index, so LanceDB tokenises, lower-cases and stems the word exactly as it
+  indexed the text. Counts are cached per chunks-table version: a long-lived
+  client pays for a word once per database until the database changes.
+* ``fts_candidates(..., boosts={word: factor})``: the query as a disjunction of
+  its words, each boosted, so a database can rank with the federation's IDF
+  (``factor = idf_global / idf_local``; see ``haiku.rag.client.fusion``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from haiku.core.store.reads import ReadsMixin
+
+if TYPE_CHECKING:
+    from lancedb.table import AsyncTable
+
+FTS_COLUMN = "search_text"
+# The index's tokenizer drops longer tokens (max_token_length), so such a word matches nothing.
+_MAX_TOKEN_LENGTH = 40
+_WORD = re.compile(r"\w+")
+# A long-lived client's cache of counts per database; cleared whole when it overflows.
+_MAX_CACHED_WORDS = 50_000
+
+
+def query_words(text: str) -> list[str]:
+    """The distinct words of a full-text query, lower-cased, in order of first appearance.
+
+    The index's "simple" tokenizer splits on what is not a letter or digit;
+    splitting the same way means each word is one token the index can count.
+    """
+    words = (word for word in _WORD.findall(text.lower()) if len(word) <= _MAX_TOKEN_LENGTH)
+    return list(dict.fromkeys(words))
+
+
+def bm25_idf(document_frequency: int, documents: int) -> float:
+    """LanceDB's BM25 IDF: ``ln(1 + (N - df + 0.5) / (df + 0.5))``; always positive for ``df <= N``."""
+    df = min(max(document_frequency, 0), max(documents, 0))
+    return math.log(1.0 + (documents - df + 0.5) / (df + 0.5))
+
+
+@dataclass(frozen=True)
+class TermStatistics:
+    """One database's chunk count and its chunk frequency of each asked word."""
+
+    chunks: int
+    frequencies: Mapping[str, int] = field(default_factory=dict)
+
+
+def boosted_query(boosts: Mapping[str, float]) -> Any:
+    """A disjunction of the words, each scored by BM25 times its factor."""
+    from lancedb.query import BooleanQuery, MatchQuery, Occur
+
+    return BooleanQuery(
+        [(Occur.SHOULD, MatchQuery(word, FTS_COLUMN, boost=float(factor))) for word, factor in boosts.items()]
+    )
+
+
+class FullTextStatsMixin(ReadsMixin):
+    # (table version, chunk count, {word: chunks matching it}); set on first use.
+    _fts_counts: tuple[int, int, dict[str, int]] | None = None
+
+    async def fts_statistics(self, words: Iterable[str]) -> TermStatistics:
+        """The chunk count and each word's chunk frequency at the current table version.
+
+        Orphan chunks (a write in progress) are counted: they are in the index
+        BM25 reads, and a count is only ever a statistic, never a result.
+        """
+        self._require_open()
+        wanted = list(dict.fromkeys(words))
+        table = self._chunks
+        version = await table.version()
+        cached = self._fts_counts
+        if cached is None or cached[0] != version or len(cached[2]) > _MAX_CACHED_WORDS:
+            cached = (version, await table.count_rows(), {})
+            self._fts_counts = cached
+        _, chunks, counts = cached
+        missing = [word for word in wanted if word not in counts]
+        if missing and chunks:
+            found = await asyncio.gather(*(_count_matches(table, word, chunks) for word in missing))
+            counts.update(zip(missing, found, strict=True))
+        return TermStatistics(chunks, {word: counts.get(word, 0) for word in wanted})
+
+
+async def _count_matches(table: AsyncTable, word: str, chunks: int) -> int:
+    from lancedb.query import MatchQuery
+
+    # Only the score column: reading any stored column makes the count several times slower.
+    query = table.query().nearest_to_text(MatchQuery(word, FTS_COLUMN)).select(["_score"]).limit(chunks)
+    matched = await query.to_arrow()
+    return matched.num_rows

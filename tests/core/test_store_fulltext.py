@@ -1,0 +1,84 @@
+"""Full-text term statistics and boosted queries (haiku.core.store.fulltext; docs/fusion.md)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from haiku.core.scope import DatabaseScope
+from haiku.core.store import Store
+from haiku.core.store.fulltext import bm25_idf, query_words
+
+TEXTS = [
+    "cells divide by mitosis",
+    "a cell membrane surrounds the cell",
+    "stars fuse hydrogen into helium",
+    "planets orbit stars",
+    "bread needs yeast and flour",
+]
+
+
+@pytest.fixture
+async def store(db_config, write_doc):
+    config = db_config("papers")
+    opened = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
+    for index, text in enumerate(TEXTS):
+        await write_doc(opened, f"file:///doc{index}.md", text)
+    yield opened
+    await opened.close()
+
+
+def test_query_words_are_lower_cased_distinct_and_split_like_the_index():
+    assert query_words("What's the Cell's role? cell, CELL; co-operation") == [
+        "what", "s", "the", "cell", "role", "co", "operation"
+    ]
+
+
+def test_query_words_skip_tokens_longer_than_the_index_keeps():
+    assert query_words("a " + "x" * 41 + " b") == ["a", "b"]
+
+
+def test_bm25_idf_is_lancedbs_formula_and_stays_positive_at_any_frequency():
+    assert bm25_idf(2, 10) == pytest.approx(math.log(1 + 8.5 / 2.5))
+    assert bm25_idf(10, 10) > 0
+    assert bm25_idf(11, 10) == bm25_idf(10, 10)  # a count above N is read as N
+
+
+async def test_statistics_count_chunks_matching_each_word_as_the_index_stems_it(store):
+    stats = await store.fts_statistics(["cells", "cell", "stars", "zebra"])
+    assert stats.chunks == len(TEXTS)
+    # "cells" and "cell" stem alike: both count the two chunks about cells.
+    assert dict(stats.frequencies) == {"cells": 2, "cell": 2, "stars": 2, "zebra": 0}
+
+
+async def test_statistics_follow_a_write(store, write_doc):
+    assert (await store.fts_statistics(["stars"])).frequencies["stars"] == 2
+    await write_doc(store, "file:///more.md", "stars are far")
+    stats = await store.fts_statistics(["stars"])
+    assert (stats.chunks, stats.frequencies["stars"]) == (len(TEXTS) + 1, 3)
+
+
+async def test_a_boost_multiplies_a_words_bm25_score(store):
+    plain = await store.fts_candidates("stars", limit=5)
+    boosted = await store.fts_candidates("stars", limit=5, boosts={"stars": 2.5})
+    assert [r.chunk_id for r in boosted] == [r.chunk_id for r in plain]
+    assert [r.score for r in boosted] == pytest.approx([2.5 * r.score for r in plain], rel=1e-5)
+
+
+async def test_boosts_reweigh_the_words_of_a_query(store):
+    plain = await store.fts_candidates("cell stars", limit=5)
+    assert plain[0].content.startswith("a cell membrane")  # two matches of a word as rare as "stars"
+    reweighed = await store.fts_candidates("cell stars", limit=5, boosts={"cell": 0.1, "stars": 3.0})
+    assert "stars" in reweighed[0].content
+
+
+async def test_boosts_naming_no_word_match_nothing(store):
+    assert await store.fts_candidates("stars", limit=5, boosts={}) == []
+
+
+async def test_hybrid_candidates_take_boosts_for_their_full_text_list(store, fake_embed):
+    vector, plain = await store.hybrid_candidates("stars", fake_embed("stars"), limit=5)
+    _, boosted = await store.hybrid_candidates("stars", fake_embed("stars"), limit=5, fts_boosts={"stars": 2.0})
+    assert vector
+    assert [r.score for r in boosted] == pytest.approx([2.0 * r.score for r in plain], rel=1e-5)

@@ -131,6 +131,17 @@ def client_for(
     return HaikuRAG.from_scope(scope, opts.config(), read_only=read_only or opts.read_only, **kwargs)
 
 
+def writable_scope(opts: GlobalOptions, db: Path | None, command: str, *, verb: str = "changes") -> "DatabaseScope":
+    """The one live database a writing command works on, refused under --read-only.
+
+    ``command`` names it in messages ("tag create"); ``verb`` completes
+    "`haiku-rag COMMAND` VERB the live database".
+    """
+    scope = one_scope(opts, db, live=f"`haiku-rag {command}` {verb}")
+    refuse_read_only(opts, scope, command)
+    return scope
+
+
 def expected_errors() -> tuple[type[BaseException], ...]:
     """Errors a user can act on: printed as ``Error: …`` with exit 1, never as a traceback."""
     from haiku.core.embedders import EmbeddingError

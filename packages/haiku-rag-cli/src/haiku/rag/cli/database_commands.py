@@ -16,6 +16,7 @@ from haiku.rag.cli._common import (
     options,
     refuse_read_only,
     run,
+    writable_scope,
 )
 
 PACKAGES = ("haiku-core", "haiku-rag-cli", "haiku-ingester", "lancedb")
@@ -126,8 +127,7 @@ def migrate(ctx: typer.Context, db: Path | None = db_option()) -> None:
     opts = options(ctx)
 
     async def work() -> None:
-        scope = one_scope(opts, db, live="`haiku-rag migrate` changes")
-        refuse_read_only(opts, scope, "migrate")
+        scope = writable_scope(opts, db, "migrate")
         async with client_for(opts, scope, read_only=False, skip_validation=True) as client:
             applied = await client.migrate()
         if not applied:
@@ -152,8 +152,7 @@ def vacuum(
     opts = options(ctx)
 
     async def work() -> None:
-        scope = one_scope(opts, db, live="`haiku-rag vacuum` changes")
-        refuse_read_only(opts, scope, "vacuum")
+        scope = writable_scope(opts, db, "vacuum")
         async with client_for(opts, scope, read_only=False) as client:
             done = await client.vacuum(retention_seconds)
         typer.echo("Vacuum completed successfully." if done else "A vacuum of this database is already running.")
@@ -166,8 +165,7 @@ def create_index(ctx: typer.Context, db: Path | None = db_option()) -> None:
     opts = options(ctx)
 
     async def work() -> None:
-        scope = one_scope(opts, db, live="`haiku-rag create-index` changes")
-        refuse_read_only(opts, scope, "create-index")
+        scope = writable_scope(opts, db, "create-index")
         async with client_for(opts, scope, read_only=False) as client:
             built = await client.create_index()
             chunks = await client.store.count_chunks()

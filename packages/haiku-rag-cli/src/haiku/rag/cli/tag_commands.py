@@ -4,7 +4,7 @@ from pathlib import Path
 
 import typer
 
-from haiku.rag.cli._common import client_for, db_option, echo_json, one_scope, options, refuse_read_only, run
+from haiku.rag.cli._common import client_for, db_option, echo_json, one_scope, options, run, writable_scope
 
 tag_app = typer.Typer(help="Create, list, delete and restore tags of one database.", no_args_is_help=True)
 
@@ -31,8 +31,7 @@ def create(
     opts = options(ctx)
 
     async def work() -> None:
-        scope = one_scope(opts, db, live="`haiku-rag tag create` tags")
-        refuse_read_only(opts, scope, "tag create")
+        scope = writable_scope(opts, db, "tag create", verb="tags")
         async with client_for(opts, scope, read_only=False) as client:
             tag = await client.create_tag(name)
         typer.echo(f"Tag '{name}' created on database '{scope.databases[0].label}'")
@@ -76,8 +75,7 @@ def delete(
     opts = options(ctx)
 
     async def work() -> None:
-        scope = one_scope(opts, db, live="`haiku-rag tag delete` changes")
-        refuse_read_only(opts, scope, "tag delete")
+        scope = writable_scope(opts, db, "tag delete")
         async with client_for(opts, scope, read_only=False) as client:
             await client.delete_tag(name)
         typer.echo(f"Tag '{name}' deleted")
@@ -97,8 +95,7 @@ def restore(
     scope_holder: list = []
 
     async def check() -> None:
-        scope = one_scope(opts, db, live="`haiku-rag tag restore` changes")
-        refuse_read_only(opts, scope, "tag restore")
+        scope = writable_scope(opts, db, "tag restore")
         scope_holder.append(scope)
 
     run(check)

@@ -205,6 +205,8 @@ class ServeProcess:
         return self.log_path.read_text()
 
     def stop(self, timeout: float = 60) -> int:
+        if self._log.closed:  # stopped already
+            return self.proc.returncode
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:

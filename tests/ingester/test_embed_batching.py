@@ -48,3 +48,30 @@ async def test_an_idle_encoder_after_a_pool_is_starving(embedder):
     finally:
         await batcher.close()
     assert batcher.starving(after_s=0) is True
+
+
+def test_a_batch_is_the_oldest_text_with_the_texts_nearest_to_it_in_length():
+    from haiku.ingester.pipeline.embed import _Request, _Text, choose_batch
+
+    loop = asyncio.new_event_loop()
+    try:
+        lengths = [50, 5, 400, 48, 7, 52, 300, 49]  # arrival order; the oldest is 50 long
+        request = _Request(["x" * n for n in lengths], loop.create_future())
+        waiting = [_Text(request, i) for i in range(len(lengths))]
+        chosen = sorted(len(t.text) for t in choose_batch(waiting, 4))
+    finally:
+        loop.close()
+    assert chosen == [48, 49, 50, 52]
+
+
+async def test_a_document_gets_its_vectors_when_its_texts_span_several_batches(embedder):
+    batcher = EmbedBatcher(embedder, pool_size=2)
+    batcher.batch_size = 2
+    batcher.start()
+    texts = ["a short one", "a much longer text about photosynthesis in plants and algae", "mid length text"]
+    try:
+        got = await batcher.embed(texts)
+    finally:
+        await batcher.close()
+    assert batcher.pools_embedded == 2
+    assert np.allclose(np.array(got), np.array(embedder.encode(texts)), atol=1e-5)

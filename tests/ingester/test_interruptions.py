@@ -44,30 +44,41 @@ async def interrupted(tmp_path_factory):
             databases={"notes": root / f"{name}.lancedb"},
             ingested={"notes": [fs_source(folder, id="notes", poll_interval_s=4)]},
             workers={"shutdown_grace_s": GRACE_S},
+            # Encoder batches of 4 keep the daemon's jobs in flight to 32 (8 batches), so work is
+            # still queued when it is stopped, however fast the machine encodes 200 tiny notes.
+            embeddings={"batch_size": 4},
         )
 
     config, queue = config_for("crash"), root / "crash-data" / "ingester.db"
     facts: dict[str, object] = {}
 
-    # 1. SIGTERM in the middle of the work
-    first = ServeProcess(config, root, name="first")
-    first.wait_for_message("READY=1", timeout=180)
-    wait_until(lambda: succeeded(queue) >= 5, 240, interval=0.1)
-    facts["before_sigterm"] = succeeded(queue)
-    started = time.monotonic()
-    first.signal(signal.SIGTERM)
-    facts["sigterm_exit"] = first.stop(timeout=GRACE_S + 60)
-    facts["sigterm_seconds"] = time.monotonic() - started
-    facts["claimed_after_sigterm"] = queue_rows(queue, "SELECT COUNT(*) FROM jobs WHERE status = 'claimed'")[0][0]
-    facts["after_sigterm"] = succeeded(queue)
+    daemons: list[ServeProcess] = []
+    try:
+        # 1. SIGTERM in the middle of the work
+        first = ServeProcess(config, root, name="first")
+        daemons.append(first)
+        first.wait_for_message("READY=1", timeout=180)
+        wait_until(lambda: succeeded(queue) >= 5, 240, interval=0.1)
+        facts["before_sigterm"] = succeeded(queue)
+        started = time.monotonic()
+        first.signal(signal.SIGTERM)
+        facts["sigterm_exit"] = first.stop(timeout=GRACE_S + 60)
+        facts["sigterm_seconds"] = time.monotonic() - started
+        facts["claimed_after_sigterm"] = queue_rows(
+            queue, "SELECT COUNT(*) FROM jobs WHERE status = 'claimed'"
+        )[0][0]
+        facts["after_sigterm"] = succeeded(queue)
 
-    # 2. a restarted daemon resumes; kill -9 it in the middle of the work
-    second = ServeProcess(config, root, name="second")
-    second.wait_for_message("READY=1", timeout=180)
-    facts["resumed"] = wait_until(lambda: succeeded(queue) > facts["after_sigterm"] + 5, 240, interval=0.1)
-    second.proc.kill()
-    second.proc.wait()
-    second.stop()
+        # 2. a restarted daemon resumes; kill -9 it in the middle of the work
+        second = ServeProcess(config, root, name="second")
+        daemons.append(second)
+        second.wait_for_message("READY=1", timeout=180)
+        facts["resumed"] = wait_until(lambda: succeeded(queue) > facts["after_sigterm"] + 5, 240, interval=0.1)
+        second.proc.kill()
+        second.proc.wait()
+    finally:
+        for daemon in daemons:  # never leave a daemon behind, whatever failed above
+            daemon.stop(timeout=30)
     acked = {row[0] for row in queue_rows(queue, "SELECT uri FROM jobs WHERE status = 'succeeded'")}
     facts["acked"] = acked
     facts["after_kill"] = await snapshot(root / "crash.lancedb", "notes")

@@ -313,6 +313,8 @@ class IngesterApp:
                 await self._warm_task
         if self.batcher is not None:
             await self.batcher.close()
+        if self.processor is not None:
+            await self.processor.close()
         if self.pool is not None:
             await self.pool.close()
         for runtime in list(self.databases.values()):

@@ -2,7 +2,9 @@
 
 A reader never sees half a document:
 * a document's chunks are replaced in ONE commit (a merge on chunk id that
-  inserts the new chunks and deletes the document's other chunks);
+  inserts the new chunks and deletes the document's other chunks); a batch
+  (``upsert_documents``) replaces the chunks of all its documents in that one
+  commit;
 * a new document's row is written after its chunks, and a deleted document's
   row is removed before its chunks, and every read skips chunks whose
   document row is absent.
@@ -14,7 +16,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
@@ -44,6 +47,16 @@ def _new_id() -> str:
     return str(uuid.uuid4())
 
 
+# One document to write: the document, its chunks, and one vector per chunk.
+DocumentWrite = tuple[Document, Sequence[Chunk], Sequence[Sequence[float]]]
+
+
+@dataclass
+class _Known:
+    by_id: dict[str, tuple[str, datetime]]
+    by_uri: dict[str, tuple[str, datetime]]
+
+
 class WritesMixin(IndexMixin, ReadsMixin):
     _orphans_checked = False
 
@@ -68,38 +81,75 @@ class WritesMixin(IndexMixin, ReadsMixin):
         The same id, else the same uri, keeps its id (and creation time); a new
         document gets a UUID4. Chunks without an id get one.
         """
-        if len(chunks) != len(vectors):
-            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors; each chunk needs one vector")
-        self._check_vectors(vectors)
-        async with self._writing("writing a document"):
+        return (await self.upsert_documents([(document, chunks, vectors)]))[0]
+
+    async def upsert_documents(self, items: Sequence[DocumentWrite]) -> list[Document]:
+        """Write several documents and replace their chunks, in two commits for the lot.
+
+        Each item is ``(document, chunks, vectors)`` and is treated as
+        ``upsert_document`` treats one; the stored documents come back in the
+        items' order. All the chunks go in one commit (which also deletes the
+        documents' other chunks), then all the document rows in a second one,
+        then the indexes are refreshed once: a batch costs about what one
+        document does. Items naming the same document (same id, or same uri)
+        are written once, the last one winning; each gets that stored document.
+        """
+        for document, chunks, vectors in items:
+            if len(chunks) != len(vectors):
+                raise ValueError(
+                    f"{len(chunks)} chunks but {len(vectors)} vectors for {document.uri or 'a document'}; "
+                    "each chunk needs one vector"
+                )
+            self._check_vectors(vectors)
+        if not items:
+            return []
+        async with self._writing("writing documents"):
             await self._remove_orphans_once()
-            existing = await self.get_document_by_id(document.id) if document.id else None
-            if existing is None and document.uri:
-                existing = await self.get_document_by_uri(document.uri)
-            doc_id = existing.id if existing is not None else (document.id or _new_id())
-            assert doc_id is not None
-            stored = document.model_copy(
-                update={
-                    "id": doc_id,
-                    "created_at": existing.created_at
-                    if existing is not None
-                    else as_utc(document.created_at),
-                    "updated_at": utcnow(),
-                    "source": self.name,
-                }
-            )
-            rows = [
-                chunk_row(chunk.model_copy(update={"id": chunk.id or _new_id()}), doc_id, vector)
-                for chunk, vector in zip(chunks, vectors, strict=True)
-            ]
-            mine = f"document_id = {sql_string(doc_id)}"
-            if rows:
+            known = await self._existing_documents(items)
+            now = utcnow()
+            by_id: dict[str, int] = {}  # document id -> index into ``stored`` (the last item wins)
+            stored: list[Document] = []
+            chunk_sets: list[list[dict[str, Any]]] = []
+            order: list[int] = []  # per item: its index into ``stored``
+            for document, chunks, vectors in items:
+                existing = known.by_id.get(document.id) if document.id else None
+                if existing is None and document.uri:
+                    existing = known.by_uri.get(document.uri)
+                if existing is not None:
+                    doc_id, created_at = existing
+                elif document.id:
+                    doc_id, created_at = document.id, as_utc(document.created_at)
+                else:
+                    doc_id, created_at = _new_id(), as_utc(document.created_at)
+                # A later item naming the same document (by id or uri) resolves to this one.
+                known.by_id.setdefault(doc_id, (doc_id, created_at))
+                if document.uri:
+                    known.by_uri.setdefault(document.uri, (doc_id, created_at))
+                row = document.model_copy(
+                    update={"id": doc_id, "created_at": created_at, "updated_at": now, "source": self.name}
+                )
+                rows = [
+                    chunk_row(chunk.model_copy(update={"id": chunk.id or _new_id()}), doc_id, vector)
+                    for chunk, vector in zip(chunks, vectors, strict=True)
+                ]
+                if doc_id in by_id:  # an earlier item named the same document: this one replaces it
+                    slot = by_id[doc_id]
+                    stored[slot], chunk_sets[slot] = row, rows
+                else:
+                    slot = by_id[doc_id] = len(stored)
+                    stored.append(row)
+                    chunk_sets.append(rows)
+                order.append(slot)
+            chunk_rows = [row for rows in chunk_sets for row in rows]
+            ids = list(by_id)
+            mine = " OR ".join(sql_in("document_id", batch) for batch in _batches(ids))
+            if chunk_rows:
                 await (
                     self._chunks.merge_insert("id")
                     .when_matched_update_all()
                     .when_not_matched_insert_all()
                     .when_not_matched_by_source_delete(mine)
-                    .execute(pa.Table.from_pylist(rows, schema=chunks_schema(self.vector_dim)))
+                    .execute(pa.Table.from_pylist(chunk_rows, schema=chunks_schema(self.vector_dim)))
                 )
             else:
                 await self._chunks.delete(mine)
@@ -107,12 +157,35 @@ class WritesMixin(IndexMixin, ReadsMixin):
                 self._documents.merge_insert("id")
                 .when_matched_update_all()
                 .when_not_matched_insert_all()
-                .execute(pa.Table.from_pylist([document_row(stored)], schema=documents_schema()))
+                .execute(pa.Table.from_pylist([document_row(d) for d in stored], schema=documents_schema()))
             )
             await self._upkeep_after_write()
         self._after_write()
-        log.debug("store.document_written", database=self.name, document_id=doc_id, chunks=len(rows))
-        return stored
+        log.debug(
+            "store.documents_written", database=self.name, documents=len(stored), chunks=len(chunk_rows)
+        )
+        return [stored[slot] for slot in order]
+
+    async def _existing_documents(self, items: Sequence[DocumentWrite]) -> _Known:
+        """The stored id and creation time of every document the items name, by id and by uri."""
+        ids = sorted({d.id for d, _, _ in items if d.id})
+        uris = sorted({d.uri for d, _, _ in items if d.uri})
+        known = _Known({}, {})
+        wheres = [sql_in("id", batch) for batch in _batches(ids)] + [sql_in("uri", b) for b in _batches(uris)]
+        if not wheres:
+            return known
+        rows = (
+            await self._documents.query()
+            .where(" OR ".join(wheres))
+            .select(["id", "uri", "created_at"])
+            .to_list()
+        )
+        for row in rows:
+            entry = (row["id"], as_utc(row["created_at"]))
+            known.by_id[row["id"]] = entry
+            if row["uri"]:
+                known.by_uri.setdefault(row["uri"], entry)
+        return known
 
     async def update_document_metadata(self, document_id: str, metadata: dict[str, Any]) -> bool:
         """Replace a document's metadata (content and chunks untouched); ``False`` if it is absent."""

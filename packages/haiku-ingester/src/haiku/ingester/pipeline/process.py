@@ -3,7 +3,8 @@
 Upsert: (1) the stored revision equals the file's → nothing to do; (2) else read
 and hash the bytes; an unchanged hash only rolls the revision forward (document
 id, chunks and vectors kept); (3) else convert and chunk (in a worker process),
-embed (batched across documents), and write: the same uri keeps its document id.
+embed (batched across documents), and write (batched with other jobs' documents
+of the same database): the same uri keeps its document id.
 
 Delete: skipped when the file is back; otherwise the document with that uri is
 deleted only if it came from the job's source.
@@ -20,6 +21,7 @@ from haiku.core.models import Chunk, Document
 from haiku.ingester.pipeline.embed import EmbedBatcher
 from haiku.ingester.pipeline.files import content_hash, inspect_file, read_bytes
 from haiku.ingester.pipeline.pool import ConversionPool
+from haiku.ingester.pipeline.writer import DocumentWriter
 from haiku.ingester.queue import Job, SyncState, SyncUpdate
 from haiku.ingester.sources.fs import FolderSource
 
@@ -32,7 +34,7 @@ SOURCE_REVISION = "source_revision"
 
 class WritableStore(Protocol):
     async def get_document_by_uri(self, uri: str) -> Document | None: ...
-    async def upsert_document(self, document: Document, chunks: list[Chunk], vectors: list[list[float]]) -> Document: ...
+    async def upsert_documents(self, items: Any) -> list[Document]: ...
     async def update_document_metadata(self, document_id: str, metadata: dict[str, Any]) -> Any: ...
     async def delete_document(self, document_id: str) -> bool: ...
 
@@ -60,11 +62,15 @@ class JobProcessor:
         self._reading = asyncio.Semaphore(2 * pool.size)
         self.stopping = False
         self._write_locks: dict[str, asyncio.Lock] = {}
+        self.writer = DocumentWriter(self._writing)
 
     async def run(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:
         if job.op == "delete":
             return await self.delete(job, source, store)
         return await self.upsert(job, source, store)
+
+    async def close(self) -> None:
+        await self.writer.close()
 
     def _writing(self, database: str) -> asyncio.Lock:
         """One write at a time per database from this process.
@@ -72,6 +78,7 @@ class JobProcessor:
         Jobs finish in bursts (a pool of embeddings completes many documents at
         once); queueing them here, without a deadline, keeps them from timing out
         on the store's writer lock, whose timeout is meant for other writers.
+        Document writes take it once per batch (``DocumentWriter``).
         """
         lock = self._write_locks.get(database)
         if lock is None:
@@ -119,8 +126,7 @@ class JobProcessor:
             for i, c in enumerate(converted.chunks)
         ]
         document = Document(uri=job.uri, title=converted.title, content=converted.content, metadata=metadata)
-        async with self._writing(job.database):
-            stored = await store.upsert_document(document, chunks, vectors)
+        stored = await self.writer.write(job.database, store, document, chunks, vectors)
         return Outcome("written", SyncUpdate(facts.revision, digest, stored.id), stored.id, len(chunks))
 
     async def delete(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:

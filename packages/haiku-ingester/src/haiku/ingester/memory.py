@@ -1,0 +1,44 @@
+"""Giving freed memory back to the OS (glibc only; elsewhere a no-op).
+
+The encoder allocates activations whose sizes follow each batch's longest
+text. With glibc's malloc, the holes that batches of varying lengths leave in
+the heap were kept by the process: the daemon's RSS between batches crept up
+by about 300 MiB over 1,000 SciFact documents and peaked at 1.6-1.9 GiB.
+Trimming after each batch keeps the troughs flat and the peak near the
+encoder's own (1.3 GiB on the same run).
+
+Capping glibc's arenas (``MALLOC_ARENA_MAX=2``) was measured too: within the
+noise once batches are trimmed, so it is not set.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import sys
+
+_libc: ctypes.CDLL | None = None
+
+
+def _glibc() -> ctypes.CDLL | None:
+    global _libc
+    if _libc is None and sys.platform.startswith("linux"):
+        try:
+            _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        except OSError:
+            return None
+    return _libc
+
+
+def release_free_memory() -> None:
+    """Hand the pages malloc holds free back to the OS (``malloc_trim``); a no-op off glibc.
+
+    Called after each encoder batch: batches of varying lengths allocate
+    activations of varying sizes, and the holes they leave in the heap
+    otherwise only ever grow the process (about 300 MiB over 1,000 SciFact
+    documents). It takes a few milliseconds per batch of seconds.
+    """
+    libc = _glibc()
+    trim = getattr(libc, "malloc_trim", None) if libc is not None else None
+    if trim is not None:
+        trim(0)

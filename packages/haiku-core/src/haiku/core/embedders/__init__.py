@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from haiku.core.config.models import AppConfig, EmbeddingModelConfig, EmbeddingsConfig
 from haiku.core.embedders.identity import (
@@ -21,6 +21,7 @@ from haiku.core.embedders.identity import (
     check_identity_on_open,
     check_selection_identities,
 )
+from haiku.core.embedders.lean import LeanSentenceEncoder, plain_layout
 
 __all__ = [
     "Embedder",
@@ -84,8 +85,26 @@ def _quiet_model_loading() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
+def _load_local_model(path: str) -> tuple[Any, int | None]:
+    """The model and its vector dimension: plain layouts without sentence-transformers (``lean``)."""
+    layout = plain_layout(path)
+    if layout is not None:
+        lean = LeanSentenceEncoder(path, layout)
+        return lean, lean.dimension
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(path, device="cpu", local_files_only=True)
+    get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return model, get_dim()
+
+
 class SentenceTransformerEmbedder:
-    """A local sentence-transformers model, loaded once, run off the event loop."""
+    """A local sentence-transformers model, loaded once, run off the event loop.
+
+    A plain model (transformer, pooling, normalisation: all-MiniLM-L6-v2) runs on
+    transformers alone (``haiku.core.embedders.lean``), saving the memory of the
+    sentence-transformers import; any other loads through sentence-transformers.
+    """
 
     def __init__(self, model: EmbeddingModelConfig, batch_size: int) -> None:
         self.identity = EmbedderIdentity.from_config(model)
@@ -99,18 +118,12 @@ class SentenceTransformerEmbedder:
     def load(self):
         with self._load_lock:
             if self._model is None:
-                from sentence_transformers import SentenceTransformer
-
                 path = local_model_path(self._name)
                 try:
                     with _quiet_model_loading():
-                        model = SentenceTransformer(path, device="cpu", local_files_only=True)
+                        model, dim = _load_local_model(path)
                 except Exception as exc:
                     raise EmbeddingError(f"could not load embedding model {self._name!r} from {path}: {exc}") from exc
-                get_dim = getattr(model, "get_embedding_dimension", None) or (
-                    model.get_sentence_embedding_dimension
-                )
-                dim = get_dim()
                 if dim is not None and dim != self.identity.vector_dim:
                     # Not kept, so every later use fails the same way.
                     raise EmbeddingError(
@@ -122,6 +135,9 @@ class SentenceTransformerEmbedder:
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
         model = self.load()
+        if isinstance(model, LeanSentenceEncoder):
+            with self._encode_lock:
+                return model.encode(texts, self.batch_size)
         with self._encode_lock:
             array = model.encode(
                 list(texts),

@@ -8,13 +8,14 @@ share words are close). Tests about real retrieval use the session
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import math
 import re
 import socket
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,31 @@ def fake_vector(text: str, dim: int = DIM) -> list[float]:
     if norm == 0:
         values[0], norm = 1.0, 1.0
     return [v / norm for v in values]
+
+
+@pytest.fixture(scope="session")
+def read_while_writing() -> Callable[..., Awaitable[None]]:
+    """``await read_while_writing(write, read, rounds)``: ``write(n)`` for n = 1 … rounds - 1
+    while ``read()`` runs over and over, yielding to the writer between reads, until the writes end."""
+
+    async def run(write: Callable[[int], Awaitable[Any]], read: Callable[[], Awaitable[None]], rounds: int) -> None:
+        done = asyncio.Event()
+
+        async def keep_writing() -> None:
+            try:
+                for n in range(1, rounds):
+                    await write(n)
+            finally:
+                done.set()
+
+        async def keep_reading() -> None:
+            while not done.is_set():
+                await read()
+                await asyncio.sleep(0)
+
+        await asyncio.gather(keep_writing(), keep_reading())
+
+    return run
 
 
 @pytest.fixture(scope="session")

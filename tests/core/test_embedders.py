@@ -108,6 +108,25 @@ def test_the_lean_encoder_gives_sentence_transformers_vectors(embedder):
     assert np.abs(np.asarray(embedder.encode(texts)) - reference).max() < 1e-5  # type: ignore[attr-defined]
 
 
+def test_a_batch_of_long_texts_runs_in_forward_passes_within_the_token_budget(embedder, monkeypatch):
+    from haiku.core.embedders import lean
+
+    encoder = embedder.load()  # type: ignore[attr-defined]
+    passes: list[tuple[int, int]] = []
+    model = encoder._model
+
+    def recording(**features):
+        passes.append(tuple(features["input_ids"].shape))
+        return model(**features)
+
+    monkeypatch.setattr(encoder, "_model", recording)
+    texts = [f"long text {i} " + "word " * 300 for i in range(16)] + ["short one", "short two"]
+    encoder.encode(texts, batch_size=64)
+    assert sum(rows for rows, _ in passes) == len(texts) and len(passes) > 1
+    assert all(rows * width <= lean.FORWARD_TOKEN_BUDGET for rows, width in passes)
+    assert passes[-1][1] < 16  # the short texts pad only to their own length
+
+
 def _model_dir(tmp_path: Path, types: list[str], pooling: dict[str, Any]) -> Path:
     modules = [{"idx": i, "name": str(i), "path": "" if i == 0 else f"{i}_X", "type": t} for i, t in enumerate(types)]
     (tmp_path / "modules.json").write_text(json.dumps(modules))

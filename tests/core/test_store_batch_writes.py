@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 import uuid
 
@@ -113,7 +112,7 @@ async def test_a_batch_with_a_mismatched_item_writes_nothing(store, fake_embed):
 
 
 async def test_a_reader_never_sees_a_batched_document_with_a_mixed_or_partial_set_of_chunks(
-    db_config, fake_embed, monkeypatch
+    db_config, fake_embed, monkeypatch, read_while_writing
 ):
     """A writer rewrites three documents per batch, over and over; a second store polls them meanwhile."""
     monkeypatch.setattr(indexes, "COMPACT_AT_FRAGMENTS", 3)
@@ -133,24 +132,14 @@ async def test_a_reader_never_sees_a_batched_document_with_a_mixed_or_partial_se
         )
 
     docs = await write(0)
-    done = asyncio.Event()
     observed: list[tuple[int, list[str]]] = []
 
-    async def keep_writing():
-        try:
-            for n in range(1, rounds):
-                await write(n)
-        finally:
-            done.set()
-
-    async def keep_reading():
-        while not done.is_set():
-            for k, doc in enumerate(docs):
-                observed.append((k, [c.content for c in await reader.get_chunks(doc.id)]))
-            await asyncio.sleep(0)
+    async def read():
+        for k, doc in enumerate(docs):
+            observed.append((k, [c.content for c in await reader.get_chunks(doc.id)]))
 
     try:
-        await asyncio.gather(keep_writing(), keep_reading())
+        await read_while_writing(write, read, rounds)
     finally:
         await reader.close()
         await writer.close()

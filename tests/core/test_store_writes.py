@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 import uuid
 
@@ -194,7 +193,7 @@ async def test_rebuild_marker_is_reported_by_info_until_cleared(store):
 
 
 async def test_a_reader_never_sees_a_document_with_a_mixed_or_partial_set_of_chunks(
-    db_config, fake_embed, monkeypatch
+    db_config, fake_embed, monkeypatch, read_while_writing
 ):
     """A writer replaces one document's chunks over and over; a second store polls it meanwhile.
 
@@ -219,28 +218,18 @@ async def test_a_reader_never_sees_a_document_with_a_mixed_or_partial_set_of_chu
         )
 
     doc = await write(0)
-    done = asyncio.Event()
     observed: list[list[str]] = []
 
-    async def keep_writing():
-        try:
-            for n in range(1, rounds):
-                await write(n)
-        finally:
-            done.set()
-
-    async def keep_reading():
-        while not done.is_set():
-            chunks = [c.content for c in await reader.get_chunks(doc.id)]
-            hits = await reader.search(
-                "shared words", query_vector=fake_embed("shared words"), search_type="hybrid", limit=20
-            )
-            observed.append(chunks)
-            observed.append(sorted(r.content for r in hits))
-            await asyncio.sleep(0)
+    async def read():
+        chunks = [c.content for c in await reader.get_chunks(doc.id)]
+        hits = await reader.search(
+            "shared words", query_vector=fake_embed("shared words"), search_type="hybrid", limit=20
+        )
+        observed.append(chunks)
+        observed.append(sorted(r.content for r in hits))
 
     try:
-        await asyncio.gather(keep_writing(), keep_reading())
+        await read_while_writing(write, read, rounds)
     finally:
         await reader.close()
         await writer.close()

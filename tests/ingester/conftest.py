@@ -21,6 +21,7 @@ from ingester_support import (
     DocState,
     fs_source,
     queue_rows,
+    remove_document,
     run_cli,
     snapshot,
     tiny_markdown,
@@ -84,9 +85,12 @@ async def batch_world(tmp_path_factory) -> BatchWorld:
     await record("first", ["run-batch"])
     await record("unchanged", ["run-batch"])
 
-    # touch a1 (same bytes), edit a2, delete a3
+    # touch a1 (same bytes), edit a2, delete a3; touch a4 after removing its document
+    # from the database behind the ingester's back (its sync state still names it)
     later = time.time_ns() + 5 * 10**9
     os.utime(a_dir / "a1.md", ns=(later, later))
+    os.utime(a_dir / "a4.md", ns=(later, later))
+    await remove_document(world.a_db, "a", world.uri(a_dir / "a4.md"))
     (a_dir / "a2.md").write_text("# Note 2\n\nNote two was rewritten to talk about comets instead.\n")
     (a_dir / "a3.md").unlink()
     await record("changed", ["run-batch"])

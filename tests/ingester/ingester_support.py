@@ -131,6 +131,21 @@ async def snapshot(location: Path, name: str = "db") -> dict[str, DocState]:
         await store.close()
 
 
+async def remove_document(location: Path, name: str, uri: str) -> None:
+    """Delete one document through the store, as another writer would."""
+    from haiku.core.config import AppConfig
+    from haiku.core.scope import DatabaseRef
+    from haiku.core.store import Store
+
+    store = await Store.open(DatabaseRef.configured(name, location), AppConfig())
+    try:
+        document = await store.get_document_by_uri(uri)
+        assert document is not None, uri
+        await store.delete_document(document.id)
+    finally:
+        await store.close()
+
+
 async def chunk_document_ids(location: Path) -> list[str]:
     """The document id of every chunk row, orphans included (read below the store's filtering)."""
     import lancedb

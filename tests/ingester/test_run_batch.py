@@ -50,6 +50,12 @@ def test_touching_a_file_without_changing_its_bytes_keeps_its_document_id_and_ch
     assert batch_world.states["changed"]["a"][uri] == batch_world.states["first"]["a"][uri]
 
 
+def test_a_touched_file_whose_document_was_removed_meanwhile_is_converted_and_written_again(batch_world):
+    uri = batch_world.uri(batch_world.a_dir / "a4.md")
+    before, after = batch_world.states["first"]["a"][uri], batch_world.states["changed"]["a"][uri]
+    assert after.id != before.id and after.chunk_texts == before.chunk_texts and after.chunk_texts
+
+
 def test_editing_a_file_keeps_its_document_id(batch_world):
     uri = batch_world.uri(batch_world.a_dir / "a2.md")
     assert batch_world.states["changed"]["a"][uri].id == batch_world.states["first"]["a"][uri].id

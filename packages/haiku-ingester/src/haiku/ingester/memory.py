@@ -33,10 +33,8 @@ def _glibc() -> ctypes.CDLL | None:
 def release_free_memory() -> None:
     """Hand the pages malloc holds free back to the OS (``malloc_trim``); a no-op off glibc.
 
-    Called after each encoder batch: batches of varying lengths allocate
-    activations of varying sizes, and the holes they leave in the heap
-    otherwise only ever grow the process (about 300 MiB over 1,000 SciFact
-    documents). It takes a few milliseconds per batch of seconds.
+    Called after each encoder batch (see the module docstring); it takes a few
+    milliseconds per batch of seconds.
     """
     libc = _glibc()
     trim = getattr(libc, "malloc_trim", None) if libc is not None else None

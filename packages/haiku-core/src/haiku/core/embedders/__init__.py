@@ -135,10 +135,9 @@ class SentenceTransformerEmbedder:
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
         model = self.load()
-        if isinstance(model, LeanSentenceEncoder):
-            with self._encode_lock:
-                return model.encode(texts, self.batch_size)
         with self._encode_lock:
+            if isinstance(model, LeanSentenceEncoder):
+                return model.encode(texts, self.batch_size)
             array = model.encode(
                 list(texts),
                 batch_size=self.batch_size,

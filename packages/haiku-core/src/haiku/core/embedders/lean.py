@@ -30,7 +30,10 @@ FORWARD_TOKEN_BUDGET = 4096
 
 
 def plain_layout(path: str | Path) -> dict[str, Any] | None:
-    """The settings of a transformer → mean or CLS pooling (→ normalise) model at ``path``, else ``None``."""
+    """The settings of a transformer → mean or CLS pooling (→ normalise) model at ``path``, else ``None``.
+
+    Whether the model normalises does not matter: the embedder always does.
+    """
     root = Path(path)
     try:
         modules = json.loads((root / "modules.json").read_text(encoding="utf-8"))
@@ -49,7 +52,6 @@ def plain_layout(path: str | Path) -> dict[str, Any] | None:
         return None
     return {
         "pooling": "mean" if modes[0] == "pooling_mode_mean_tokens" else "cls",
-        "normalize": len(types) == 3,
         "max_seq_length": settings.get("max_seq_length"),
         "do_lower_case": bool(settings.get("do_lower_case", False)),
         "dimension": pooling.get("word_embedding_dimension"),

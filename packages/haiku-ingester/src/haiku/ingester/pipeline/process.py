@@ -93,33 +93,32 @@ class JobProcessor:
             state = self.sync.get(job.database, job.source_id, job.uri)
             if state is not None and state.revision == facts.revision and state.document_id:
                 return Outcome("unchanged", None, state.document_id)
-            async with self._reading:
-                if self.stopping:
-                    raise JobReleased()
-                data = await asyncio.to_thread(read_bytes, facts, max_file_size=max_size)
-                digest = content_hash(data)
-                metadata = {
-                    SOURCE_ID: job.source_id,
-                    CONTENT_TYPE: facts.content_type,
-                    CONTENT_HASH: digest,
-                    SOURCE_REVISION: facts.revision,
-                }
-                same_bytes = state is not None and state.content_hash == digest and state.document_id
-                converted = None
-                if not same_bytes:
-                    converted = await self.pool.convert(name=str(path), fmt=facts.format, data=data)
-                del data
-            if converted is None and state is not None and state.document_id:
+            # Same bytes as the stored document: only its revision rolls forward,
+            # unless that document is gone from the database, then it is converted again.
+            reuse = state is not None and bool(state.document_id)
+            while True:
+                async with self._reading:
+                    if self.stopping:
+                        raise JobReleased()
+                    data = await asyncio.to_thread(read_bytes, facts, max_file_size=max_size)
+                    digest = content_hash(data)
+                    metadata = {
+                        SOURCE_ID: job.source_id,
+                        CONTENT_TYPE: facts.content_type,
+                        CONTENT_HASH: digest,
+                        SOURCE_REVISION: facts.revision,
+                    }
+                    converted = None
+                    if not (reuse and state.content_hash == digest):
+                        converted = await self.pool.convert(name=str(path), fmt=facts.format, data=data)
+                    del data
+                if converted is not None:
+                    break
                 async with self._writing(job.database):
                     updated = await store.update_document_metadata(state.document_id, metadata)
                 if updated is not False:
                     return Outcome("revision", SyncUpdate(facts.revision, digest, state.document_id), state.document_id)
-                # The document vanished from the database meanwhile: convert and write it again.
-                async with self._reading:
-                    data = await asyncio.to_thread(read_bytes, facts, max_file_size=max_size)
-                    converted = await self.pool.convert(name=str(path), fmt=facts.format, data=data)
-                    del data
-        assert converted is not None
+                reuse = False
         vectors = await self.batcher.embed([c.embed_text for c in converted.chunks])
         chunks = [
             Chunk(order=i, content=c.content, headings=c.headings, page_numbers=c.page_numbers)

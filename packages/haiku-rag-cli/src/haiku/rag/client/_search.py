@@ -19,9 +19,11 @@ from haiku.rag.client._survivors import fuse_and_enrich
 from haiku.rag.client.fusion import Ranked
 
 if TYPE_CHECKING:
+    from haiku.core.config import AppConfig
     from haiku.core.store import Store
     from haiku.core.store.search import Boosts
     from haiku.rag.client._client import HaikuRAG
+    from haiku.rag.rerankers import Reranker
 
 SearchType = Literal["vector", "fts", "hybrid"]
 SEARCH_TYPES: tuple[str, ...] = get_args(SearchType)
@@ -61,15 +63,17 @@ async def search(
     # Full-text scores are merged across databases by fts, and by hybrid under
     # rrf; without a reranker they then use the federation's IDF, whose word
     # counts are gathered while the query is embedded.
+    reranker = client._get_reranker()
     merges_bm25 = search_type == "fts" or (search_type == "hybrid" and config.search.fusion == "rrf")
-    global_idf = merges_bm25 and config.search.fts_idf == "global" and client._get_reranker() is None
+    global_idf = merges_bm25 and config.search.fts_idf == "global" and reranker is None
     async with GlobalIdf(query, stores, enabled=global_idf) as idf:
         query_vector = None if search_type == "fts" else await get_embedder(config).embed_query(query)
-        return await _fuse(client, query, stores, search_type, query_vector, limit, filter, idf)
+        return await _fuse(config, reranker, query, stores, search_type, query_vector, limit, filter, idf)
 
 
 async def _fuse(
-    client: HaikuRAG,
+    config: AppConfig,
+    reranker: Reranker | None,
     query: str,
     stores: list[tuple[int, Store]],
     search_type: str,
@@ -78,8 +82,6 @@ async def _fuse(
     filter: str | None,
     idf: GlobalIdf,
 ) -> list[SearchResult]:
-    config = client.config
-    reranker = client._get_reranker()
 
     if reranker is not None:
         pool = limit * config.search.rerank_pool_factor

@@ -86,6 +86,18 @@ def db_config(tmp_path: Path, make_config) -> Callable[..., Any]:
 
 
 @pytest.fixture
+async def store(db_config):
+    """An empty writable database named papers (a module with its own corpus overrides it)."""
+    from haiku.core.scope import DatabaseScope
+    from haiku.core.store import Store
+
+    config = db_config("papers")
+    opened = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture
 def write_doc(fake_embed) -> Callable[..., Any]:
     """``await write_doc(store, uri, *chunk_texts, title=None, metadata=None)``: upsert a document."""
     from haiku.core.models import Chunk, Document

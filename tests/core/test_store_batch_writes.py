@@ -12,14 +12,6 @@ from haiku.core.scope import DatabaseScope
 from haiku.core.store import Store, indexes
 
 
-@pytest.fixture
-async def store(db_config):
-    config = db_config("papers")
-    opened = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
-    yield opened
-    await opened.close()
-
-
 def item(uri: str, *texts: str, fake_embed, doc_id: str | None = None):
     chunks = [Chunk(content=text, order=i) for i, text in enumerate(texts)]
     document = Document(id=doc_id, uri=uri, title=uri, content=" ".join(texts))

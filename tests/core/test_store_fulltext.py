@@ -6,8 +6,6 @@ import math
 
 import pytest
 
-from haiku.core.scope import DatabaseScope
-from haiku.core.store import Store
 from haiku.core.store.fulltext import bm25_idf, query_words
 
 TEXTS = [
@@ -20,13 +18,11 @@ TEXTS = [
 
 
 @pytest.fixture
-async def store(db_config, write_doc):
-    config = db_config("papers")
-    opened = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
+async def store(store, write_doc):
+    """The empty database of tests/core/conftest.py, holding TEXTS, one document each."""
     for index, text in enumerate(TEXTS):
-        await write_doc(opened, f"file:///doc{index}.md", text)
-    yield opened
-    await opened.close()
+        await write_doc(store, f"file:///doc{index}.md", text)
+    return store
 
 
 def test_query_words_are_lower_cased_distinct_and_split_like_the_index():

@@ -15,14 +15,6 @@ from haiku.core.store import Store, indexes
 from haiku.core.store.schema import chunks_schema
 
 
-@pytest.fixture
-async def store(db_config):
-    config = db_config("papers")
-    opened = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
-    yield opened
-    await opened.close()
-
-
 async def test_upsert_of_a_new_uri_assigns_a_uuid4_and_sets_source(store, write_doc):
     doc = await write_doc(store, "file:///a.md", "alpha", "beta")
     assert uuid.UUID(doc.id).version == 4

@@ -183,6 +183,9 @@ class LanceDBConfig(_Section):
         return self
 
 
+MODEL_CACHE_ENV = "HAIKU_MODEL_CACHE_DIR"
+
+
 class EmbeddingModelConfig(_Section):
     provider: Literal["sentence-transformers", "openai"] = "sentence-transformers"
     name: str = "all-MiniLM-L6-v2"
@@ -194,6 +197,18 @@ class EmbeddingModelConfig(_Section):
 class EmbeddingsConfig(_Section):
     model: EmbeddingModelConfig = Field(default_factory=EmbeddingModelConfig)
     batch_size: int = Field(default=64, gt=0)
+    # How a search query is embedded by a local model: "auto" runs the model
+    # exported to ONNX when onnxruntime is installed and the model has a plain
+    # layout (same vectors, no torch import; docs/configuration.md), else torch.
+    query_runtime: Literal["auto", "onnx", "torch"] = "auto"
+    # Where exported models are kept; None: $HAIKU_MODEL_CACHE_DIR, else <storage.data_dir>/models.
+    model_cache_dir: Path | None = None
+
+    def resolved_model_cache_dir(self, data_dir: Path) -> Path:
+        if self.model_cache_dir is not None:
+            return self.model_cache_dir.expanduser()
+        from_env = os.environ.get(MODEL_CACHE_ENV, "").strip()
+        return Path(from_env).expanduser() if from_env else data_dir / "models"
 
 
 class RerankModelConfig(_Section):
@@ -434,6 +449,11 @@ class AppConfig(_Section):
     @property
     def data_dir(self) -> Path:
         return self.storage.data_dir
+
+    @property
+    def model_cache_dir(self) -> Path:
+        """Where exported models are kept (see ``EmbeddingsConfig.model_cache_dir``)."""
+        return self.embeddings.resolved_model_cache_dir(self.data_dir)
 
     @property
     def queue_path(self) -> Path:

@@ -14,7 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-from haiku.core.config.models import AppConfig, EmbeddingModelConfig, EmbeddingsConfig
+import structlog
+
+from haiku.core.config.models import AppConfig, EmbeddingModelConfig, EmbeddingsConfig, platform_data_dir
 from haiku.core.embedders.identity import (
     EmbedderDriftWarning,
     EmbedderIdentity,
@@ -22,6 +24,7 @@ from haiku.core.embedders.identity import (
     check_selection_identities,
 )
 from haiku.core.embedders.lean import LeanSentenceEncoder, plain_layout
+from haiku.core.progress import status
 
 __all__ = [
     "Embedder",
@@ -35,6 +38,7 @@ __all__ = [
 ]
 
 DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
+log = structlog.get_logger("haiku.core.embedders")
 
 
 class EmbeddingError(RuntimeError):
@@ -106,7 +110,14 @@ class SentenceTransformerEmbedder:
     sentence-transformers import; any other loads through sentence-transformers.
     """
 
-    def __init__(self, model: EmbeddingModelConfig, batch_size: int) -> None:
+    def __init__(
+        self,
+        model: EmbeddingModelConfig,
+        batch_size: int,
+        *,
+        query_runtime: str = "torch",
+        cache_dir: Path | None = None,
+    ) -> None:
         self.identity = EmbedderIdentity.from_config(model)
         self.batch_size = batch_size
         self._name = model.name
@@ -114,24 +125,87 @@ class SentenceTransformerEmbedder:
         self._load_lock = threading.Lock()
         # One encode at a time: torch already uses every core for one batch.
         self._encode_lock = threading.Lock()
+        self._query_runtime = query_runtime
+        self._cache_dir = cache_dir
+        self._query_encoder: Any = None  # an OnnxQueryEncoder, False when torch serves queries
+        self._query_lock = threading.Lock()
+
+    def _check_dimension(self, dim: int | None) -> None:
+        if dim is not None and dim != self.identity.vector_dim:
+            raise EmbeddingError(
+                f"embedding model {self._name!r} produces {dim}-dimensional vectors, but "
+                f"embeddings.model.vector_dim is {self.identity.vector_dim}"
+            )
 
     def load(self):
         with self._load_lock:
             if self._model is None:
                 path = local_model_path(self._name)
                 try:
-                    with _quiet_model_loading():
+                    with status("loading embedding model…"), _quiet_model_loading():
                         model, dim = _load_local_model(path)
                 except Exception as exc:
                     raise EmbeddingError(f"could not load embedding model {self._name!r} from {path}: {exc}") from exc
-                if dim is not None and dim != self.identity.vector_dim:
-                    # Not kept, so every later use fails the same way.
-                    raise EmbeddingError(
-                        f"embedding model {self._name!r} produces {dim}-dimensional vectors, but "
-                        f"embeddings.model.vector_dim is {self.identity.vector_dim}"
-                    )
+                self._check_dimension(dim)  # not kept on failure, so every later use fails the same way
                 self._model = model
             return self._model
+
+    @property
+    def query_runtime(self) -> str:
+        """What embeds queries: "onnx" or "torch" (decided on the first query)."""
+        return "onnx" if self._onnx_query_encoder() is not None else "torch"
+
+    def _onnx_query_encoder(self) -> Any:
+        if self._query_runtime == "torch" or self._cache_dir is None:
+            return None
+        with self._query_lock:
+            if self._query_encoder is None:
+                self._query_encoder = self._prepare_onnx() or False
+            return self._query_encoder or None
+
+    def _prepare_onnx(self) -> Any:
+        """The ONNX query encoder, exported on first use; ``None`` when torch must serve ("auto")."""
+        from haiku.core.embedders import onnx_query
+
+        required = self._query_runtime == "onnx"
+        path = local_model_path(self._name)
+        layout = plain_layout(path)
+        if not onnx_query.onnx_runtime_available() or layout is None:
+            if required:
+                raise EmbeddingError(
+                    "embeddings.query_runtime is onnx, but "
+                    + ("onnxruntime is not installed (pip install onnxruntime)" if layout is not None
+                       else f"embedding model {self._name!r} is not a plain transformer-and-pooling model")
+                )
+            return None
+        assert self._cache_dir is not None
+        try:
+            folder = onnx_query.exported_model_dir(self._cache_dir, self._name, path)
+            if folder is None:
+                with status("preparing the query encoder (once per model)…"), _quiet_model_loading():
+                    folder = onnx_query.export_query_model(self._cache_dir, self._name, path, layout)
+            with status("loading embedding model…"):
+                encoder = onnx_query.OnnxQueryEncoder(folder)
+        except Exception as exc:
+            if required:
+                raise EmbeddingError(f"could not prepare the ONNX query encoder of {self._name!r}: {exc}") from exc
+            log.warning("embedder.onnx_unavailable", model=self._name, reason=f"{type(exc).__name__}: {exc}")
+            return None
+        self._check_dimension(encoder.dimension)
+        return encoder
+
+    def prepare_query_encoder(self) -> str:
+        """Export (if needed) and load what embeds queries; returns "onnx" or "torch"."""
+        if self._onnx_query_encoder() is not None:
+            return "onnx"
+        self.load()
+        return "torch"
+
+    def _encode_query(self, text: str) -> list[float]:
+        encoder = self._onnx_query_encoder()
+        if encoder is not None:
+            return encoder.encode([text])[0]
+        return self.encode([text])[0]
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
         model = self.load()
@@ -148,7 +222,7 @@ class SentenceTransformerEmbedder:
         return array.astype("float32").tolist()
 
     async def embed_query(self, text: str) -> list[float]:
-        return (await asyncio.to_thread(self.encode, [text]))[0]
+        return await asyncio.to_thread(self._encode_query, text)
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
@@ -220,15 +294,23 @@ _EMBEDDERS_LOCK = threading.Lock()
 
 def get_embedder(config: AppConfig | EmbeddingsConfig) -> Embedder:
     """The process-wide embedder for this configuration (loaded lazily)."""
-    embeddings = config.embeddings if isinstance(config, AppConfig) else config
+    if isinstance(config, AppConfig):
+        embeddings, cache_dir = config.embeddings, config.model_cache_dir
+    else:
+        embeddings, cache_dir = config, config.resolved_model_cache_dir(platform_data_dir())
     model = embeddings.model
-    key = (model.provider, model.name, model.vector_dim, model.base_url, model.api_key, embeddings.batch_size)
+    key = (
+        model.provider, model.name, model.vector_dim, model.base_url, model.api_key, embeddings.batch_size,
+        embeddings.query_runtime, cache_dir,
+    )
     with _EMBEDDERS_LOCK:
         embedder = _EMBEDDERS.get(key)
         if embedder is None:
             if model.provider == "openai":
                 embedder = OpenAIEmbedder(model, embeddings.batch_size)
             else:
-                embedder = SentenceTransformerEmbedder(model, embeddings.batch_size)
+                embedder = SentenceTransformerEmbedder(
+                    model, embeddings.batch_size, query_runtime=embeddings.query_runtime, cache_dir=cache_dir
+                )
             _EMBEDDERS[key] = embedder
         return embedder

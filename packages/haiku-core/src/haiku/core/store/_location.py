@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from haiku.core.config import AppConfig
 from haiku.core.scope import DatabaseRef
+from haiku.core._lancedb import import_lancedb
 from haiku.core.store.schema import SETTINGS
 
 if TYPE_CHECKING:
@@ -49,8 +50,7 @@ class Location:
 
 
 async def connect(location: Location, config: AppConfig) -> lancedb.AsyncConnection:
-    import lancedb
-
+    lancedb = import_lancedb()
     interval = config.lancedb.read_consistency_interval_seconds
     return await lancedb.connect_async(
         location.uri,

@@ -14,6 +14,10 @@ reads offered here:
 * ``fts_candidates(..., boosts={word: factor})``: the query as a disjunction of
   its words, each boosted, so a database can rank with the federation's IDF
   (``factor = idf_global / idf_local``; see ``haiku.rag.client.fusion``).
+
+The counts also persist between processes (``CountsFile``, under
+``<storage.data_dir>/cache/fts-counts``), so a command-line search counts each
+word once per database version, not once per run.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from haiku.core.store._counts_file import CountsFile
 from haiku.core.store.reads import ReadsMixin
 
 if TYPE_CHECKING:
@@ -87,14 +92,20 @@ class FullTextStatsMixin(ReadsMixin):
         version = await table.version()
         cached = self._fts_counts
         if cached is None or cached[0] != version or len(cached[2]) > _MAX_CACHED_WORDS:
-            cached = (version, await table.count_rows(), {})
+            cached = self._fts_counts_file().load(version) or (version, await table.count_rows(), {})
             self._fts_counts = cached
         _, chunks, counts = cached
         missing = [word for word in wanted if word not in counts]
         if missing and chunks:
             found = await asyncio.gather(*(_count_matches(table, word, chunks) for word in missing))
             counts.update(zip(missing, found, strict=True))
+            self._fts_counts_file().save(cached)
         return TermStatistics(chunks, {word: counts.get(word, 0) for word in wanted})
+
+    def _fts_counts_file(self) -> CountsFile:
+        # A tagged read gets a file of its own: its version never changes.
+        where = self._location.uri if self.tag is None else f"{self._location.uri}@{self.tag}"
+        return CountsFile.for_database(self.config.data_dir, where)
 
 
 async def _count_matches(table: AsyncTable, word: str, chunks: int) -> int:

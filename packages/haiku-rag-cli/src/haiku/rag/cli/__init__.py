@@ -89,10 +89,15 @@ def _quiet_logging() -> None:
 
 
 def main() -> None:
+    from haiku.core._lancedb import hide_pandas_from_lancedb
+
+    hide_pandas_from_lancedb()  # this process never converts to pandas
     warnings.showwarning = _show_warning
     _quiet_logging()
     try:
         app()
+    except SystemExit:  # --help, usage errors, exit codes: nothing to map
+        raise
     except expected_errors() as exc:  # a safety net: commands map their own errors
         typer.echo(f"Error: {exc}", err=True)
         sys.exit(1)

@@ -1,12 +1,15 @@
 """How results and documents read on a terminal (SPEC §13.3, §13.4)."""
 
+from __future__ import annotations
+
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from haiku.core.models import Document, SearchResult
+if TYPE_CHECKING:  # pydantic models load with the client, not for `--help`
+    from haiku.core.models import Document, SearchResult
 
 
 def _indent(text: str, prefix: str = "    ") -> str:

@@ -1,0 +1,193 @@
+"""Importing LanceDB without the parts a local or ``s3://`` database never uses.
+
+``import lancedb`` costs about three seconds on a small machine, and most of it
+is not LanceDB: ``lancedb.db`` imports ``lance_namespace``, whose package
+imports the generated REST client ``lance_namespace_urllib3_client`` (every API
+class and about 150 pydantic request/response models); on Python 3.11 every
+``@override`` in LanceDB runs the ``overrides`` package's signature check
+(bytecode inspection of each class); and ``pyarrow.dataset`` imports pandas to
+learn whether it is installed. A database opened by path or by an object-store
+URI uses none of them, and a command-line search pays the whole cost on every
+run (docs/benchmarks.md, "Command-line latency").
+
+``import_lancedb()`` imports the same ``lancedb`` with these deferred:
+
+- ``lance_namespace`` and the REST client: their package bodies run only when
+  something first uses a name from them (a namespace connection); until then
+  LanceDB holds stand-ins that load the real object on first use;
+- ``@override`` marks the method, as ``typing.override`` does (what LanceDB
+  uses on Python 3.12 and later), without the import-time signature check;
+- with ``hide_pandas_from_lancedb()`` (the ``haiku-rag`` command, which never
+  converts to pandas), pandas is reported missing while LanceDB imports.
+  pyarrow then answers "no pandas" to its quiet checks; anything that needs
+  pandas (``to_pandas()``) still imports it on demand, since pyarrow retries.
+
+Every class and function LanceDB runs is its own. When the installed packages
+do not have the expected layout, the plain import runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import types
+from typing import Any
+
+_NAMESPACE = "lance_namespace"
+_CLIENT = "lance_namespace_urllib3_client"
+_MODELS = f"{_CLIENT}.models"
+
+_hide_pandas = False
+
+
+def hide_pandas_from_lancedb() -> None:
+    """Have the next ``import_lancedb()`` import LanceDB with pandas reported missing.
+
+    For processes that never hand pandas objects to pyarrow (the ``haiku-rag``
+    command); it saves the pandas import (~0.4 s).
+    """
+    global _hide_pandas
+    _hide_pandas = True
+
+
+class _Deferred:
+    """Stands for ``module.name`` until first used, then forwards to the real object."""
+
+    __slots__ = ("_haiku_module", "_haiku_name", "_haiku_target")
+
+    def __init__(self, module: _DeferredPackage, name: str) -> None:
+        object.__setattr__(self, "_haiku_module", module)
+        object.__setattr__(self, "_haiku_name", name)
+        object.__setattr__(self, "_haiku_target", None)
+
+    def _haiku_resolve(self) -> Any:
+        target = object.__getattribute__(self, "_haiku_target")
+        if target is None:
+            module = object.__getattribute__(self, "_haiku_module")
+            target = getattr(module._haiku_load(), object.__getattribute__(self, "_haiku_name"))
+            object.__setattr__(self, "_haiku_target", target)
+        return target
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._haiku_resolve(), name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._haiku_resolve()(*args, **kwargs)
+
+    def __instancecheck__(self, instance: Any) -> bool:
+        return isinstance(instance, self._haiku_resolve())
+
+    def __subclasscheck__(self, subclass: Any) -> bool:
+        return issubclass(subclass, self._haiku_resolve())
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (self._haiku_resolve(),)
+
+    def __repr__(self) -> str:
+        module = object.__getattribute__(self, "_haiku_module")
+        return f"<deferred {module.__name__}.{object.__getattribute__(self, '_haiku_name')}>"
+
+
+class _DeferredPackage(types.ModuleType):
+    """A package whose ``__init__`` runs when something first needs it.
+
+    Its submodules import as usual meanwhile (``__path__`` is the real one).
+    With ``stand_ins``, ``from package import name`` gives a ``_Deferred``;
+    otherwise asking for any name runs the package body first.
+    """
+
+    def __init__(self, spec: importlib.machinery.ModuleSpec, *, stand_ins: bool) -> None:
+        super().__init__(spec.name)
+        self.__spec__ = spec
+        self.__loader__ = spec.loader
+        self.__file__ = spec.origin
+        self.__package__ = spec.name
+        self.__path__ = list(spec.submodule_search_locations or [])
+        self._haiku_stand_ins = stand_ins
+
+    def _haiku_load(self) -> types.ModuleType:
+        if type(self) is _DeferredPackage:
+            spec = self.__spec__
+            self.__class__ = types.ModuleType  # from here on, the real package
+            spec.loader.exec_module(self)  # type: ignore[union-attr]
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        if self._haiku_stand_ins and not name.startswith("__"):
+            return _Deferred(self, name)
+        return getattr(self._haiku_load(), name)
+
+
+def _defer(name: str, *, stand_ins: bool) -> bool:
+    if name in sys.modules:
+        return False
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None or not spec.submodule_search_locations:
+        return False
+    sys.modules[name] = _DeferredPackage(spec, stand_ins=stand_ins)
+    return True
+
+
+def _defer_namespace_packages() -> None:
+    # The client package first: finding ``models`` imports its parent.
+    if _defer(_CLIENT, stand_ins=False):
+        if _defer(_MODELS, stand_ins=False):
+            sys.modules[_CLIENT].models = sys.modules[_MODELS]  # type: ignore[attr-defined]
+    _defer(_NAMESPACE, stand_ins=True)
+
+
+def _mark_override(method: Any = None, **_options: Any) -> Any:
+    """``typing.override``'s behaviour: mark the method, check nothing."""
+    if method is None:
+        return _mark_override
+    try:
+        method.__override__ = True
+    except (AttributeError, TypeError):
+        pass
+    return method
+
+
+class _PandasHidden:
+    """A meta-path finder that reports pandas missing (while LanceDB imports)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+def import_lancedb() -> types.ModuleType:
+    """``lancedb``, imported once per process without the parts it does not need here."""
+    module = sys.modules.get("lancedb")
+    if module is not None:
+        return module
+    try:
+        _defer_namespace_packages()
+    except (ImportError, ValueError):  # an unexpected layout: the plain import
+        pass
+    finder = _PandasHidden() if _hide_pandas and "pandas" not in sys.modules else None
+    if finder is not None:
+        sys.meta_path.insert(0, finder)
+    overrides = _overrides_module()
+    checked = getattr(overrides, "override", None)
+    if checked is not None:
+        overrides.override = _mark_override  # type: ignore[union-attr]
+    try:
+        import lancedb
+    finally:
+        if checked is not None:
+            overrides.override = checked  # type: ignore[union-attr]
+        if finder is not None:
+            sys.meta_path.remove(finder)
+    return lancedb
+
+
+def _overrides_module() -> types.ModuleType | None:
+    if sys.version_info >= (3, 12):  # LanceDB uses typing.override there
+        return None
+    try:
+        import overrides
+    except ImportError:
+        return None
+    return overrides

@@ -19,6 +19,18 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+# The ONNX query encoder is exported once into the repository's pytest cache,
+# shared by this process and every CLI subprocess of the session.
+os.environ.setdefault("HAIKU_MODEL_CACHE_DIR", str(REPO_ROOT / ".pytest_cache" / "haiku-models"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def query_encoder_exported() -> None:
+    """Export the query encoder before any test needs it, so no two subprocesses export at once."""
+    from haiku.core.config import AppConfig
+    from haiku.core.embedders import get_embedder
+
+    get_embedder(AppConfig()).prepare_query_encoder()  # type: ignore[attr-defined]
 
 
 @pytest.fixture(scope="session")

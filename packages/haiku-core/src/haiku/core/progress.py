@@ -2,33 +2,50 @@
 
 Library code says what it is waiting for with ``status(message)``; nothing is
 shown unless a front end installed a reporter (``haiku-rag`` does, on a
-terminal, and never for ``--json`` output). The reporter gets the message when
-the wait begins and ``None`` when it ends.
+terminal, and never for ``--json`` output). Waits may overlap (databases open
+while the model loads): the reporter is given the newest wait still running,
+and ``None`` when none is left.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 Reporter = Callable[[str | None], None]
 
 _reporter: Reporter | None = None
+_waits: list[str] = []
+_lock = threading.Lock()
 
 
 def set_status_reporter(reporter: Reporter | None) -> None:
     global _reporter
-    _reporter = reporter
+    with _lock:
+        _reporter = reporter
+        _waits.clear()
 
 
 @contextmanager
 def status(message: str) -> Iterator[None]:
-    reporter = _reporter
-    if reporter is None:
+    if _reporter is None:
         yield
         return
-    reporter(message)
+    with _lock:
+        _waits.append(message)
+        _show()
     try:
         yield
     finally:
-        reporter(None)
+        with _lock:
+            if message in _waits:
+                _waits.reverse()
+                _waits.remove(message)  # the newest entry with this text
+                _waits.reverse()
+            _show()
+
+
+def _show() -> None:
+    if _reporter is not None:
+        _reporter(_waits[-1] if _waits else None)

@@ -43,6 +43,18 @@ def platform_data_dir() -> Path:
     return home / ".local" / "share" / "haiku.rag"
 
 
+def platform_cache_dir() -> Path:
+    """The per-user cache directory: what can be made again (exported models)."""
+    home = Path.home()
+    if sys.platform == "darwin":
+        return home / "Library" / "Caches" / "haiku.rag"
+    if sys.platform.startswith("win"):
+        local = os.environ.get("LOCALAPPDATA")
+        return (Path(local) if local else home / "AppData" / "Local") / "haiku.rag" / "Cache"
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(xdg) if xdg else home / ".cache") / "haiku.rag"
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -201,14 +213,15 @@ class EmbeddingsConfig(_Section):
     # exported to ONNX when onnxruntime is installed and the model has a plain
     # layout (same vectors, no torch import; docs/configuration.md), else torch.
     query_runtime: Literal["auto", "onnx", "torch"] = "auto"
-    # Where exported models are kept; None: $HAIKU_MODEL_CACHE_DIR, else <storage.data_dir>/models.
+    # Where exported models are kept; None: $HAIKU_MODEL_CACHE_DIR, else the
+    # per-user cache directory (~/.cache/haiku.rag/models on Linux).
     model_cache_dir: Path | None = None
 
-    def resolved_model_cache_dir(self, data_dir: Path) -> Path:
+    def resolved_model_cache_dir(self) -> Path:
         if self.model_cache_dir is not None:
             return self.model_cache_dir.expanduser()
         from_env = os.environ.get(MODEL_CACHE_ENV, "").strip()
-        return Path(from_env).expanduser() if from_env else data_dir / "models"
+        return Path(from_env).expanduser() if from_env else platform_cache_dir() / "models"
 
 
 class RerankModelConfig(_Section):
@@ -453,7 +466,7 @@ class AppConfig(_Section):
     @property
     def model_cache_dir(self) -> Path:
         """Where exported models are kept (see ``EmbeddingsConfig.model_cache_dir``)."""
-        return self.embeddings.resolved_model_cache_dir(self.data_dir)
+        return self.embeddings.resolved_model_cache_dir()
 
     @property
     def queue_path(self) -> Path:

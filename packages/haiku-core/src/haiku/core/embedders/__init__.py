@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from haiku.core.config.models import AppConfig, EmbeddingModelConfig, EmbeddingsConfig, platform_data_dir
+from haiku.core.config.models import AppConfig, EmbeddingModelConfig, EmbeddingsConfig
 from haiku.core.embedders.identity import (
     EmbedderDriftWarning,
     EmbedderIdentity,
@@ -297,7 +297,7 @@ def get_embedder(config: AppConfig | EmbeddingsConfig) -> Embedder:
     if isinstance(config, AppConfig):
         embeddings, cache_dir = config.embeddings, config.model_cache_dir
     else:
-        embeddings, cache_dir = config, config.resolved_model_cache_dir(platform_data_dir())
+        embeddings, cache_dir = config, config.resolved_model_cache_dir()
     model = embeddings.model
     key = (
         model.provider, model.name, model.vector_dim, model.base_url, model.api_key, embeddings.batch_size,

@@ -11,7 +11,7 @@ as they are.
 
 The export runs once per model (``export_query_model``, called by
 ``haiku-rag download-models`` or on the first query) and is cached in
-``embeddings.model_cache_dir`` (default ``<storage.data_dir>/models``), keyed by
+``embeddings.model_cache_dir`` (default ``~/.cache/haiku.rag/models``), keyed by
 the model's name and its files; it is checked against the torch encoder before
 it is kept. Only plain layouts (see ``haiku.core.embedders.lean``) are exported;
 anything else, or any failure, keeps the torch encoder.
@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -149,7 +150,9 @@ def export_query_model(cache_dir: Path, name: str, model_path: str | Path, layou
 
         axes = {n: {0: "batch", 1: "sequence"} for n in inputs}
         axes["token_embeddings"] = {0: "batch", 1: "sequence"}
-        with torch.inference_mode():
+        # The tracer's notes (constant shapes, index operators) are about graphs this model does not build.
+        with torch.inference_mode(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             torch.onnx.export(
                 _Positional(model),
                 tuple(sample[n] for n in inputs),

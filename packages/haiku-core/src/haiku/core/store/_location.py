@@ -19,9 +19,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from haiku.core._lancedb import import_lancedb
 from haiku.core.config import AppConfig
 from haiku.core.scope import DatabaseRef
-from haiku.core._lancedb import import_lancedb
 from haiku.core.store.schema import SETTINGS
 
 if TYPE_CHECKING:

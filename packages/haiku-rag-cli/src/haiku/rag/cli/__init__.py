@@ -90,8 +90,10 @@ def _quiet_logging() -> None:
 
 def main() -> None:
     from haiku.core._lancedb import hide_pandas_from_lancedb
+    from haiku.rag.cli._status import show_waits
 
     hide_pandas_from_lancedb()  # this process never converts to pandas
+    show_waits(sys.argv[1:])
     warnings.showwarning = _show_warning
     _quiet_logging()
     try:

@@ -122,7 +122,10 @@ def init_config(
 
 
 def download_models(ctx: typer.Context) -> None:
-    """Check that the configured local models load (nothing is fetched while offline)."""
+    """Check that the configured local models load, and prepare the fast query encoder.
+
+    Nothing is fetched while offline: the default model ships as a package.
+    """
     from haiku.rag.cli._common import expected_errors
 
     try:
@@ -151,6 +154,11 @@ def _check_models(config) -> list[str]:
         embedder.load()  # type: ignore[attr-defined]
         vector = embedder.encode(["haiku"])[0]  # type: ignore[attr-defined]
         lines.append(f"embedding model: {model.name} loaded from {path} ({len(vector)} dimensions)")
+        runtime = embedder.prepare_query_encoder()  # type: ignore[attr-defined]
+        if runtime == "onnx":
+            lines.append(f"query encoder: ONNX Runtime, exported to {config.model_cache_dir}")
+        else:
+            lines.append(f"query encoder: torch (embeddings.query_runtime: {config.embeddings.query_runtime})")
         from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)

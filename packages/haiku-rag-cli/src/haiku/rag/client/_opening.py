@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 from haiku.core.config import AppConfig
@@ -20,12 +21,15 @@ from haiku.core.errors import (
     SourceUnavailableError,
     TagError,
 )
+from haiku.core.progress import status
 from haiku.core.scope import DatabaseRef
 
 if TYPE_CHECKING:
     from haiku.core.store import Store
 
 before_open: Callable[[DatabaseRef], Awaitable[None]] | None = None
+# Opening this many databases at once says so on a terminal (haiku.core.progress).
+_MANY = 4
 
 # Errors about a configured database that keep their type; the store prefixes
 # them with "database 'NAME': " and they may chain the original.
@@ -98,7 +102,11 @@ class OpenDatabases:
         async with self._lock:
             missing = [ref for ref in refs if ref.name not in self._stores]
             if missing:
-                outcomes = await asyncio.gather(*(self._open_one(ref) for ref in missing), return_exceptions=True)
+                waiting = status(f"opening {len(missing)} databases…") if len(missing) >= _MANY else nullcontext()
+                with waiting:
+                    outcomes = await asyncio.gather(
+                        *(self._open_one(ref) for ref in missing), return_exceptions=True
+                    )
                 first_error: BaseException | None = None
                 for ref, outcome in zip(missing, outcomes, strict=True):
                     if isinstance(outcome, BaseException):

@@ -78,3 +78,59 @@ async def test_hybrid_candidates_take_boosts_for_their_full_text_list(store, fak
     _, boosted = await store.hybrid_candidates("stars", fake_embed("stars"), limit=5, fts_boosts={"stars": 2.0})
     assert vector
     assert [r.score for r in boosted] == pytest.approx([2.0 * r.score for r in plain], rel=1e-5)
+
+
+async def _reopened(store):
+    from haiku.core.store import Store
+
+    return await Store.open(store.ref, store.config, read_only=True)
+
+
+async def test_counts_persist_so_another_process_counts_nothing_again(store, monkeypatch):
+    from haiku.core.store import fulltext
+
+    first = await store.fts_statistics(["cells", "stars"])
+    reopened = await _reopened(store)  # a fresh Store has an empty in-memory cache, like a new process
+    try:
+
+        async def no_counting(*args, **kwargs):
+            raise AssertionError("a saved count was counted again")
+
+        monkeypatch.setattr(fulltext, "_count_matches", no_counting)
+        assert await reopened.fts_statistics(["stars", "cells"]) == first.__class__(
+            first.chunks, {"stars": 2, "cells": 2}
+        )
+    finally:
+        await reopened.close()
+
+
+async def test_saved_counts_of_an_older_table_version_are_not_used(store, write_doc):
+    assert (await store.fts_statistics(["stars"])).frequencies["stars"] == 2
+    await write_doc(store, "file:///more.md", "stars are far")
+    reopened = await _reopened(store)
+    try:
+        stats = await reopened.fts_statistics(["stars"])
+        assert (stats.chunks, stats.frequencies["stars"]) == (len(TEXTS) + 1, 3)
+    finally:
+        await reopened.close()
+
+
+async def test_counts_still_answer_when_the_cache_cannot_be_written(store):
+    cache = store.config.data_dir / "cache"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text("a file where the cache folder would go")
+    stats = await store.fts_statistics(["cells"])
+    assert stats.frequencies["cells"] == 2
+
+
+def test_a_counts_file_of_another_database_or_garbage_is_ignored(tmp_path):
+    from haiku.core.store._counts_file import CountsFile
+
+    mine = CountsFile.for_database(tmp_path, "/data/a.lancedb")
+    mine.save((3, 10, {"cells": 2}))
+    assert mine.load(3) == (3, 10, {"cells": 2})
+    assert mine.load(4) is None
+    other = CountsFile(mine.path, "/data/b.lancedb")  # same file, another location
+    assert other.load(3) is None
+    mine.path.write_text("{not json")
+    assert mine.load(3) is None

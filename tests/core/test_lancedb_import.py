@@ -1,0 +1,79 @@
+"""LanceDB imported for a store without its REST namespace client, override checks or pandas.
+
+(haiku.core._lancedb; docs/benchmarks.md "Command-line latency".) Each check
+runs in a fresh interpreter: what a module import did cannot be undone.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+PRELUDE = (
+    "import sys\n"
+    "from haiku.core._lancedb import hide_pandas_from_lancedb, import_lancedb\n"
+    "hide_pandas_from_lancedb()\n"
+    "lancedb = import_lancedb()\n"
+)
+
+
+def _run(code: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", PRELUDE + code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_the_rest_client_pandas_and_namespace_package_stay_unimported():
+    loaded = _run(
+        "names = ('lance_namespace_urllib3_client.api', 'lance_namespace_urllib3_client.api_client', 'pandas')\n"
+        "print(*[name in sys.modules for name in names])\n"
+        "print(type(sys.modules['lance_namespace']).__name__)\n"
+    )
+    assert loaded == ["False", "False", "False", "_DeferredPackage"]
+
+
+def test_a_deferred_name_loads_the_real_package_when_used():
+    out = _run(
+        "import lancedb.db as db\n"
+        "response = db.ListNamespacesResponse(namespaces=['a'], page_token=None)\n"
+        "import lance_namespace\n"
+        "print(response.namespaces, type(response).__module__, type(lance_namespace).__name__)\n"
+        "import lance_namespace_urllib3_client as client\n"
+        "print(issubclass(lance_namespace.LanceNamespace, object), client.ApiClient.__name__)\n"
+    )
+    assert out == [
+        "['a']", "lance_namespace_urllib3_client.models.list_namespaces_response", "module", "True", "ApiClient"
+    ]
+
+
+def test_the_override_decorator_is_restored_and_methods_stay_marked():
+    out = _run(
+        "import overrides\n"
+        "real = sys.modules['overrides.overrides']\n"
+        "from lancedb.db import LanceDBConnection\n"
+        "print(overrides.override is real.override, LanceDBConnection.table_names.__override__)\n"
+    )
+    assert out == ["True", "True"]
+
+
+def test_pandas_still_imports_for_whoever_asks_after():
+    out = _run(
+        "import pyarrow as pa\n"
+        "frame = pa.table({'x': [1, 2]}).to_pandas()\n"
+        "print(type(frame).__name__, int(frame['x'].sum()))\n"
+    )
+    assert out == ["DataFrame", "3"]
+
+
+def test_a_database_written_and_searched_through_the_deferred_import(tmp_path):
+    out = _run(
+        "import asyncio\n"
+        "async def main():\n"
+        f"    db = await lancedb.connect_async({str(tmp_path / 'x.lancedb')!r})\n"
+        "    table = await db.create_table('t', data=[{'vector': [1.0, 0.0], 'text': 'a'}, "
+        "{'vector': [0.0, 1.0], 'text': 'b'}])\n"
+        "    rows = await table.query().nearest_to([0.0, 1.0]).limit(1).to_list()\n"
+        "    print(rows[0]['text'], 'pandas' in sys.modules)\n"
+        "asyncio.run(main())\n"
+    )
+    assert out == ["b", "False"]

@@ -1,0 +1,291 @@
+"""Command-line latency: whole `haiku-rag` processes, as an analyst waits for them.
+
+    python bench/cli.py [--scifact PATH] [--runs N] [--before PATH] [--json PATH] [--prepare-only]
+
+SciFact (every document one chunk, vectors from the shared embedding cache)
+is loaded once into one database and into three (bench/search.py's layouts,
+cached under ``bench/.cache/search``). Then every command below runs as a
+fresh process ``--runs`` times (at least 7), the commands interleaved in a
+shuffled order each round so that load falls on all of them alike:
+
+- baselines: ``python -c pass`` and ``python -c "import torch"``;
+- ``--help``, ``list``, ``info``, ``tag list``, ``history``, ``settings`` on one database;
+- ``search`` hybrid, fts and vector over one database and over three (limit 10),
+  each run with the next SciFact query, so the full-text word counts kept between
+  processes are only reused where real queries share words (the counts cache is
+  emptied when the run starts).
+
+``--before PATH`` times the same commands from another checkout of the
+repository (its ``packages/*/src`` put first on ``PYTHONPATH``, the same
+virtual environment) in the same rounds: the figures before a change, measured
+beside the figures after it. Each command's top imports (``-X importtime``,
+cumulative) are recorded once.
+
+Results: ``bench/results/cli.json`` and the "## Command-line latency" section of
+docs/benchmarks.md. Run alone: the benchmark takes ``/tmp/haiku_bench.lock``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import fcntl
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.beir import load_beir  # noqa: E402
+from bench.embed_cache import EmbeddingCache  # noqa: E402
+from bench.search import build_layout  # noqa: E402
+
+CACHE = REPO / "bench" / ".cache"
+RESULTS = REPO / "bench" / "results" / "cli.json"
+DOCS = REPO / "docs" / "benchmarks.md"
+SECTION = "## Command-line latency"
+LAYOUTS = {"single": 1, "split3": 3}
+LOCK = Path("/tmp/haiku_bench.lock")
+# What the issue asks of each command (median seconds on an idle 2-core machine).
+TARGETS = {
+    "search hybrid, 3 dbs": 1.5,
+    "search fts, 3 dbs": 1.0,
+    "list": 0.7,
+    "info": 0.7,
+    "tag list": 0.7,
+    "history": 0.7,
+    "settings": 0.7,
+    "--help": 0.7,
+}
+
+
+def log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def write_config(root: Path, parts: int) -> Path:
+    """A configuration file naming the layout's databases (as bench/search.py builds them)."""
+    databases = "\n".join(f"    part{i:02d}: {root / f'part{i:02d}.lancedb'}" for i in range(parts))
+    path = root / "cli.yaml"
+    path.write_text(
+        f"storage:\n  data_dir: {root / 'data'}\n  auto_vacuum: false\nlancedb:\n  databases:\n{databases}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+async def prepare(scifact: Path) -> tuple[dict[str, Path], list[str]]:
+    """The layouts' configuration files and the judged queries (embedding what the cache lacks)."""
+    from haiku.core.config import AppConfig
+    from haiku.core.embedders import get_embedder
+
+    dataset = load_beir(scifact)
+    docs = dataset.corpus
+    embedder = get_embedder(AppConfig())
+    cache = EmbeddingCache.for_embedder(CACHE / "embeddings", embedder)
+    embedded = cache.fill([d.full_text for d in docs], embedder.encode, log=log)  # type: ignore[attr-defined]
+    log(f"embedded {embedded} new texts ({len(cache)} cached)")
+    configs = {}
+    for name, parts in LAYOUTS.items():
+        root = CACHE / "search" / f"scifact-{len(docs)}" / name
+        await build_layout(root, parts, docs, cache)
+        configs[name] = write_config(root, parts)
+    return configs, list(dataset.judged_queries.values())
+
+
+def commands(haiku_rag: str, configs: dict[str, Path]) -> dict[str, list[str]]:
+    one = ["--config", str(configs["single"]), "--db-name", "part00"]
+    three = ["--config", str(configs["split3"])]
+    python = sys.executable
+    table: dict[str, list[str]] = {
+        "python -c pass": [python, "-c", "pass"],
+        "python -c 'import torch'": [python, "-c", "import torch"],
+        "--help": [haiku_rag, "--help"],
+        "list": [haiku_rag, *one, "list", "--limit", "10"],
+        "info": [haiku_rag, *one, "info"],
+        "tag list": [haiku_rag, *one, "tag", "list"],
+        "history": [haiku_rag, *one, "history"],
+        "settings": [haiku_rag, *one, "settings"],
+    }
+    for search_type in ("hybrid", "fts", "vector"):
+        table[f"search {search_type}, 1 db"] = [haiku_rag, *one, "search", "-s", search_type, "-l", "10", "{query}"]
+        table[f"search {search_type}, 3 dbs"] = [haiku_rag, *three, "search", "-s", search_type, "-l", "10", "{query}"]
+    return table
+
+
+def _env(code_root: Path | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAIKU_RAG_")}
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    if code_root is not None:
+        sources = [str(p) for p in sorted((code_root / "packages").glob("*/src"))]
+        env["PYTHONPATH"] = os.pathsep.join([*sources, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def _timed(argv: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=300)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:6])} … exited {done.returncode}: {done.stderr.strip()[-400:]}")
+    return seconds
+
+
+def top_imports(argv: list[str], env: dict[str, str], count: int = 5) -> list[list[Any]]:
+    """The heaviest imports a command makes: (module, cumulative ms), top-level imports only."""
+    program = [sys.executable, "-X", "importtime", "-m", "haiku.rag.cli", *argv[1:]]
+    if not argv[0].endswith("haiku-rag"):
+        program = [argv[0], "-X", "importtime", *argv[1:]]
+    done = subprocess.run(program, env=env, capture_output=True, text=True, timeout=300)
+    rows = []
+    for line in done.stderr.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        _, cumulative, name = line.split("|", 2)
+        if name.startswith(" ") and not name.startswith("   "):  # depth 0: one space after the bar
+            if cumulative.strip().isdigit():
+                rows.append([name.strip(), round(int(cumulative) / 1000, 1)])
+    return sorted(rows, key=lambda row: -row[1])[:count]
+
+
+def measure(table: dict[str, list[str]], queries: list[str], runs: int, sides: dict[str, dict[str, str]],
+            data_dirs: list[Path]) -> dict[str, dict[str, list[float]]]:
+    for data in data_dirs:  # counts kept between processes start empty, for every side alike
+        shutil.rmtree(data / "cache", ignore_errors=True)
+    times: dict[str, dict[str, list[float]]] = {side: {name: [] for name in table} for side in sides}
+    order = [(side, name) for side in sides for name in table]
+    rng = random.Random(7)
+    for run in range(runs):
+        rng.shuffle(order)
+        query = queries[run % len(queries)]
+        for side, name in order:
+            if side != next(iter(sides)) and name.startswith("python"):
+                continue  # baselines do not depend on the checkout
+            argv = [query if part == "{query}" else part for part in table[name]]
+            times[side][name].append(_timed(argv, sides[side]))
+        log(f"round {run + 1}/{runs} done (load {os.getloadavg()[0]:.1f})")
+    return times
+
+
+def summarise(times: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, dict[str, float]]]:
+    return {
+        side: {
+            name: {"median_s": round(statistics.median(values), 3), "min_s": round(min(values), 3),
+                   "max_s": round(max(values), 3), "runs": len(values)}
+            for name, values in by_name.items() if values
+        }
+        for side, by_name in times.items()
+    }
+
+
+def report(summary: dict[str, Any], meta: dict[str, Any], imports: dict[str, list[list[Any]]]) -> str:
+    after = summary["after"]
+    before = summary.get("before", {})
+    torch_s = after["python -c 'import torch'"]["median_s"]
+    lines = [
+        SECTION,
+        "",
+        f"`python bench/cli.py` ({meta['date']}; {meta['cpus']} cores, load {meta['load_start']} at the start and "
+        f"{meta['load_end']} at the end; {meta['runs']} runs of each command, interleaved in shuffled rounds; "
+        f"SciFact, {meta['documents']} documents, one chunk each; search limit 10, each run with the next judged "
+        "query). Whole-process wall time, median seconds"
+        + (f"; \"before\" is commit {meta['before_commit']}, timed in the same rounds." if before else "."),
+        "",
+        "| command | now | before | target |" if before else "| command | now | target |",
+        "|---|---:|---:|---|" if before else "|---|---:|---|",
+    ]
+    for name, figures in after.items():
+        target = TARGETS.get(name)
+        verdict = ""
+        if target is not None:
+            verdict = f"≤ {target} s {'✓' if figures['median_s'] <= target else '✗'}"
+        if name == "search hybrid, 3 dbs":
+            verdict += f"; ≤ ½ import torch ({torch_s / 2:.2f} s) {'✓' if figures['median_s'] <= torch_s / 2 else '✗'}"
+        old = before.get(name, {}).get("median_s")
+        row = f"| `{name}` | {figures['median_s']:.2f} |"
+        if before:
+            row += f" {old:.2f} |" if old is not None else " — |"
+        lines.append(f"{row} {verdict} |")
+    lines += ["", "Heaviest imports of each command now (cumulative ms, top-level imports):", ""]
+    for name, rows in imports.items():
+        lines.append(f"- `{name}`: " + ", ".join(f"{module} {ms:.0f}" for module, ms in rows))
+    return "\n".join(lines) + "\n"
+
+
+def write_section(text: str) -> None:
+    current = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n"
+    start = current.find(SECTION)
+    if start == -1:
+        updated = current.rstrip("\n") + "\n\n" + text
+    else:
+        following = current.find("\n## ", start + len(SECTION))
+        updated = current[:start] + text + (current[following + 1:] if following != -1 else "")
+        if following != -1:
+            updated = current[:start] + text + "\n" + current[following + 1:]
+    DOCS.write_text(updated, encoding="utf-8")
+
+
+def _commit(root: Path) -> str:
+    done = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scifact", type=Path, default=REPO.parent / "shared" / "data" / "scifact")
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--before", type=Path, default=None, help="another checkout, timed beside this one")
+    parser.add_argument("--json", type=Path, default=RESULTS)
+    parser.add_argument("--prepare-only", action="store_true", help="build the databases and stop")
+    parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
+    args = parser.parse_args()
+    if args.runs < 7:
+        parser.error("--runs must be at least 7")
+
+    configs, queries = asyncio.run(prepare(args.scifact))
+    if args.prepare_only:
+        return
+    haiku_rag = str(Path(sys.executable).parent / "haiku-rag")
+    table = commands(haiku_rag, configs)
+    sides = {"after": _env(None)}
+    if args.before is not None:
+        sides["before"] = _env(args.before.resolve())
+    with LOCK.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        load_start = " ".join(f"{x:.1f}" for x in os.getloadavg())
+        subprocess.run([haiku_rag, "download-models"], env=sides["after"], capture_output=True, timeout=600)
+        times = measure(table, queries, args.runs, sides, [p.parent / "data" for p in configs.values()])
+        load_end = " ".join(f"{x:.1f}" for x in os.getloadavg())
+        imports = {
+            name: top_imports([q if q != "{query}" else queries[0] for q in argv], sides["after"])
+            for name, argv in table.items() if not name.startswith("python")
+        }
+    meta = {
+        "date": time.strftime("%Y-%m-%d"),
+        "cpus": os.cpu_count(),
+        "load_start": load_start,
+        "load_end": load_end,
+        "runs": args.runs,
+        "documents": len(load_beir(args.scifact).corpus),
+        "commit": _commit(REPO),
+        "before_commit": _commit(args.before) if args.before is not None else None,
+    }
+    summary = summarise(times)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"meta": meta, "results": summary, "imports": imports}, indent=2) + "\n")
+    text = report(summary, meta, imports)
+    print(text)
+    if not args.no_docs:
+        write_section(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -8,6 +8,7 @@ from (``_survivors``). Context expansion is the caller's, on the survivors
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal, get_args
 
@@ -51,6 +52,27 @@ async def search(
     _check_arguments(limit, search_type)
     if sources is not None and len(sources) == 0:
         return []
+    # The query is embedded while the databases open: a fresh process loads the
+    # encoder in one thread while LanceDB opens in its own.
+    embedding = None if search_type == "fts" else asyncio.ensure_future(get_embedder(config).embed_query(query))
+    try:
+        return await _search_opened(client, query, embedding, limit, search_type, filter, sources)
+    finally:
+        if embedding is not None and not embedding.done():
+            embedding.cancel()
+            await asyncio.gather(embedding, return_exceptions=True)
+
+
+async def _search_opened(
+    client: HaikuRAG,
+    query: str,
+    embedding: asyncio.Future[list[float]] | None,
+    limit: int,
+    search_type: str,
+    filter: str | None,
+    sources: Sequence[str] | None,
+) -> list[SearchResult]:
+    config = client.config
     selected = await client.clients_covering(sources)
     if not selected:
         return []
@@ -67,7 +89,7 @@ async def search(
     merges_bm25 = search_type == "fts" or (search_type == "hybrid" and config.search.fusion == "rrf")
     global_idf = merges_bm25 and config.search.fts_idf == "global" and reranker is None
     async with GlobalIdf(query, stores, enabled=global_idf) as idf:
-        query_vector = None if search_type == "fts" else await get_embedder(config).embed_query(query)
+        query_vector = None if embedding is None else await embedding
         return await _fuse(config, reranker, query, stores, search_type, query_vector, limit, filter, idf)
 
 

@@ -93,12 +93,26 @@ async def prepare(scifact: Path) -> tuple[dict[str, Path], list[str]]:
     cache = EmbeddingCache.for_embedder(CACHE / "embeddings", embedder)
     embedded = cache.fill([d.full_text for d in docs], embedder.encode, log=log)  # type: ignore[attr-defined]
     log(f"embedded {embedded} new texts ({len(cache)} cached)")
+    from haiku.core.store import STORE_SCHEMA_VERSION
+
     configs = {}
     for name, parts in LAYOUTS.items():
-        root = CACHE / "search" / f"scifact-{len(docs)}" / name
+        # Per store schema: a checkout timed with --before reads databases its own code wrote.
+        root = CACHE / "search" / f"scifact-{len(docs)}-schema{STORE_SCHEMA_VERSION}" / name
         await build_layout(root, parts, docs, cache)
         configs[name] = write_config(root, parts)
     return configs, list(dataset.judged_queries.values())
+
+
+def prepare_for(code_root: Path, scifact: Path) -> dict[str, Path]:
+    """The layouts as another checkout's code writes them (this script, run with its PYTHONPATH)."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--scifact", str(scifact), "--prepare-only", "--print-configs"],
+        env=_env(code_root), capture_output=True, text=True, timeout=7200,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"preparing the databases of {code_root} failed: {done.stderr.strip()[-800:]}")
+    return {name: Path(path) for name, path in json.loads(done.stdout.strip().splitlines()[-1]).items()}
 
 
 def commands(haiku_rag: str, configs: dict[str, Path]) -> dict[str, list[str]]:
@@ -156,12 +170,12 @@ def top_imports(argv: list[str], env: dict[str, str], count: int = 5) -> list[li
     return sorted(rows, key=lambda row: -row[1])[:count]
 
 
-def measure(table: dict[str, list[str]], queries: list[str], runs: int, sides: dict[str, dict[str, str]],
-            data_dirs: list[Path]) -> dict[str, dict[str, list[float]]]:
+def measure(tables: dict[str, dict[str, list[str]]], queries: list[str], runs: int,
+            sides: dict[str, dict[str, str]], data_dirs: list[Path]) -> dict[str, dict[str, list[float]]]:
     for data in data_dirs:  # counts kept between processes start empty, for every side alike
         shutil.rmtree(data / "cache", ignore_errors=True)
-    times: dict[str, dict[str, list[float]]] = {side: {name: [] for name in table} for side in sides}
-    order = [(side, name) for side in sides for name in table]
+    times: dict[str, dict[str, list[float]]] = {side: {name: [] for name in tables[side]} for side in sides}
+    order = [(side, name) for side in sides for name in tables[side]]
     rng = random.Random(7)
     for run in range(runs):
         rng.shuffle(order)
@@ -169,7 +183,7 @@ def measure(table: dict[str, list[str]], queries: list[str], runs: int, sides: d
         for side, name in order:
             if side != next(iter(sides)) and name.startswith("python"):
                 continue  # baselines do not depend on the checkout
-            argv = [query if part == "{query}" else part for part in table[name]]
+            argv = [query if part == "{query}" else part for part in tables[side][name]]
             times[side][name].append(_timed(argv, sides[side]))
         log(f"round {run + 1}/{runs} done (load {os.getloadavg()[0]:.1f})")
     return times
@@ -246,23 +260,31 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=RESULTS)
     parser.add_argument("--prepare-only", action="store_true", help="build the databases and stop")
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
+    parser.add_argument("--print-configs", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.runs < 7:
         parser.error("--runs must be at least 7")
 
     configs, queries = asyncio.run(prepare(args.scifact))
     if args.prepare_only:
+        if args.print_configs:
+            print(json.dumps({name: str(path) for name, path in configs.items()}))
         return
     haiku_rag = str(Path(sys.executable).parent / "haiku-rag")
     table = commands(haiku_rag, configs)
     sides = {"after": _env(None)}
+    tables = {"after": table}
+    data_dirs = [p.parent / "data" for p in configs.values()]
     if args.before is not None:
         sides["before"] = _env(args.before.resolve())
+        before_configs = prepare_for(args.before.resolve(), args.scifact)
+        tables["before"] = commands(haiku_rag, before_configs)
+        data_dirs += [p.parent / "data" for p in before_configs.values()]
     with LOCK.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         load_start = " ".join(f"{x:.1f}" for x in os.getloadavg())
         subprocess.run([haiku_rag, "download-models"], env=sides["after"], capture_output=True, timeout=600)
-        times = measure(table, queries, args.runs, sides, [p.parent / "data" for p in configs.values()])
+        times = measure(tables, queries, args.runs, sides, data_dirs)
         load_end = " ".join(f"{x:.1f}" for x in os.getloadavg())
         imports = {
             name: top_imports([q if q != "{query}" else queries[0] for q in argv], sides["after"])

@@ -102,3 +102,15 @@ def test_help_loads_no_torch_sentence_transformers_or_docling():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip().splitlines()[-1] == "HEAVY:"
+
+
+@pytest.mark.parametrize("flag", ["--version", "-v"])
+def test_version_alone_prints_the_version(flag):
+    result = run_cli([flag])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("haiku-ingester version ")
+
+
+def test_dash_h_is_help():
+    result = run_cli(["-h"])
+    assert result.returncode == 0 and "run-batch" in result.stdout

@@ -154,6 +154,12 @@ async def test_plain_text_is_stored_as_is_and_titled_by_its_file_name(pool):
     assert (document.content, document.title) == (text, "notes.txt")
 
 
+async def test_plain_text_reaches_the_chunks_without_markdown_hard_breaks_or_escapes(pool):
+    text = "Rent is due on the 1st (each month).\nLate fees: 5% <after> the 5th, see file_name.\n"
+    document = await pool.convert(name="rent.txt", fmt="text", data=text.encode())
+    assert [c.content for c in document.chunks] == [text.strip()]
+
+
 async def test_a_corrupt_pdf_is_a_conversion_error(pool):
     with pytest.raises(ConversionError, match=r"broken\.pdf"):
         await pool.convert(name="broken.pdf", fmt="pdf", data=b"%PDF-1.4\nnot really a pdf\x00\x01")

@@ -171,3 +171,13 @@ async def test_a_legacy_uri_database_is_unnamed_and_its_results_carry_no_source(
     assert results and all(r.source is None for r in results)
     assert documents and all(d.source is None for d in documents)
     assert document is not None and document.source is None
+
+
+@pytest.mark.parametrize("query", ["", "   \n"])
+async def test_an_empty_or_blank_query_raises_value_error_and_opens_nothing(two_db, open_log, query):
+    async with HaikuRAG(config=two_db) as client:
+        with pytest.raises(ValueError, match="empty"):
+            await client.search(query)
+        with pytest.raises(ValueError, match="empty"):
+            await client.ask(query)
+    assert open_log == []

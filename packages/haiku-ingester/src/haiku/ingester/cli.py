@@ -30,6 +30,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -107,6 +108,13 @@ def load() -> Any:
     return load_config(state.config_path)
 
 
+def _version(value: bool) -> None:
+    # Eager, so `haiku-ingester --version` alone answers instead of asking for a command.
+    if value:
+        typer.echo(f"haiku-ingester version {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def main_options(
     config: Annotated[
@@ -117,11 +125,10 @@ def main_options(
         typer.Option("--log-format", help="console, or json (one object per line). Default: console on a terminal."),
     ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error.")] = "info",
-    version: Annotated[bool, typer.Option("--version", "-v", help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", "-v", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
-    if version:
-        typer.echo(f"haiku-ingester version {__version__}")
-        raise typer.Exit(0)
     from haiku.ingester.logs import configure_logging
 
     state.config_path = config

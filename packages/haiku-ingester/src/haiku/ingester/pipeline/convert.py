@@ -68,7 +68,9 @@ class Converter:
                 )
             },
         )
-        self._chunker = HybridChunker(tokenizer=LocalTokenizer.from_model_dir(tokenizer_dir, chunk_size))
+        tokenizer = LocalTokenizer.from_model_dir(tokenizer_dir, chunk_size)
+        self._chunker = HybridChunker(tokenizer=tokenizer)
+        self._text_chunker = HybridChunker(tokenizer=tokenizer, serializer_provider=_plain_text_serializers())
 
     def convert(self, *, name: str, fmt: str, data: bytes) -> ConvertedDocument:
         from haiku.ingester.errors import ConversionError
@@ -76,7 +78,7 @@ class Converter:
         if fmt == "text":
             text = decode_text(data)
             document = self._text_document(name, text)
-            return self._finish(document, name, content=text)
+            return self._finish(document, name, content=text, chunker=self._text_chunker)
         if fmt not in CONVERTIBLE:
             raise ConversionError(f"{name}: no converter for format {fmt!r}")
         if fmt in ("md", "html"):
@@ -134,9 +136,9 @@ class Converter:
                 document.add_text(label=DocItemLabel.TEXT, text=paragraph.strip())
         return document
 
-    def _finish(self, document: Any, name: str, *, content: str) -> ConvertedDocument:
+    def _finish(self, document: Any, name: str, *, content: str, chunker: Any = None) -> ConvertedDocument:
         chunks: list[ConvertedChunk] = []
-        for chunk in self._chunker.chunk(document):
+        for chunk in (chunker or self._chunker).chunk(document):
             pages = sorted({prov.page_no for item in chunk.meta.doc_items for prov in (item.prov or [])})
             headings = list(chunk.meta.headings or [])
             chunks.append(
@@ -148,6 +150,29 @@ class Converter:
                 )
             )
         return ConvertedDocument(title=first_heading(document) or Path(name).name, content=content, chunks=chunks)
+
+
+def _plain_text_serializers() -> Any:
+    """docling's chunking serializers, less the markdown hard breaks ("  \\n") they add to a
+    line break inside a paragraph: plain text reaches the chunks as its lines were."""
+    from docling_core.transforms.chunker.hierarchical_chunker import (
+        ChunkingDocSerializer,
+        ChunkingSerializerProvider,
+    )
+    from docling_core.transforms.serializer.markdown import MarkdownTextSerializer
+
+    class PlainTextSerializer(MarkdownTextSerializer):
+        def _md_line_breaks(self, text: str) -> str:
+            return text
+
+    class PlainTextDocSerializer(ChunkingDocSerializer):
+        text_serializer: Any = PlainTextSerializer()
+
+    class PlainTextProvider(ChunkingSerializerProvider):
+        def get_serializer(self, doc: Any) -> Any:
+            return PlainTextDocSerializer(doc=doc)
+
+    return PlainTextProvider()
 
 
 def first_heading(document: Any) -> str | None:

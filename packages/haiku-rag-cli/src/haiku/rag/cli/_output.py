@@ -41,8 +41,10 @@ def document_json(document: Document, *, content: bool) -> dict[str, Any]:
     return data
 
 
-def print_document_summary(document: Document) -> None:
+def print_document_summary(document: Document, *, label: bool = False) -> None:
     typer.echo(f"{document.id}")
+    if label:
+        typer.echo(f"  database: {document.source}")
     typer.echo(f"  uri: {document.uri or ''}")
     typer.echo(f"  title: {document.title or ''}")
     if document.metadata:

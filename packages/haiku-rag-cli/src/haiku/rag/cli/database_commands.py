@@ -74,6 +74,13 @@ def _print_info(report: dict[str, Any]) -> None:
     typer.echo("packages: " + ", ".join(f"{n} {v}" for n, v in report.get("packages", {}).items()))
 
 
+def missing_message(ref: Any) -> str:
+    """The one "does not exist" wording; the location only for a database given by path."""
+    from haiku.core.errors import missing_database
+
+    return missing_database(ref.name, at=str(ref.location) if ref.given or ref.name is None else None)
+
+
 def info(
     ctx: typer.Context,
     db: Path | None = db_option(),
@@ -89,7 +96,7 @@ def info(
         scope = one_scope(opts, db, at=at)
         ref = scope.databases[0]
         if not await Store.exists(ref, opts.config()):
-            raise fail(f"database '{ref.label}' does not exist at {ref.location}; create it with `haiku-rag init`")
+            raise fail(missing_message(ref))
         async with client_for(opts, scope, read_only=True, skip_validation=True) as client:
             report = await client.info()
         report["configured_location"] = str(ref.location)

@@ -321,6 +321,7 @@ class HaikuRAG:
         self, question: str, filter: str | None = None, sources: Sequence[str] | None = None
     ) -> tuple[str, list[Any]]:
         """Answer with citations (SPEC §10.1); ``sources`` is checked by name before anything runs."""
+        _search.check_query(question)
         self.check_sources(sources)
         from haiku.rag.qa import ask as answer
 

@@ -38,8 +38,11 @@ async def list_documents(
     include_content: bool,
     sources: Sequence[str] | None,
 ) -> list[Document]:
-    if (limit is not None and limit < 0) or (offset is not None and offset < 0):
-        raise ValueError("limit and offset cannot be negative")
+    # As in search: a limit of 0 would answer "no documents" about a database holding some.
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit}")
+    if offset is not None and offset < 0:
+        raise ValueError("offset cannot be negative")
     if sources is not None and len(sources) == 0:
         return []
     selected = await _selected(client, sources)

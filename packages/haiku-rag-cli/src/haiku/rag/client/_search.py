@@ -29,6 +29,12 @@ SearchType = Literal["vector", "fts", "hybrid"]
 SEARCH_TYPES: tuple[str, ...] = get_args(SearchType)
 
 
+def check_query(query: str) -> None:
+    """An empty or blank query matches nothing in particular: refused before anything opens."""
+    if not query or not query.strip():
+        raise ValueError("the query is empty; say what to search for")
+
+
 def _check_arguments(limit: int, search_type: str) -> None:
     if search_type not in SEARCH_TYPES:
         raise ValueError(f"search_type must be one of {', '.join(SEARCH_TYPES)}, got {search_type!r}")
@@ -45,6 +51,7 @@ async def search(
     filter: str | None,
     sources: Sequence[str] | None,
 ) -> list[SearchResult]:
+    check_query(query)
     config = client.config
     limit = config.search.limit if limit is None else limit
     search_type = search_type or "hybrid"

@@ -239,6 +239,14 @@ def test_help_list_info_and_tag_list_import_no_model_library(home):
         assert "HEAVY=\n" in result.stderr or result.stderr.rstrip().endswith("HEAVY="), result.stderr
 
 
+def test_a_bad_filter_exits_1_before_the_model_loads(home):
+    program = [sys.executable, "-c", _CHECK_IMPORTS]
+    result = cli("search", "bread", "--filter", "content = 'x'", config=home["two"], program=program)
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: invalid document filter \"content = 'x'\": no field named content. A filter")
+    assert result.stderr.rstrip().endswith("HEAVY="), result.stderr
+
+
 def test_version():
     result = cli("--version")
     assert result.returncode == 0 and result.stdout.startswith("haiku-rag version ")

@@ -14,6 +14,7 @@ from haiku.rag.client._opening import OpenDatabases
 
 if TYPE_CHECKING:
     from haiku.core.store import Store
+    from haiku.core.store.maintenance import VacuumReport
     from haiku.rag.rerankers import Reranker
 
 
@@ -322,6 +323,7 @@ class HaikuRAG:
     ) -> tuple[str, list[Any]]:
         """Answer with citations (SPEC §10.1); ``sources`` is checked by name before anything runs."""
         _search.check_query(question)
+        await _search.check_document_filter(filter)
         self.check_sources(sources)
         from haiku.rag.qa import ask as answer
 
@@ -334,7 +336,8 @@ class HaikuRAG:
             raise _coverage.one_database_only(operation, self._scope())
         return self._open_store()
 
-    async def vacuum(self, retention_seconds: int | None = None) -> bool:
+    async def vacuum(self, retention_seconds: int | None = None) -> VacuumReport | None:
+        """What was removed (``versions_removed``, ``bytes_removed``); ``None`` if a vacuum was already running."""
         return await self._single("vacuum").vacuum(retention_seconds)
 
     async def migrate(self) -> list[str]:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from haiku.core.models import Chunk, Document
+from haiku.core.store.filters import check_document_filter
 
 if TYPE_CHECKING:
     from haiku.rag.client._client import HaikuRAG
@@ -43,6 +44,7 @@ async def list_documents(
         raise ValueError(f"limit must be at least 1, got {limit}")
     if offset is not None and offset < 0:
         raise ValueError("offset cannot be negative")
+    await check_document_filter(filter)
     if sources is not None and len(sources) == 0:
         return []
     selected = await _selected(client, sources)
@@ -64,6 +66,7 @@ async def list_documents(
 
 
 async def count_documents(client: HaikuRAG, *, filter: str | None, sources: Sequence[str] | None) -> int:
+    await check_document_filter(filter)
     if sources is not None and len(sources) == 0:
         return 0
     selected = await _selected(client, sources)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from haiku.core.embedders import check_selection_identities, get_embedder
 from haiku.core.models import SearchResult
+from haiku.core.store.filters import check_document_filter
 from haiku.rag.client import fusion
 from haiku.rag.client._global_idf import GlobalIdf
 from haiku.rag.client._survivors import fuse_and_enrich
@@ -56,6 +57,8 @@ async def search(
     limit = config.search.limit if limit is None else limit
     search_type = search_type or "hybrid"
     _check_arguments(limit, search_type)
+    # Before any database opens or the model loads: a bad filter fails alike everywhere.
+    await check_document_filter(filter)
     if sources is not None and len(sources) == 0:
         return []
     selected = await client.clients_covering(sources)

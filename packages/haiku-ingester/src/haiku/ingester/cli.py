@@ -153,7 +153,11 @@ def serve() -> None:
 def run_batch_command(
     db_name: Annotated[str | None, typer.Option("--db-name", help="Run only this database.")] = None,
 ) -> None:
-    """Sweep every source once, ingest what changed, and exit (1 if anything failed)."""
+    """Sweep every source once, ingest what changed, and exit (1 if a file died in this run or a sweep failed).
+
+    A file already dead before the run, unchanged since, is retried and reported
+    (`still dead`) but does not fail the run.
+    """
     from haiku.ingester.batch import run_batch
 
     report = guarded(lambda: run_async(run_batch(load(), db_name)))
@@ -161,6 +165,8 @@ def run_batch_command(
         typer.echo(f"Error: sweep failed: database '{failure.database}', source {failure.source_id}: {failure}", err=True)
     for database, source_id, uri, error in report.dead_jobs:
         typer.echo(f"dead: database '{database}', source {source_id}: {uri}: {error}", err=True)
+    for database, source_id, uri, error in report.still_dead_jobs:
+        typer.echo(f"still dead: database '{database}', source {source_id}: {uri}: {error}", err=True)
     typer.echo(report.summary())
     if report.interrupted:
         typer.echo("run-batch was interrupted; the unfinished jobs stay queued", err=True)

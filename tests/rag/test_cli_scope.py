@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 
 import pytest
-from rag_support import cli, cli_all, config_data, copy_database, write_config
+from rag_support import HAIKU_RAG, cli, cli_all, config_data, copy_database, write_config
 
 
 @pytest.fixture(scope="module")
@@ -245,6 +247,21 @@ def test_a_bad_filter_exits_1_before_the_model_loads(home):
     assert result.returncode == 1
     assert result.stderr.startswith("Error: invalid document filter \"content = 'x'\": no field named content. A filter")
     assert result.stderr.rstrip().endswith("HEAVY="), result.stderr
+
+
+def test_shell_completion_is_offered_and_completes_commands_and_options(tmp_path):
+    help_text = cli("--help").stdout
+    assert "--install-completion" in help_text and "--show-completion" in help_text
+    program = [str(HAIKU_RAG)]
+
+    def complete(words: str) -> list[str]:
+        env = {**os.environ, "_HAIKU_RAG_COMPLETE": "complete_bash", "COMP_WORDS": words,
+               "COMP_CWORD": str(len(words.split()) - 1)}
+        done = subprocess.run(program, capture_output=True, text=True, timeout=60, env=env)
+        return done.stdout.split()
+
+    assert complete("haiku-rag cre") == ["create-index"]
+    assert complete("haiku-rag search --search-ty") == ["--search-type"]
 
 
 def test_version():

@@ -28,7 +28,7 @@ app = typer.Typer(
     name="haiku-ingester",
     help="Keep every database in ingester.databases in sync with its folders.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

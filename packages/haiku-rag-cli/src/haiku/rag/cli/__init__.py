@@ -28,7 +28,7 @@ app = typer.Typer(
     cls=GlobalOptionsAnywhere,
     help="Search, cite and ask across your haiku databases. Documents come from haiku-ingester.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

@@ -13,8 +13,7 @@ from haiku.rag.client import _context, _coverage, _lookups, _search
 from haiku.rag.client._opening import OpenDatabases
 
 if TYPE_CHECKING:
-    from haiku.core.store import Store
-    from haiku.core.store.maintenance import VacuumReport
+    from haiku.core.store import Store, VacuumReport
     from haiku.rag.rerankers import Reranker
 
 

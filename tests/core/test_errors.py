@@ -74,7 +74,7 @@ def test_cli_gist_for_a_command_facing_a_set():
     error = AmbiguousDatabaseError.cli_needs_one(["a", "b"])
     assert str(error) == (
         "lancedb.databases names a, b; this command works on a single database: "
-        "pass --db-name NAME before the command, or --db PATH after it"
+        "pass --db-name NAME, or --db PATH"
     )
 
 
@@ -110,7 +110,7 @@ def test_repeat_citation_gist_says_it_was_already_cited():
 def test_missing_database_gist_names_it_and_the_remedy():
     error = SourceUnavailableError.missing("papers")
     assert str(error) == (
-        "database 'papers' does not exist; create it with `haiku-rag init` or `create=True`"
+        "database 'papers' does not exist; create it with `haiku-rag --db-name papers init`"
     )
     assert error.database == "papers"
 

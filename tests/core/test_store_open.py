@@ -32,7 +32,7 @@ async def test_missing_configured_database_raises_source_unavailable_naming_it_a
     with pytest.raises(SourceUnavailableError) as caught:
         await Store.open(ref_of(config, "papers"), config)
     message = str(caught.value)
-    assert "'papers'" in message and "haiku-rag init" in message and str(tmp_path) not in message
+    assert "'papers'" in message and "haiku-rag --db-name papers init" in message and str(tmp_path) not in message
     assert not (tmp_path / "papers.lancedb").exists()
 
 

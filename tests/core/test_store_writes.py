@@ -65,10 +65,10 @@ async def test_upsert_rejects_vectors_of_the_wrong_dimension(store):
 async def test_delete_document_removes_the_document_and_its_chunks(store, write_doc):
     doc = await write_doc(store, "file:///a.md", "alpha", "beta")
     await write_doc(store, "file:///b.md", "gamma")
-    assert await store.delete_document(doc.id) is True
+    assert await store.delete_document(doc.id) == 2  # the chunks it removed
     assert await store.get_document_by_id(doc.id) is None
     assert await store.count_chunks() == 1
-    assert await store.delete_document(doc.id) is False
+    assert await store.delete_document(doc.id) is None
 
 
 async def test_update_document_metadata_keeps_chunks(store, write_doc):

@@ -48,11 +48,12 @@ async def bad_world(tmp_path_factory):
         ingested={"docs": [fs_source(folder, id="docs-folder", max_file_size=2000)]},
     )
     run = run_cli(["run-batch"], config=config)
+    again = run_cli(["run-batch"], config=config)  # nothing changed: the same files die again
     status = json.loads(run_cli(["status", "--json"], config=config).stdout)
     dead = {
         job["uri"].rsplit("/", 1)[-1]: job["error"] for job in status["databases"][0]["sources"][0]["dead_jobs"]
     }
-    return {"run": run, "dead": dead, "documents": await snapshot(root / "docs.lancedb", "docs")}
+    return {"run": run, "again": again, "dead": dead, "documents": await snapshot(root / "docs.lancedb", "docs")}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_ERRORS))
@@ -81,3 +82,12 @@ def test_run_batch_exits_1_after_printing_the_summary_with_the_dead_count(bad_wo
 
 def test_run_batch_lists_each_dead_file_on_stderr(bad_world):
     assert all(f"/{name}:" in bad_world["run"].stderr for name in EXPECTED_ERRORS)
+
+
+def test_a_rerun_over_unchanged_dead_files_reports_them_but_exits_0(bad_world):
+    again = bad_world["again"]
+    dead = len(EXPECTED_ERRORS) + 1 + (0 if RUNNING_AS_ROOT else 1)
+    assert (again.returncode, again.stdout.strip()) == (
+        0, f"Batch complete: 0 succeeded, 0 dead, {dead} still dead (unchanged since an earlier run)"
+    )
+    assert len([line for line in again.stderr.splitlines() if line.startswith("still dead: ")]) == dead

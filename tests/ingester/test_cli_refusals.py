@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
-from ingester_support import fs_source, run_cli, write_config
+from ingester_support import CLI, fs_source, run_cli, write_config
 
 
 @pytest.fixture
@@ -102,3 +103,23 @@ def test_help_loads_no_torch_sentence_transformers_or_docling():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip().splitlines()[-1] == "HEAVY:"
+
+
+@pytest.mark.parametrize("flag", ["--version", "-v"])
+def test_version_alone_prints_the_version(flag):
+    result = run_cli([flag])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("haiku-ingester version ")
+
+
+def test_dash_h_is_help():
+    result = run_cli(["-h"])
+    assert result.returncode == 0 and "run-batch" in result.stdout
+
+
+def test_shell_completion_is_offered_and_completes_commands():
+    help_text = run_cli(["--help"]).stdout
+    assert "--install-completion" in help_text and "--show-completion" in help_text
+    env = {"_HAIKU_INGESTER_COMPLETE": "complete_bash", "COMP_WORDS": "haiku-ingester run", "COMP_CWORD": "1"}
+    done = subprocess.run(CLI, capture_output=True, text=True, timeout=60, env={**os.environ, **env})
+    assert done.stdout.split() == ["run-batch"]

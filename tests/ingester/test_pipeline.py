@@ -31,12 +31,14 @@ MARKDOWN = (
 )
 
 
-def pdf_bytes(pages: list[str]) -> bytes:
+def pdf_bytes(pages: list[str], title: str | None = None) -> bytes:
     from reportlab.lib.pagesizes import letter
     from reportlab.pdfgen import canvas
 
     buffer = io.BytesIO()
     pdf = canvas.Canvas(buffer, pagesize=letter)
+    if title is not None:
+        pdf.setTitle(title)
     for text in pages:
         pdf.drawString(72, 720, text)
         pdf.showPage()
@@ -152,6 +154,30 @@ async def test_plain_text_is_stored_as_is_and_titled_by_its_file_name(pool):
     text = "First line of notes.\n\nSecond paragraph here.\n"
     document = await pool.convert(name="/x/notes.txt", fmt="text", data=text.encode())
     assert (document.content, document.title) == (text, "notes.txt")
+
+
+async def test_plain_text_reaches_the_chunks_without_markdown_hard_breaks_or_escapes(pool):
+    text = "Rent is due on the 1st (each month).\nLate fees: 5% <after> the 5th, see file_name.\n"
+    document = await pool.convert(name="rent.txt", fmt="text", data=text.encode())
+    assert [c.content for c in document.chunks] == [text.strip()]
+
+
+async def test_plain_text_opening_with_a_title_line_is_titled_by_it(pool):
+    text = "Kestrel notes\n\nKestrels hover over fields.\n"
+    document = await pool.convert(name="/x/k.txt", fmt="text", data=text.encode())
+    assert (document.title, document.content) == ("Kestrel notes", text)
+
+
+async def test_a_pdf_is_titled_by_its_metadata_title(pool):
+    data = pdf_bytes(["Lava flows downhill."], title="Annual Volcano Report")
+    document = await pool.convert(name="report.pdf", fmt="pdf", data=data)
+    assert document.title == "Annual Volcano Report"
+
+
+async def test_a_pdf_without_a_metadata_title_is_titled_by_its_title_line(pool):
+    data = pdf_bytes(["Volcano Survey"])  # reportlab records "untitled"
+    document = await pool.convert(name="survey.pdf", fmt="pdf", data=data)
+    assert document.title == "Volcano Survey"
 
 
 async def test_a_corrupt_pdf_is_a_conversion_error(pool):

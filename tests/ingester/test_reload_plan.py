@@ -50,10 +50,20 @@ def test_an_unchanged_configuration_changes_nothing(tmp_path):
     assert plan_reload(old, config(tmp_path, {"a": "a.lancedb"}, {"a": "A"}), ["a"]).empty
 
 
-def test_a_changed_search_section_is_refused_naming_it(tmp_path):
+def test_changes_the_ingester_does_not_use_are_taken_beside_a_database_change(tmp_path):
     old = config(tmp_path, {"a": "a.lancedb"}, {"a": "A"})
-    new = config(tmp_path, {"a": "a.lancedb"}, {"a": "A"}, search={"limit": 9})
-    with pytest.raises(ReloadRefusedError, match=r"search.*restart"):
+    new = config(
+        tmp_path, {"a": "a.lancedb", "c": "c.lancedb"}, {"a": "A", "c": "C"},
+        search={"limit": 9}, qa={"request_limit": 3},
+    )
+    plan = plan_reload(old, new, ["a"])
+    assert (plan.added, plan.unused) == (["c"], ["qa", "search.limit"])
+
+
+def test_a_changed_vector_index_metric_is_refused_the_ingester_builds_the_index_with_it(tmp_path):
+    old = config(tmp_path, {"a": "a.lancedb"}, {"a": "A"})
+    new = config(tmp_path, {"a": "a.lancedb"}, {"a": "A"}, search={"vector_index_metric": "l2"})
+    with pytest.raises(ReloadRefusedError, match=r"search\.vector_index_metric.*restart"):
         plan_reload(old, new, ["a"])
 
 

@@ -71,6 +71,14 @@ def test_deleting_a_file_removes_its_document(batch_world):
     assert batch_world.uri(batch_world.a_dir / "a3.md") not in batch_world.states["changed"]["a"]
 
 
+def test_the_delete_log_line_counts_the_chunks_it_removed(batch_world):
+    uri = batch_world.uri(batch_world.a_dir / "a3.md")
+    removed = len(batch_world.states["first"]["a"][uri].chunk_ids)
+    events = [json.loads(line) for line in batch_world.runs["changed"].stderr.splitlines() if line.strip()]
+    deletes = [e for e in events if e["event"] == "job done" and e.get("action") == "deleted"]
+    assert [e["chunks"] for e in deletes] == [removed] and removed > 0
+
+
 async def test_edits_and_deletes_leave_no_orphan_chunks(batch_world):
     documents = {doc.id for doc in batch_world.states["changed"]["a"].values()}
     assert set(await chunk_document_ids(batch_world.a_db)) == documents

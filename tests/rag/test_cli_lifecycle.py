@@ -38,7 +38,11 @@ def test_vacuum_while_another_process_holds_the_writer_lock_exits_1_naming_the_d
     assert result.returncode == 1
     assert result.stderr.startswith("Error:") and "'papers'" in result.stderr
     after = cli("--db-name", "papers", "vacuum", "--retention-seconds", "0", config=papers_copy["config"])
-    assert after.returncode == 0 and "Vacuum completed successfully." in after.stdout
+    assert after.returncode == 0, after.stderr
+    # says what it removed
+    assert re.fullmatch(
+        r"Vacuum completed successfully\. Removed [1-9]\d* old table versions?, [\d.]+ (KiB|MiB|bytes)\.\n", after.stdout
+    ), after.stdout
 
 
 def test_lifecycle_commands_refuse_read_only(papers_copy):
@@ -128,6 +132,7 @@ async def test_create_index_on_few_chunks_warns_and_creates_nothing(papers_copy,
     result = cli("--db-name", "papers", "create-index", config=papers_copy["config"])
     assert result.returncode == 0, result.stderr
     assert "Warning:" in result.stderr and "256" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr  # said once, not also as a log line
     async with HaikuRAG(db_path=papers_copy["path"], config=build_config(tmp_path / "d"), read_only=True) as client:
         assert (await client.info())["vector_index"]["exists"] is False
 

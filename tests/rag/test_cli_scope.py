@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 
 import pytest
-from rag_support import cli, cli_all, config_data, copy_database, write_config
+from rag_support import HAIKU_RAG, cli, cli_all, config_data, copy_database, write_config
 
 
 @pytest.fixture(scope="module")
@@ -38,17 +40,45 @@ def test_an_unknown_database_name_exits_1_naming_it(home):
 
 
 def test_one_database_commands_need_a_selection_only_when_several_are_configured(home):
-    two, one = cli_all((("list",), {"config": home["two"]}), (("list", "--json"), {"config": home["one"]}))
+    two, one = cli_all((("info",), {"config": home["two"]}), (("list", "--json"), {"config": home["one"]}))
     assert two.returncode == 1
     assert "papers" in two.stderr and "wiki" in two.stderr and "--db-name" in two.stderr
     assert one.returncode == 0, one.stderr
     assert {d["source"] for d in json.loads(one.stdout)} == {"papers"}
 
 
+def test_list_over_a_set_lists_every_database_labelling_each_document(home):
+    text, as_json = cli_all((("list",), {"config": home["two"]}), (("list", "--json"), {"config": home["two"]}))
+    assert text.returncode == 0, text.stderr
+    labels = [line.strip() for line in text.stdout.splitlines() if line.strip().startswith("database: ")]
+    assert sorted(labels) == ["database: papers"] * 3 + ["database: wiki"] * 3
+    assert sorted(d["source"] for d in json.loads(as_json.stdout)) == ["papers"] * 3 + ["wiki"] * 3
+
+
+def test_doctor_over_a_set_checks_every_database_and_the_shared_embedder(home, built, wiki_other_dim, tmp_path):
+    mixed = write_config(tmp_path / "mixed.yaml", config_data(
+        tmp_path / "data", {"papers": built["papers"], "wiki": wiki_other_dim, "gone": tmp_path / "gone.lancedb"}
+    ))
+    healthy, broken = cli_all(
+        (("doctor", "--skip-providers", "--json"), {"config": home["two"]}),
+        (("doctor", "--skip-providers"), {"config": mixed}),
+    )
+    assert healthy.returncode == 0, healthy.stdout + healthy.stderr
+    checks = json.loads(healthy.stdout)
+    assert {(c["database"], c["status"]) for c in checks if c["name"] == "database"} == {("papers", "ok"), ("wiki", "ok")}
+    assert {c["name"]: c["status"] for c in checks}["embedders across databases"] == "ok"
+    assert broken.returncode == 1
+    lines = broken.stdout.splitlines()
+    assert any(line.startswith("fail  [gone] database: ") and "--db-name gone init" in line for line in lines)
+    assert any(line.startswith("fail  [wiki] embedder: ") for line in lines)
+    assert any(line.startswith("fail  embedders across databases: ") and "'papers' and 'wiki'" in line for line in lines)
+
+
 def test_search_labels_results_only_when_it_spans_several_databases(home, built):
     spanning, narrowed = cli_all(
         (("search", "learning from data"), {"config": home["two"]}),
-        (("--db-name", "papers", "search", "-s", "fts", "neural networks data"), {"config": home["two"]}),
+        # --db-name after the command, as haiku-ingester takes it
+        (("search", "-s", "fts", "neural networks data", "--db-name", "papers"), {"config": home["two"]}),
     )
     assert spanning.returncode == 0, spanning.stderr
     labels = [line for line in spanning.stdout.splitlines() if line.startswith("database: ")]
@@ -131,9 +161,16 @@ def test_at_needs_one_database_and_reads_it_at_the_tag(home):
 
 
 def test_a_missing_configured_database_suggests_init_without_showing_its_location(home):
-    result = cli("--db-name", "papers", "list", config=home["missing"])
-    assert result.returncode == 1
-    assert "haiku-rag init" in result.stderr and "absent" not in result.stderr
+    listed, info = cli_all(
+        (("--db-name", "papers", "list"), {"config": home["missing"]}),
+        (("--db-name", "papers", "info"), {"config": home["missing"]}),
+    )
+    for result in (listed, info):
+        assert result.returncode == 1
+        # one wording, a command that works over a set, no Python API
+        assert result.stderr == (
+            "Error: database 'papers' does not exist; create it with `haiku-rag --db-name papers init`\n"
+        )
 
 
 def test_info_shows_the_configured_location(home, built):
@@ -161,12 +198,20 @@ def test_get_prints_a_document_and_an_absent_one_exits_1(home, built):
 @pytest.mark.parametrize(
     "args",
     [("--bogus", "list"), ("add", "x"), ("search", "q", "-s", "bogus"), ("vacuum", "--retention-seconds", "-1"),
-     ("list", "--db", "/")],
-    ids=["unknown-option", "add-is-unknown", "bad-choice", "negative-retention", "db-without-stem"],
+     ("list", "--db", "/"), ("list", "--limit", "0")],
+    ids=["unknown-option", "add-is-unknown", "bad-choice", "negative-retention", "db-without-stem", "list-limit-0"],
 )
 def test_usage_errors_exit_2(home, args):
     result = cli(*args, config=home["one"])
     assert result.returncode == 2, (result.stdout, result.stderr)
+
+
+@pytest.mark.parametrize("args", [("search", ""), ("search", "   "), ("ask", " ")], ids=["empty", "blank", "ask-blank"])
+def test_an_empty_or_blank_query_is_a_usage_error_before_any_database_opens(home, args):
+    # The configured papers database is missing: opening it would exit 1, not 2.
+    result = cli(*args, config=home["missing"])
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "empty" in result.stderr and "Traceback" not in result.stderr
 
 
 _CHECK_IMPORTS = """
@@ -194,6 +239,29 @@ def test_help_list_info_and_tag_list_import_no_model_library(home):
     for result in results:
         assert result.returncode == 0, result.stderr
         assert "HEAVY=\n" in result.stderr or result.stderr.rstrip().endswith("HEAVY="), result.stderr
+
+
+def test_a_bad_filter_exits_1_before_the_model_loads(home):
+    program = [sys.executable, "-c", _CHECK_IMPORTS]
+    result = cli("search", "bread", "--filter", "content = 'x'", config=home["two"], program=program)
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: invalid document filter \"content = 'x'\": no field named content. A filter")
+    assert result.stderr.rstrip().endswith("HEAVY="), result.stderr
+
+
+def test_shell_completion_is_offered_and_completes_commands_and_options(tmp_path):
+    help_text = cli("--help").stdout
+    assert "--install-completion" in help_text and "--show-completion" in help_text
+    program = [str(HAIKU_RAG)]
+
+    def complete(words: str) -> list[str]:
+        env = {**os.environ, "_HAIKU_RAG_COMPLETE": "complete_bash", "COMP_WORDS": words,
+               "COMP_CWORD": str(len(words.split()) - 1)}
+        done = subprocess.run(program, capture_output=True, text=True, timeout=60, env=env)
+        return done.stdout.split()
+
+    assert complete("haiku-rag cre") == ["create-index"]
+    assert complete("haiku-rag search --search-ty") == ["--search-type"]
 
 
 def test_version():

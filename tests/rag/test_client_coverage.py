@@ -171,3 +171,26 @@ async def test_a_legacy_uri_database_is_unnamed_and_its_results_carry_no_source(
     assert results and all(r.source is None for r in results)
     assert documents and all(d.source is None for d in documents)
     assert document is not None and document.source is None
+
+
+@pytest.mark.parametrize("query", ["", "   \n"])
+async def test_an_empty_or_blank_query_raises_value_error_and_opens_nothing(two_db, open_log, query):
+    async with HaikuRAG(config=two_db) as client:
+        with pytest.raises(ValueError, match="empty"):
+            await client.search(query)
+        with pytest.raises(ValueError, match="empty"):
+            await client.ask(query)
+    assert open_log == []
+
+
+@pytest.mark.parametrize("bad", ["content = 'x'", "bogus = 1", "title = 'x' AND"])
+async def test_a_bad_filter_is_refused_before_any_database_opens_naming_the_document_fields(two_db, open_log, bad):
+    async with HaikuRAG(config=two_db) as client:
+        for call in (lambda: client.search("data", filter=bad), lambda: client.list_documents(filter=bad)):
+            with pytest.raises(ValueError) as caught:
+                await call()
+            message = str(caught.value)
+            assert message.startswith(f"invalid document filter {bad!r}: ")
+            assert message.endswith("over the document fields id, uri, title, metadata, created_at, updated_at")
+            assert ".." not in message and "database" not in message and "Valid fields" not in message
+    assert open_log == []

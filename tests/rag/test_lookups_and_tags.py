@@ -30,6 +30,14 @@ async def test_list_documents_follows_configured_order_and_honours_sources(two_d
     assert {d.source for d in only_wiki} == {"wiki"} and len(only_wiki) == 3
 
 
+async def test_list_documents_refuses_a_limit_of_0_as_search_does(two_db):
+    async with HaikuRAG(config=two_db) as client:
+        with pytest.raises(ValueError, match="limit must be at least 1"):
+            await client.list_documents(limit=0)
+        with pytest.raises(ValueError, match="limit must be at least 1"):
+            await client.search("data", limit=0)
+
+
 async def test_get_document_by_id_on_a_set_answers_from_the_holder(two_db, built):
     wiki_doc = built["wiki_docs"]["Cooking pasta"]
     async with HaikuRAG(config=two_db) as client:

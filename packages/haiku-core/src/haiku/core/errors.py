@@ -30,6 +30,7 @@ __all__ = [
     "SourceUnavailableError",
     "TagError",
     "UnknownDatabaseError",
+    "missing_database",
     "names_list",
 ]
 
@@ -38,6 +39,18 @@ def names_list(names: Iterable[str | None]) -> str:
     """Render database names the way every message does: ``a, b``."""
     rendered = [n if n is not None else "(unnamed)" for n in names]
     return ", ".join(rendered) if rendered else "none"
+
+
+def missing_database(name: str | None, *, at: str | None = None) -> str:
+    """The one wording for a database that does not exist, with the command that creates it.
+
+    ``at``: the location, only for a database the caller gave by path (it is theirs to see).
+    """
+    if at is None:
+        return f"database '{name}' does not exist; create it with `haiku-rag --db-name {name} init`"
+    label = f"database '{name}'" if name is not None else "the database"
+    command = f"haiku-rag init --db {at}" if name is not None else "haiku-rag init"
+    return f"{label} does not exist at {at}; create it with `{command}`"
 
 
 class HaikuError(Exception):
@@ -56,10 +69,7 @@ class SourceUnavailableError(HaikuError):
 
     @classmethod
     def missing(cls, name: str) -> SourceUnavailableError:
-        return cls(
-            f"database '{name}' does not exist; create it with `haiku-rag init` or `create=True`",
-            database=name,
-        )
+        return cls(missing_database(name), database=name)
 
     @classmethod
     def unopenable(cls, name: str, error: BaseException) -> SourceUnavailableError:
@@ -104,8 +114,7 @@ class AmbiguousDatabaseError(HaikuError):
         """A CLI command that works on one database, facing a configured set."""
         what = "--at reads a single database" if at else "this command works on a single database"
         return cls(
-            f"lancedb.databases names {names_list(names)}; {what}: pass --db-name NAME before the "
-            "command, or --db PATH after it"
+            f"lancedb.databases names {names_list(names)}; {what}: pass --db-name NAME, or --db PATH"
         )
 
     @classmethod

@@ -28,8 +28,9 @@ app = typer.Typer(
     name="haiku-ingester",
     help="Keep every database in ingester.databases in sync with its folders.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -107,6 +108,13 @@ def load() -> Any:
     return load_config(state.config_path)
 
 
+def _version(value: bool) -> None:
+    # Eager, so `haiku-ingester --version` alone answers instead of asking for a command.
+    if value:
+        typer.echo(f"haiku-ingester version {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def main_options(
     config: Annotated[
@@ -117,11 +125,10 @@ def main_options(
         typer.Option("--log-format", help="console, or json (one object per line). Default: console on a terminal."),
     ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error.")] = "info",
-    version: Annotated[bool, typer.Option("--version", "-v", help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", "-v", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
-    if version:
-        typer.echo(f"haiku-ingester version {__version__}")
-        raise typer.Exit(0)
     from haiku.ingester.logs import configure_logging
 
     state.config_path = config
@@ -146,7 +153,11 @@ def serve() -> None:
 def run_batch_command(
     db_name: Annotated[str | None, typer.Option("--db-name", help="Run only this database.")] = None,
 ) -> None:
-    """Sweep every source once, ingest what changed, and exit (1 if anything failed)."""
+    """Sweep every source once, ingest what changed, and exit (1 if a file died in this run or a sweep failed).
+
+    A file already dead before the run, unchanged since, is retried and reported
+    (`still dead`) but does not fail the run.
+    """
     from haiku.ingester.batch import run_batch
 
     report = guarded(lambda: run_async(run_batch(load(), db_name)))
@@ -154,6 +165,8 @@ def run_batch_command(
         typer.echo(f"Error: sweep failed: database '{failure.database}', source {failure.source_id}: {failure}", err=True)
     for database, source_id, uri, error in report.dead_jobs:
         typer.echo(f"dead: database '{database}', source {source_id}: {uri}: {error}", err=True)
+    for database, source_id, uri, error in report.still_dead_jobs:
+        typer.echo(f"still dead: database '{database}', source {source_id}: {uri}: {error}", err=True)
     typer.echo(report.summary())
     if report.interrupted:
         typer.echo("run-batch was interrupted; the unfinished jobs stay queued", err=True)

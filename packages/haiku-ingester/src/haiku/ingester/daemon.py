@@ -20,6 +20,7 @@ from haiku.ingester.discovery import start_discovery
 from haiku.ingester.errors import ReloadRefusedError
 from haiku.ingester.logs import get_logger
 from haiku.ingester.notify import SystemdNotifier
+from haiku.ingester.owner import OwnerRecord
 from haiku.ingester.reload import plan_reload
 from haiku.ingester.workers import WorkerPool
 
@@ -60,6 +61,7 @@ class Daemon:
         self._install_signals()
         app = self.app
         await app.start()
+        owner = OwnerRecord.take(app.config.queue_path, "serve")  # for `status`
         if not app.databases:
             self.log.warning("ingester.databases names no database; idling until a reload adds one")
         if app.databases:
@@ -99,6 +101,8 @@ class Daemon:
                 with contextlib.suppress(BaseException):
                     await task
             await app.close()
+            if owner is not None:
+                owner.release()
             self.log.info(
                 "stopped", succeeded=workers.tally.succeeded, dead=workers.tally.dead, released=released
             )
@@ -151,6 +155,8 @@ class Daemon:
         except Exception as exc:  # an unexpected reload bug must not stop serving
             self.log.error("reload failed", error=str(exc), error_type=type(exc).__name__, outcome="failed")
             return "failed"
+        if plan.unused:
+            self.log.info("reload: taken as is, the ingester does not use them", changed=plan.unused)
         if plan.empty:
             app.config = new
             self.log.info("reload applied: nothing changed", outcome="applied")

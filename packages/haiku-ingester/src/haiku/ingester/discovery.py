@@ -52,9 +52,10 @@ def _start_watcher(app: IngesterApp, runtime: DatabaseRuntime, source: FolderSou
 async def _sweep_forever(app: IngesterApp, runtime: DatabaseRuntime, source: FolderSource) -> None:
     interval = source.config.poll_interval_s
     log = get_logger(database=source.database, source=source.id)
-    # The first sweep at a random offset, so sources started together do not sweep together.
-    await asyncio.sleep(random.uniform(0, interval * 0.25))
     watcher_missing = source.config.watch and not any(w.source is source for w in runtime.watchers)
+    # The first sweep at once: files already there wait for no interval. The periodic
+    # ones start at a random offset, so sources started together do not sweep together.
+    offset = random.uniform(0, interval * 0.25)
     while True:
         if watcher_missing and _start_watcher(app, runtime, source) is not None:
             watcher_missing = False
@@ -67,7 +68,8 @@ async def _sweep_forever(app: IngesterApp, runtime: DatabaseRuntime, source: Fol
                 await sweep_once(app, source)
             except SweepError:
                 pass  # logged; the next tick tries again
-        await asyncio.sleep(interval)
+        await asyncio.sleep(interval + offset)
+        offset = 0.0
 
 
 def start_discovery(app: IngesterApp, runtime: DatabaseRuntime) -> None:

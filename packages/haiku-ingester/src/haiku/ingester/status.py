@@ -2,7 +2,9 @@
 
 Read from the queue file alone: no database is opened, no model loaded. A
 file's current state is its latest job, so a file that failed and was later
-ingested is no longer counted dead.
+ingested is no longer counted dead. Whether a ``serve`` (or ``run-batch``) is
+running comes from the lock it holds beside the queue (``owner``); a
+database's document count is the files its sources have in it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from haiku.core.config import AppConfig
 from haiku.ingester.checks import select_databases
+from haiku.ingester.owner import read_owner
 from haiku.ingester.queue import QueueDatabase
 
 
@@ -22,8 +25,11 @@ def _iso(ts: float | None) -> str | None:
 def collect_status(config: AppConfig, database_name: str | None = None) -> dict[str, Any]:
     names = select_databases(config, database_name)
     path = config.queue_path
-    report: dict[str, Any] = {"queue": str(path), "queue_exists": path.is_file(), "databases": []}
+    report: dict[str, Any] = {
+        "queue": str(path), "queue_exists": path.is_file(), "running": read_owner(path), "databases": [],
+    }
     rows: dict[str, list[Any]] = {"counts": [], "sweeps": [], "dead": []}
+    documents: dict[str, int] = {}
     if path.is_file() and names:
         db = QueueDatabase(path, read_only=True)
         marks = ",".join("?" * len(names))
@@ -42,6 +48,14 @@ def collect_status(config: AppConfig, database_name: str | None = None) -> dict[
                 names,
             )
             rows["sweeps"] = db.query(f"SELECT * FROM sweeps WHERE database IN ({marks})", names)
+            documents = {
+                r["database"]: r["n"]
+                for r in db.query(
+                    f"SELECT database, COUNT(*) AS n FROM sync_state WHERE database IN ({marks}) "
+                    "AND document_id IS NOT NULL GROUP BY database",
+                    names,
+                )
+            }
         finally:
             db.close()
     for name in names:
@@ -66,16 +80,21 @@ def collect_status(config: AppConfig, database_name: str | None = None) -> dict[
                 for r in dead
             ]
             sources.append(entry)
-        report["databases"].append({"name": name, "sources": sources})
+        report["databases"].append({"name": name, "documents": documents.get(name, 0), "sources": sources})
     return report
 
 
 def render_status(report: dict[str, Any]) -> str:
     lines = [f"queue: {report['queue']}" + ("" if report["queue_exists"] else " (not created yet)")]
+    running = report["running"]
+    if running:
+        lines.append(f"running: {running['command']} (pid {running['pid']}, since {running['since']})")
+    else:
+        lines.append("running: no serve or run-batch for this configuration")
     if not report["databases"]:
         lines.append("ingester.databases names no database")
     for database in report["databases"]:
-        lines.append(f"database {database['name']}")
+        lines.append(f"database {database['name']}: {database['documents']} document(s)")
         for source in database["sources"]:
             sweep = source["last_sweep_at"] or "never"
             if source["last_sweep_status"] == "failed":

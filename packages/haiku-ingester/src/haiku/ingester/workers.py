@@ -104,7 +104,8 @@ class WorkerPool:
             else:
                 if queue.jobs.complete(job, outcome.sync):
                     self.tally.succeeded += 1
-                    self.tally.chunks += outcome.chunks
+                    if outcome.action == "written":  # a delete's chunks were removed, not written
+                        self.tally.chunks += outcome.chunks
                     log.info("job done", action=outcome.action, document_id=outcome.document_id, chunks=outcome.chunks)
                     self._finished(job, "succeeded")
                 else:

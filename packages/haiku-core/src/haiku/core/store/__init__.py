@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from haiku.core.store.locks import OwnershipLock, WriterLock
+from haiku.core.store.maintenance import VacuumReport
 from haiku.core.store.migrations import (
     BASE_SCHEMA_VERSION,
     MIGRATIONS,
@@ -42,6 +43,7 @@ __all__ = [
     "Store",
     "StoreSettings",
     "TagInfo",
+    "VacuumReport",
     "WriterLock",
     "current_schema_version",
     "reciprocal_rank_fusion",

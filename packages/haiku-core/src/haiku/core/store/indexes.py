@@ -138,7 +138,9 @@ class IndexMixin(StoreBase):
         async with self._writing("create-index"):
             rows = await self._chunks.count_rows()
             if rows < MIN_VECTOR_INDEX_ROWS:
-                log.warning(
+                # info, not warning: the caller learns it from the result and words it
+                # for its user (the CLI's `Warning:` line); a warning log would say it twice.
+                log.info(
                     "store.vector_index_skipped",
                     database=self.name,
                     chunks=rows,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -30,25 +30,36 @@ _running_lock = threading.Lock()
 _running_vacuums: set[str] = set()
 
 
-async def _cleanup(table, retention_seconds: int) -> None:
+@dataclass(frozen=True)
+class VacuumReport:
+    """What a vacuum removed, over every table."""
+
+    versions_removed: int
+    bytes_removed: int
+    seconds: float
+
+
+async def _cleanup(table, retention_seconds: int) -> tuple[int, int]:
+    """Remove the table's untagged versions older than the retention: (versions, bytes) removed."""
     dataset = await table.to_lance()
-    await asyncio.to_thread(
+    stats = await asyncio.to_thread(
         dataset.cleanup_old_versions,
         older_than=timedelta(seconds=retention_seconds),
         error_if_tagged_old_versions=False,
     )
     await table.checkout_latest()
+    return int(stats.old_versions), int(stats.bytes_removed)
 
 
 class MaintenanceMixin(IndexMixin, TagsMixin, ReadsMixin):
     # --- vacuum ---------------------------------------------------------------------
     async def vacuum(
         self, retention_seconds: int | None = None, *, lock_timeout_s: float | None = None
-    ) -> bool:
+    ) -> VacuumReport | None:
         """Compact, optimise indexes and drop versions older than the retention; tagged ones stay.
 
-        Returns ``False`` at once when a vacuum of this database is already
-        running in this process.
+        Returns what it removed, or ``None`` at once when a vacuum of this
+        database is already running in this process.
         """
         self._require_writable("vacuum")
         if retention_seconds is not None and retention_seconds < 0:
@@ -60,7 +71,7 @@ class MaintenanceMixin(IndexMixin, TagsMixin, ReadsMixin):
         with _running_lock:
             if key in _running_vacuums:
                 log.info("store.vacuum_already_running", database=self.name)
-                return False
+                return None
             _running_vacuums.add(key)
         try:
             started = time.monotonic()
@@ -68,18 +79,23 @@ class MaintenanceMixin(IndexMixin, TagsMixin, ReadsMixin):
                 for name in TABLES:
                     await self._tables[name].optimize(cleanup_older_than=NO_PRUNE)
                 await self._refresh_indexes(full=True)
+                versions = removed = 0
                 for name in TABLES:
-                    await _cleanup(self._tables[name], retention)
+                    table_versions, table_bytes = await _cleanup(self._tables[name], retention)
+                    versions, removed = versions + table_versions, removed + table_bytes
                 self._pinned_chunks = None
                 self._dirty = False
                 self._last_auto_vacuum = time.monotonic()
+            report = VacuumReport(versions, removed, round(time.monotonic() - started, 3))
             log.info(
                 "store.vacuumed",
                 database=self.name,
                 retention_seconds=retention,
-                seconds=round(time.monotonic() - started, 3),
+                versions_removed=report.versions_removed,
+                bytes_removed=report.bytes_removed,
+                seconds=report.seconds,
             )
-            return True
+            return report
         finally:
             with _running_lock:
                 _running_vacuums.discard(key)

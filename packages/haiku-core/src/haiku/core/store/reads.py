@@ -11,6 +11,7 @@ from typing import Any
 
 from haiku.core.models import Chunk, Document
 from haiku.core.store._base import StoreBase
+from haiku.core.store.filters import filter_error
 from haiku.core.store.schema import (
     CHUNK_FIELDS,
     DOCUMENT_FIELDS,
@@ -37,10 +38,7 @@ class ReadsMixin(StoreBase):
         except Exception as exc:
             if filter is None:
                 raise
-            raise ValueError(
-                f"invalid document filter {filter!r} on {self.label}: {exc}. A filter is an SQL WHERE "
-                "over the document fields id, uri, title, metadata, created_at, updated_at"
-            ) from exc
+            raise filter_error(filter, exc) from exc
 
     async def _document_ids_matching(self, filter: str) -> list[str]:
         rows = await self._filtered(

@@ -29,6 +29,7 @@ from haiku.core.errors import (
     ReadOnlyError,
     SourceUnavailableError,
     TagError,
+    missing_database,
 )
 from haiku.core.scope import DatabaseRef
 from haiku.core.store._base import log
@@ -155,14 +156,8 @@ class Store(SearchMixin, WritesMixin, MaintenanceMixin):
     @staticmethod
     def _missing_error(ref: DatabaseRef, location: Location) -> Exception:
         if not ref.given and ref.name is not None:
-            return SourceUnavailableError(
-                f"database '{ref.name}' does not exist; create it with `haiku-rag init` or `create=True`",
-                database=ref.name,
-            )
-        return FileNotFoundError(
-            f"Database does not exist at {location.display()}; use 'haiku-rag init' to create it "
-            "(or open it with create=True)"
-        )
+            return SourceUnavailableError.missing(ref.name)
+        return FileNotFoundError(missing_database(ref.name, at=location.display()))
 
     @staticmethod
     async def exists(ref: DatabaseRef, config: AppConfig) -> bool:

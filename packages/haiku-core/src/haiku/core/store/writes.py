@@ -197,15 +197,15 @@ class WritesMixin(IndexMixin, ReadsMixin):
         self._after_write()
         return result.rows_updated > 0
 
-    async def delete_document(self, document_id: str) -> bool:
-        """Remove the document row, then its chunks; ``False`` if it was absent."""
+    async def delete_document(self, document_id: str) -> int | None:
+        """Remove the document row, then its chunks: how many chunks went; ``None`` if it was absent."""
         async with self._writing("deleting a document"):
             where = f"id = {sql_string(document_id)}"
             existed = await self._documents.count_rows(where) > 0
             await self._documents.delete(where)
-            await self._chunks.delete(f"document_id = {sql_string(document_id)}")
+            removed = await self._chunks.delete(f"document_id = {sql_string(document_id)}")
         self._after_write()
-        return existed
+        return removed.num_deleted_rows if existed else None
 
     async def remove_orphan_chunks(self) -> int:
         """Delete chunks whose document row is absent; returns how many."""

@@ -5,11 +5,17 @@ PDFs with the native, model-free text pipeline (no layout or OCR model, nothing
 downloaded). Plain text is taken as is. Chunks come from docling's HybridChunker
 with the embedding model's tokenizer, so ``processing.chunk_size`` counts the
 tokens the encoder will see, headings included.
+
+A document's title is its first heading; else, for a PDF, the title its
+metadata records; else, for plain text and PDFs (whose text pipeline finds no
+headings), a first paragraph that reads as a title (``title_line``); else the
+file name.
 """
 
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,7 +74,9 @@ class Converter:
                 )
             },
         )
-        self._chunker = HybridChunker(tokenizer=LocalTokenizer.from_model_dir(tokenizer_dir, chunk_size))
+        tokenizer = LocalTokenizer.from_model_dir(tokenizer_dir, chunk_size)
+        self._chunker = HybridChunker(tokenizer=tokenizer)
+        self._text_chunker = HybridChunker(tokenizer=tokenizer, serializer_provider=_plain_text_serializers())
 
     def convert(self, *, name: str, fmt: str, data: bytes) -> ConvertedDocument:
         from haiku.ingester.errors import ConversionError
@@ -76,7 +84,7 @@ class Converter:
         if fmt == "text":
             text = decode_text(data)
             document = self._text_document(name, text)
-            return self._finish(document, name, content=text)
+            return self._finish(document, name, content=text, chunker=self._text_chunker, title=title_line(text))
         if fmt not in CONVERTIBLE:
             raise ConversionError(f"{name}: no converter for format {fmt!r}")
         if fmt in ("md", "html"):
@@ -94,7 +102,9 @@ class Converter:
             detail = "; ".join(e.error_message for e in result.errors) or str(result.status.value)
             raise ConversionError(f"{name}: docling could not convert it: {detail}")
         document = result.document
-        return self._finish(document, name, content=document.export_to_markdown())
+        content = document.export_to_markdown()
+        title = (pdf_title(data) or title_line(content)) if fmt == "pdf" else None
+        return self._finish(document, name, content=content, title=title)
 
     def _convert_text_format(self, name: str, fmt: str, data: bytes) -> Any:
         """Markdown and HTML straight through their docling backends, in the format the name says.
@@ -134,9 +144,12 @@ class Converter:
                 document.add_text(label=DocItemLabel.TEXT, text=paragraph.strip())
         return document
 
-    def _finish(self, document: Any, name: str, *, content: str) -> ConvertedDocument:
+    def _finish(
+        self, document: Any, name: str, *, content: str, chunker: Any = None, title: str | None = None
+    ) -> ConvertedDocument:
+        """``title``: the format's own title when the document has no heading."""
         chunks: list[ConvertedChunk] = []
-        for chunk in self._chunker.chunk(document):
+        for chunk in (chunker or self._chunker).chunk(document):
             pages = sorted({prov.page_no for item in chunk.meta.doc_items for prov in (item.prov or [])})
             headings = list(chunk.meta.headings or [])
             chunks.append(
@@ -147,7 +160,69 @@ class Converter:
                     page_numbers=pages,
                 )
             )
-        return ConvertedDocument(title=first_heading(document) or Path(name).name, content=content, chunks=chunks)
+        title = first_heading(document) or title or Path(name).name
+        return ConvertedDocument(title=title, content=content, chunks=chunks)
+
+
+TITLE_MAX_CHARS = 100
+_NOT_A_TITLE = re.compile(r"(?i)^(untitled|title|document\d*)$|\.(docx?|pdf|odt|rtf|tex|dvi|txt|pptx?)$|^microsoft ")
+
+
+def title_line(text: str) -> str | None:
+    """The first paragraph as a title, when it is one short line that does not end a sentence.
+
+    ``Kestrel notes`` above a blank line is a title; ``Kestrels hover.`` is a
+    sentence, and a paragraph of several lines is body text.
+    """
+    for paragraph in text.replace("\r\n", "\n").split("\n\n"):
+        lines = paragraph.strip().splitlines()
+        if not lines:
+            continue
+        first = lines[0].strip().lstrip("#").strip()
+        if len(lines) == 1 and 0 < len(first) <= TITLE_MAX_CHARS and not first.endswith((".", ",", ";", ":")):
+            return first
+        return None
+    return None
+
+
+def pdf_title(data: bytes) -> str | None:
+    """The title a PDF's metadata records, unless it is a placeholder or a file name."""
+    try:
+        import pypdfium2
+
+        pdf = pypdfium2.PdfDocument(data)
+        try:
+            title = (pdf.get_metadata_dict().get("Title") or "").strip()
+        finally:
+            pdf.close()
+    except Exception:  # a PDF docling read but pdfium cannot: no title from it
+        return None
+    if not title or len(title) > 2 * TITLE_MAX_CHARS or _NOT_A_TITLE.search(title):
+        return None
+    return title
+
+
+def _plain_text_serializers() -> Any:
+    """docling's chunking serializers, less the markdown hard breaks ("  \\n") they add to a
+    line break inside a paragraph: plain text reaches the chunks as its lines were."""
+    from docling_core.transforms.chunker.hierarchical_chunker import (
+        ChunkingDocSerializer,
+        ChunkingSerializerProvider,
+    )
+    from docling_core.transforms.serializer.markdown import MarkdownTextSerializer
+
+    class PlainTextSerializer(MarkdownTextSerializer):
+        def _md_line_breaks(self, text: str) -> str:
+            return text
+
+    class PlainTextDocSerializer(ChunkingDocSerializer):
+        text_serializer: Any = PlainTextSerializer()
+
+    class PlainTextProvider(ChunkingSerializerProvider):
+        def get_serializer(self, doc: Any) -> Any:
+            return PlainTextDocSerializer(doc=doc)
+
+    return PlainTextProvider()
 
 
 def first_heading(document: Any) -> str | None:

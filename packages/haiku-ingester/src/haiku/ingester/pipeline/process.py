@@ -36,7 +36,7 @@ class WritableStore(Protocol):
     async def get_document_by_uri(self, uri: str) -> Document | None: ...
     async def upsert_documents(self, items: Any) -> list[Document]: ...
     async def update_document_metadata(self, document_id: str, metadata: dict[str, Any]) -> Any: ...
-    async def delete_document(self, document_id: str) -> bool: ...
+    async def delete_document(self, document_id: str) -> int | None: ...
 
 
 class JobReleased(Exception):
@@ -138,5 +138,5 @@ class JobProcessor:
         if document.metadata.get(SOURCE_ID) != job.source_id:
             return Outcome("skipped", SyncUpdate(delete=True))  # another source's document: not ours to delete
         async with self._writing(job.database):
-            await store.delete_document(document.id)
-        return Outcome("deleted", SyncUpdate(delete=True), document.id)
+            removed = await store.delete_document(document.id)
+        return Outcome("deleted", SyncUpdate(delete=True), document.id, removed or 0)

@@ -289,6 +289,17 @@ class JobQueue:
         )[0]
         return row[0]
 
+    def dead_files(self, databases: Collection[str]) -> dict[tuple[str, str, str], str | None]:
+        """``(database, source_id, uri) -> revision`` of every file whose latest job is dead."""
+        rows = self.db.query(
+            f"""SELECT j.database, j.source_id, j.uri, j.revision FROM jobs j
+            WHERE j.status = 'dead' AND j.database IN ({_in(databases)}) AND NOT EXISTS (
+                SELECT 1 FROM jobs k WHERE k.database = j.database AND k.source_id = j.source_id
+                AND k.uri = j.uri AND k.id > j.id)""",
+            [*databases],
+        )
+        return {(r["database"], r["source_id"], r["uri"]): r["revision"] for r in rows}
+
     def dead_since(self, database: str, source_id: str, since: float) -> set[tuple[str, str | None]]:
         """``(uri, revision)`` of upserts that went dead since ``since`` (this process's start)."""
         rows = self.db.query(

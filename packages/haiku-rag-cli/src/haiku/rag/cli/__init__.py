@@ -20,13 +20,15 @@ from haiku.rag.cli import (
     search_commands,
     tag_commands,
 )
+from haiku.rag.cli._arguments import GlobalOptionsAnywhere
 from haiku.rag.cli._common import GlobalOptions, expected_errors
 
 app = typer.Typer(
     name="haiku-rag",
+    cls=GlobalOptionsAnywhere,
     help="Search, cite and ask across your haiku databases. Documents come from haiku-ingester.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from haiku.core.errors import AmbiguousDatabaseError, HaikuError, ReadOnlyError, names_list
+from haiku.core.errors import AmbiguousDatabaseError, HaikuError, ReadOnlyError
 
 if TYPE_CHECKING:
     from haiku.core.config import AppConfig
@@ -64,6 +64,21 @@ def db_option() -> Any:
     )
 
 
+def _check_query(value: str) -> str:
+    from haiku.rag.client._search import check_query
+
+    try:
+        check_query(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return value
+
+
+def query_argument(help: str) -> Any:
+    """A search query or question: an empty or blank one is a usage error (exit 2), before anything opens."""
+    return typer.Argument(..., help=help, callback=_check_query)
+
+
 def at_option() -> Any:
     return typer.Option(None, "--at", help="Read the one selected database as it was at this tag (read-only).")
 
@@ -72,10 +87,7 @@ def _with_tag(scope: "DatabaseScope", at: str | None) -> "DatabaseScope":
     if at is None:
         return scope
     if scope.covers_multiple:
-        raise AmbiguousDatabaseError(
-            f"lancedb.databases names {names_list(scope.names)}; --at reads a single database: "
-            "pass --db-name NAME before the command, or --db PATH after it"
-        )
+        raise AmbiguousDatabaseError.cli_needs_one(scope.names, at=True)
     from haiku.core.scope import DatabaseScope
 
     return DatabaseScope((scope.databases[0].at_tag(at),))
@@ -108,10 +120,7 @@ def one_scope(
     """
     scope = _selected(opts, db)
     if scope.covers_multiple:
-        raise AmbiguousDatabaseError(
-            f"lancedb.databases names {names_list(scope.names)}; this command works on a single database: "
-            "pass --db-name NAME before the command, or --db PATH after it"
-        )
+        raise AmbiguousDatabaseError.cli_needs_one(scope.names)
     if live is not None:
         scope.refuse_tags(live)
     return _with_tag(scope, at)

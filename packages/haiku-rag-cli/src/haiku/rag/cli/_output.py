@@ -18,7 +18,8 @@ def _indent(text: str, prefix: str = "    ") -> str:
 
 def print_results(results: Sequence[SearchResult], *, label: bool) -> None:
     """Per result: chunk id, score, title or uri; ``database: NAME`` when the search spans
-    several databases; then the text."""
+    several databases; where the document came from (``uri:``), its section and pages
+    when known; then the text."""
     if not results:
         typer.echo("No results found.")
         return
@@ -27,8 +28,13 @@ def print_results(results: Sequence[SearchResult], *, label: bool) -> None:
         typer.echo(f"{rank}. {result.chunk_id}  score={result.score:.4f}  {heading}".rstrip())
         if label:
             typer.echo(f"database: {result.source}")
+        if result.document_uri and result.document_uri != heading:
+            typer.echo(f"uri: {result.document_uri}")
         if result.headings:
             typer.echo("section: " + " > ".join(result.headings))
+        if result.page_numbers:
+            pages = sorted(set(result.page_numbers))
+            typer.echo(("page: " if len(pages) == 1 else "pages: ") + ", ".join(str(p) for p in pages))
         typer.echo(_indent(result.content))
         typer.echo()
 
@@ -44,8 +50,10 @@ def document_json(document: Document, *, content: bool) -> dict[str, Any]:
     return data
 
 
-def print_document_summary(document: Document) -> None:
+def print_document_summary(document: Document, *, label: bool = False) -> None:
     typer.echo(f"{document.id}")
+    if label:
+        typer.echo(f"  database: {document.source}")
     typer.echo(f"  uri: {document.uri or ''}")
     typer.echo(f"  title: {document.title or ''}")
     if document.metadata:

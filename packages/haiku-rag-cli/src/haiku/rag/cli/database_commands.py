@@ -74,6 +74,13 @@ def _print_info(report: dict[str, Any]) -> None:
     typer.echo("packages: " + ", ".join(f"{n} {v}" for n, v in report.get("packages", {}).items()))
 
 
+def missing_message(ref: Any) -> str:
+    """The one "does not exist" wording; the location only for a database given by path."""
+    from haiku.core.errors import missing_database
+
+    return missing_database(ref.name, at=str(ref.location) if ref.given or ref.name is None else None)
+
+
 def info(
     ctx: typer.Context,
     db: Path | None = db_option(),
@@ -89,7 +96,7 @@ def info(
         scope = one_scope(opts, db, at=at)
         ref = scope.databases[0]
         if not await Store.exists(ref, opts.config()):
-            raise fail(f"database '{ref.label}' does not exist at {ref.location}; create it with `haiku-rag init`")
+            raise fail(missing_message(ref))
         async with client_for(opts, scope, read_only=True, skip_validation=True) as client:
             report = await client.info()
         report["configured_location"] = str(ref.location)
@@ -141,6 +148,15 @@ def migrate(ctx: typer.Context, db: Path | None = db_option()) -> None:
     run(work, prefix="Migration failed: ")
 
 
+def _size(count: int) -> str:
+    size = float(count)
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{count} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{count} bytes"  # pragma: no cover
+
+
 def vacuum(
     ctx: typer.Context,
     retention_seconds: int | None = typer.Option(
@@ -154,8 +170,12 @@ def vacuum(
     async def work() -> None:
         scope = writable_scope(opts, db, "vacuum")
         async with client_for(opts, scope, read_only=False) as client:
-            done = await client.vacuum(retention_seconds)
-        typer.echo("Vacuum completed successfully." if done else "A vacuum of this database is already running.")
+            report = await client.vacuum(retention_seconds)
+        if report is None:
+            typer.echo("A vacuum of this database is already running.")
+            return
+        versions = f"{report.versions_removed} old table version{'' if report.versions_removed == 1 else 's'}"
+        typer.echo(f"Vacuum completed successfully. Removed {versions}, {_size(report.bytes_removed)}.")
 
     run(work)
 

@@ -1,4 +1,9 @@
-"""`haiku-rag doctor`: one line per check of one database and the configured providers."""
+"""`haiku-rag doctor`: one line per check of each selected database and the configured providers.
+
+Over a set it checks every configured database (tagged entries at their tag),
+labels each line with the database, and checks the rule searching them together
+relies on: one embedder across them.
+"""
 
 from dataclasses import dataclass
 from pathlib import Path
@@ -6,7 +11,7 @@ from typing import Any
 
 import typer
 
-from haiku.rag.cli._common import db_option, echo_json, expected_errors, one_scope, options, run
+from haiku.rag.cli._common import db_option, echo_json, expected_errors, options, run, set_scope
 
 
 @dataclass
@@ -14,23 +19,29 @@ class Check:
     name: str
     status: str  # ok | warn | fail
     detail: str
+    database: str | None = None  # which database, when the check is about one
 
 
-async def _database_checks(opts, scope) -> list[Check]:
+async def _database_checks(opts, ref) -> tuple[list[Check], Any]:
+    """The checks of one database, and the embedder identity it records (None if unknown)."""
     from haiku.core.embedders import EmbedderIdentity
     from haiku.core.store import Store
 
     config = opts.config()
-    ref = scope.databases[0]
     checks: list[Check] = []
+    identity = None
     if not await Store.exists(ref, config):
-        return [Check("database", "fail", f"database '{ref.label}' does not exist; create it with `haiku-rag init`")]
+        from haiku.rag.cli.database_commands import missing_message
+
+        return [Check("database", "fail", missing_message(ref))], None
     try:
         store = await Store.open(ref, config, read_only=True, skip_validation=True)
     except expected_errors() as exc:
-        return [Check("database", "fail", str(exc))]
+        return [Check("database", "fail", str(exc))], None
     try:
-        checks.append(Check("database", "ok", f"'{ref.label}' opens ({store.location})"))
+        identity = store.identity
+        at = f" at tag '{ref.tag}'" if ref.tag else ""
+        checks.append(Check("database", "ok", f"'{ref.label}' opens{at} ({store.location})"))
         pending = store.pending_migrations()
         checks.append(
             Check("migrations", "fail", f"{len(pending)} pending; run `haiku-rag migrate`")
@@ -49,7 +60,18 @@ async def _database_checks(opts, scope) -> list[Check]:
         )
     finally:
         await store.close()
-    return checks
+    return checks, identity
+
+
+def _shared_embedder_check(identities: list[tuple[str | None, Any]]) -> Check:
+    from haiku.core.embedders import check_selection_identities
+    from haiku.core.errors import ConfigMismatchError
+
+    try:
+        check_selection_identities(identities)
+    except ConfigMismatchError as exc:
+        return Check("embedders across databases", "fail", f"{exc}; full-text search (-s fts) still works")
+    return Check("embedders across databases", "ok", "every database records the same embedder")
 
 
 def _identity_check(recorded, configured, label: str) -> Check:
@@ -140,15 +162,24 @@ def doctor(
     db: Path | None = db_option(),
     as_json: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
 ) -> None:
-    """Check the configuration, one database and the model providers."""
+    """Check the configuration, every configured database (or the one selected) and the model providers."""
     opts = options(ctx)
 
     async def work() -> list[Check]:
         config = opts.config()
         where = str(config.config_path) if config.config_path else "defaults (no config file found)"
         checks = [Check("config", "ok", where)]
-        scope = one_scope(opts, db, live="`haiku-rag doctor` checks")
-        checks += await _database_checks(opts, scope)
+        scope = set_scope(opts, db)
+        identities = []
+        for ref in scope.databases:
+            found, identity = await _database_checks(opts, ref)
+            if scope.covers_multiple:
+                for check in found:
+                    check.database = ref.label
+            checks += found
+            identities.append((ref.label, identity))
+        if scope.covers_multiple:
+            checks.append(_shared_embedder_check(identities))
         if not skip_providers:
             checks += await _provider_checks(config)
         return checks
@@ -158,7 +189,8 @@ def doctor(
         echo_json([check.__dict__ for check in checks])
     else:
         for check in checks:
-            typer.echo(f"{check.status:<5} {check.name}: {check.detail}")
+            where = f"[{check.database}] " if check.database else ""
+            typer.echo(f"{check.status:<5} {where}{check.name}: {check.detail}")
     if any(check.status == "fail" for check in checks):
         raise typer.Exit(1)
 

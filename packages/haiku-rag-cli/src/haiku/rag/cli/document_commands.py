@@ -4,23 +4,37 @@ from pathlib import Path
 
 import typer
 
-from haiku.rag.cli._common import at_option, client_for, db_option, echo_json, fail, one_scope, options, run
+from haiku.rag.cli._common import (
+    at_option,
+    client_for,
+    db_option,
+    echo_json,
+    fail,
+    one_scope,
+    options,
+    run,
+    set_scope,
+)
 from haiku.rag.cli._output import document_json, print_document, print_document_summary
 
 
 def list_documents(
     ctx: typer.Context,
     filter: str | None = typer.Option(None, "--filter", "-f", help="SQL WHERE over document fields."),
-    limit: int | None = typer.Option(None, "--limit", "-l", min=0, help="At most this many documents."),
+    limit: int | None = typer.Option(None, "--limit", "-l", min=1, help="At most this many documents."),
     db: Path | None = db_option(),
     at: str | None = at_option(),
     as_json: bool = typer.Option(False, "--json", help="Print the documents as JSON."),
 ) -> None:
-    """List the documents of one database: id, uri, title, metadata, dates."""
+    """List the documents of every configured database (or the one selected): id, uri, title, metadata, dates.
+
+    Over several databases each document names its database, and they alternate
+    between databases (as `client.list_documents` does); --limit counts them all.
+    """
     opts = options(ctx)
 
     async def work() -> None:
-        scope = one_scope(opts, db, at=at)
+        scope = set_scope(opts, db, at)
         async with client_for(opts, scope, read_only=True) as client:
             documents = await client.list_documents(limit=limit, filter=filter)
         if as_json:
@@ -29,7 +43,7 @@ def list_documents(
             typer.echo("No documents found.")
         else:
             for document in documents:
-                print_document_summary(document)
+                print_document_summary(document, label=scope.covers_multiple)
 
     run(work)
 

@@ -13,7 +13,16 @@ from pathlib import Path
 
 import typer
 
-from haiku.rag.cli._common import at_option, client_for, db_option, fail, options, run, set_scope
+from haiku.rag.cli._common import (
+    at_option,
+    client_for,
+    db_option,
+    fail,
+    options,
+    query_argument,
+    run,
+    set_scope,
+)
 
 
 def _print_answer(question: str, answer: str, citations: list, *, label: bool, full: bool) -> None:
@@ -35,7 +44,7 @@ def _print_answer(question: str, answer: str, citations: list, *, label: bool, f
 
 def ask(
     ctx: typer.Context,
-    question: str = typer.Argument(..., help="The question to answer."),
+    question: str = query_argument("The question to answer."),
     filter: str | None = typer.Option(
         None, "--filter", "-f", help="SQL WHERE over document fields limiting what is searched."
     ),

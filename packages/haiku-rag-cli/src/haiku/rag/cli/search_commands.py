@@ -5,7 +5,16 @@ from pathlib import Path
 
 import typer
 
-from haiku.rag.cli._common import at_option, client_for, db_option, echo_json, options, run, set_scope
+from haiku.rag.cli._common import (
+    at_option,
+    client_for,
+    db_option,
+    echo_json,
+    options,
+    query_argument,
+    run,
+    set_scope,
+)
 from haiku.rag.cli._output import print_results, result_json
 
 
@@ -17,7 +26,7 @@ class SearchType(StrEnum):
 
 def search(
     ctx: typer.Context,
-    query: str = typer.Argument(..., help="What to search for."),
+    query: str = query_argument("What to search for."),
     limit: int | None = typer.Option(None, "--limit", "-l", min=1, help="Results to return (default: search.limit)."),
     filter: str | None = typer.Option(None, "--filter", "-f", help="SQL WHERE over document fields (id, uri, title, metadata, created_at, updated_at)."),
     search_type: SearchType = typer.Option(SearchType.hybrid, "--search-type", "-s", help="How to retrieve."),

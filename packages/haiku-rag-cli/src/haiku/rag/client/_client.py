@@ -13,7 +13,7 @@ from haiku.rag.client import _context, _coverage, _lookups, _search
 from haiku.rag.client._opening import OpenDatabases
 
 if TYPE_CHECKING:
-    from haiku.core.store import Store
+    from haiku.core.store import Store, VacuumReport
     from haiku.rag.rerankers import Reranker
 
 
@@ -321,6 +321,8 @@ class HaikuRAG:
         self, question: str, filter: str | None = None, sources: Sequence[str] | None = None
     ) -> tuple[str, list[Any]]:
         """Answer with citations (SPEC §10.1); ``sources`` is checked by name before anything runs."""
+        _search.check_query(question)
+        await _search.check_document_filter(filter)
         self.check_sources(sources)
         from haiku.rag.qa import ask as answer
 
@@ -333,7 +335,8 @@ class HaikuRAG:
             raise _coverage.one_database_only(operation, self._scope())
         return self._open_store()
 
-    async def vacuum(self, retention_seconds: int | None = None) -> bool:
+    async def vacuum(self, retention_seconds: int | None = None) -> VacuumReport | None:
+        """What was removed (``versions_removed``, ``bytes_removed``); ``None`` if a vacuum was already running."""
         return await self._single("vacuum").vacuum(retention_seconds)
 
     async def migrate(self) -> list[str]:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from haiku.core.models import Chunk, Document
+from haiku.core.store.filters import check_document_filter
 
 if TYPE_CHECKING:
     from haiku.rag.client._client import HaikuRAG
@@ -38,8 +39,12 @@ async def list_documents(
     include_content: bool,
     sources: Sequence[str] | None,
 ) -> list[Document]:
-    if (limit is not None and limit < 0) or (offset is not None and offset < 0):
-        raise ValueError("limit and offset cannot be negative")
+    # As in search: a limit of 0 would answer "no documents" about a database holding some.
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit}")
+    if offset is not None and offset < 0:
+        raise ValueError("offset cannot be negative")
+    await check_document_filter(filter)
     if sources is not None and len(sources) == 0:
         return []
     selected = await _selected(client, sources)
@@ -61,6 +66,7 @@ async def list_documents(
 
 
 async def count_documents(client: HaikuRAG, *, filter: str | None, sources: Sequence[str] | None) -> int:
+    await check_document_filter(filter)
     if sources is not None and len(sources) == 0:
         return 0
     selected = await _selected(client, sources)

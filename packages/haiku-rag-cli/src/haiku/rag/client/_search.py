@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from haiku.core.embedders import check_selection_identities, get_embedder
 from haiku.core.models import SearchResult
+from haiku.core.store.filters import check_document_filter
 from haiku.rag.client import fusion
 from haiku.rag.client._global_idf import GlobalIdf
 from haiku.rag.client._survivors import fuse_and_enrich
@@ -28,6 +29,12 @@ if TYPE_CHECKING:
 
 SearchType = Literal["vector", "fts", "hybrid"]
 SEARCH_TYPES: tuple[str, ...] = get_args(SearchType)
+
+
+def check_query(query: str) -> None:
+    """An empty or blank query matches nothing in particular: refused before anything opens."""
+    if not query or not query.strip():
+        raise ValueError("the query is empty; say what to search for")
 
 
 def _check_arguments(limit: int, search_type: str) -> None:
@@ -46,10 +53,13 @@ async def search(
     filter: str | None,
     sources: Sequence[str] | None,
 ) -> list[SearchResult]:
+    check_query(query)
     config = client.config
     limit = config.search.limit if limit is None else limit
     search_type = search_type or "hybrid"
     _check_arguments(limit, search_type)
+    # Before any database opens or the model loads: a bad filter fails alike everywhere.
+    await check_document_filter(filter)
     if sources is not None and len(sources) == 0:
         return []
     # The query is embedded while the databases open: a fresh process loads the

@@ -1,0 +1,58 @@
+"""Global options after the command: `haiku-rag search bread --db-name cooking`.
+
+haiku-ingester takes `--db-name` after its command, so the habit carries over.
+Click only reads a group's options before the command name; this group moves
+the global ones it finds after it (up to a `--`) in front of it, so both
+orders mean the same. No command defines an option of the same name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from typer.core import TyperGroup
+
+# Global options taking a value, and global flags, as the root callback declares them.
+VALUE_OPTIONS = ("--db-name", "--database", "--config", "-c")
+FLAG_OPTIONS = ("--read-only",)
+
+
+def _takes_value(arg: str) -> bool:
+    return arg in VALUE_OPTIONS
+
+
+def _is_global(arg: str) -> bool:
+    return _takes_value(arg) or arg in FLAG_OPTIONS or any(arg.startswith(f"{o}=") for o in VALUE_OPTIONS if o[1] == "-")
+
+
+def hoist_global_options(args: Sequence[str]) -> list[str]:
+    """``args`` with the global options written after the command moved before it."""
+    args = list(args)
+    start = 0
+    while start < len(args) and args[start].startswith("-") and args[start] != "--":
+        start += 2 if _takes_value(args[start]) else 1
+    if start >= len(args) or args[start] == "--":
+        return args
+    moved: list[str] = []
+    rest: list[str] = []
+    i = start
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest += args[i:]
+            break
+        if _is_global(arg):
+            # A value option at the very end moves alone: click then says it needs a value.
+            width = 2 if _takes_value(arg) else 1
+            moved += args[i : i + width]
+            i += width
+            continue
+        rest.append(arg)
+        i += 1
+    return args[:start] + moved + rest
+
+
+class GlobalOptionsAnywhere(TyperGroup):
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_global_options(args))

@@ -1,0 +1,25 @@
+"""run-batch's progress bar on a terminal says why it waits before the first file is done."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from haiku.ingester.batch import _Progress
+
+
+def test_the_bar_says_it_is_loading_until_the_first_file_is_done():
+    screen = io.StringIO()
+    bar = _Progress(True, Console(file=screen, force_terminal=True, width=120))
+    bar.start(3)
+    try:
+        bar._bar.refresh()
+        waiting = screen.getvalue()
+        bar.advance(lambda: 2)
+        bar._bar.refresh()
+        working = screen.getvalue()[len(waiting):]
+    finally:
+        bar.stop()
+    assert "loading the embedding model" in waiting and "0/3" in waiting
+    assert "ingesting" in working and "loading" not in working and "1/3" in working

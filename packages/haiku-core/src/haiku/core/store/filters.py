@@ -40,9 +40,11 @@ async def check_document_filter(filter: str | None) -> None:
     """Raise ``ValueError`` (``filter_error``) when ``filter`` would fail on any database."""
     if not filter or not filter.strip():  # as the store reads it: no filter
         return
-    import lancedb
     import pyarrow as pa
 
+    from haiku.core._lancedb import import_lancedb
+
+    lancedb = import_lancedb()
     schema = pa.schema([field for field in documents_schema() if field.name in DOCUMENT_FIELDS])
     db = await lancedb.connect_async(f"memory://haiku-filter-{uuid.uuid4().hex}")
     try:

@@ -33,26 +33,28 @@ DEFAULT_IGNORE_PATTERNS = [
 
 
 def platform_data_dir() -> Path:
-    """The per-user data directory (SPEC §1.2): never the working directory."""
-    home = Path.home()
-    if sys.platform == "darwin":
-        return home / "Library" / "Application Support" / "haiku.rag"
-    if sys.platform.startswith("win"):
-        appdata = os.environ.get("APPDATA")
-        return (Path(appdata) if appdata else home / "AppData" / "Roaming") / "haiku.rag"
-    return home / ".local" / "share" / "haiku.rag"
+    """The per-user data directory (docs/configuration.md): never the working directory."""
+    return _per_user_dir(cache=False)
 
 
 def platform_cache_dir() -> Path:
     """The per-user cache directory: what can be made again (exported models)."""
+    return _per_user_dir(cache=True)
+
+
+def _per_user_dir(*, cache: bool) -> Path:
     home = Path.home()
     if sys.platform == "darwin":
-        return home / "Library" / "Caches" / "haiku.rag"
+        return home / "Library" / ("Caches" if cache else "Application Support") / "haiku.rag"
     if sys.platform.startswith("win"):
-        local = os.environ.get("LOCALAPPDATA")
-        return (Path(local) if local else home / "AppData" / "Local") / "haiku.rag" / "Cache"
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return (Path(xdg) if xdg else home / ".cache") / "haiku.rag"
+        variable, fallback = ("LOCALAPPDATA", "Local") if cache else ("APPDATA", "Roaming")
+        base = os.environ.get(variable)
+        folder = (Path(base) if base else home / "AppData" / fallback) / "haiku.rag"
+        return folder / "Cache" if cache else folder
+    if cache:
+        xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+        return (Path(xdg) if xdg else home / ".cache") / "haiku.rag"
+    return home / ".local" / "share" / "haiku.rag"
 
 
 class _Section(BaseModel):

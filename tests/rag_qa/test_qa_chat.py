@@ -6,8 +6,8 @@ from qa_scripted_model import COLLECTION, answer, call, chunk_ids_in, last_tool_
 
 
 async def _session(client, scripted_model):
+    from haiku.rag.llm.model import ChatModel
     from haiku.rag.qa.chat import ChatSession
-    from haiku.rag.qa.model import ChatModel
 
     lines: list[str] = []
     chat_model = ChatModel(client.config.qa.model)

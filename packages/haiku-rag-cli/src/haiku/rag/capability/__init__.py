@@ -26,7 +26,7 @@ from haiku.rag.capability.state import RAGState
 
 if TYPE_CHECKING:
     from haiku.rag.client import HaikuRAG
-    from haiku.rag.qa.model import ChatModel
+    from haiku.rag.llm.model import ChatModel
 
 __all__ = ["DocumentFilter", "RAGCapability", "RAGState", "create_capability"]
 
@@ -113,8 +113,8 @@ class RAGCapability:
         ``state`` carries the conversation: pass the same one for follow-up questions.
         """
         from haiku.rag.capability.run import Run
-        from haiku.rag.qa.agent import run_tools_loop
-        from haiku.rag.qa.model import ChatModel
+        from haiku.rag.llm.loop import run_tools_loop
+        from haiku.rag.llm.model import ChatModel
 
         state = state if state is not None else RAGState()
         self.check_state(state)

@@ -17,7 +17,7 @@ from haiku.rag.capability.citations import CitationDesk, Retrieved
 from haiku.rag.capability.instructions import instructions
 from haiku.rag.capability.selection import combine_where, narrow
 from haiku.rag.capability.state import RAGState
-from haiku.rag.qa.agent import Tool, ToolRetry
+from haiku.rag.llm.loop import Tool, ToolRetry
 
 if TYPE_CHECKING:
     from haiku.rag.client import HaikuRAG

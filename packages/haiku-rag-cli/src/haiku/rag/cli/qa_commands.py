@@ -74,8 +74,8 @@ def chat(
     opts = options(ctx)
 
     async def work() -> None:
+        from haiku.rag.llm.model import ChatModel
         from haiku.rag.qa.chat import HELP, ChatSession
-        from haiku.rag.qa.model import ChatModel
 
         scope = set_scope(opts, db, at)
         config = opts.config()

@@ -58,7 +58,7 @@ class _Holder:
 
 
 async def _guard(work: Awaitable[T]) -> T:
-    from haiku.rag.qa.errors import QAError
+    from haiku.rag.llm.errors import QAError
     from haiku.rag.sandbox.errors import SandboxUnavailableError
 
     try:

@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from haiku.core.models import Citation
-from haiku.rag.qa.errors import ModelResponseError, ModelUnavailableError, QAError, RequestLimitError
+from haiku.rag.llm.errors import ModelResponseError, ModelUnavailableError, QAError, RequestLimitError
 
 if TYPE_CHECKING:
     from haiku.rag.client import HaikuRAG
-    from haiku.rag.qa.model import ChatModel
+    from haiku.rag.llm.model import ChatModel
 
 __all__ = ["ModelResponseError", "ModelUnavailableError", "QAError", "RequestLimitError", "ask"]
 

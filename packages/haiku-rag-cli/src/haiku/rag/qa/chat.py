@@ -21,7 +21,7 @@ from haiku.rag.qa.render import format_citations
 
 if TYPE_CHECKING:
     from haiku.rag.client import HaikuRAG
-    from haiku.rag.qa.model import ChatModel
+    from haiku.rag.llm.model import ChatModel
 
 HELP = """\
 Ask a question, or:

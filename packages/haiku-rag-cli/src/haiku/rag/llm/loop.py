@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from haiku.rag.qa.errors import RequestLimitError
-from haiku.rag.qa.model import ChatModel, ToolCall
+from haiku.rag.llm.errors import RequestLimitError
+from haiku.rag.llm.model import ChatModel, ToolCall
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from haiku.core.config.models import QAModelConfig
-from haiku.rag.qa.errors import ModelResponseError, ModelUnavailableError
+from haiku.rag.llm.errors import ModelResponseError, ModelUnavailableError
 
 # Local models can take minutes for one long answer on a CPU.
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=600.0, write=60.0, pool=10.0)

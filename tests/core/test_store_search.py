@@ -6,9 +6,10 @@ import math
 
 import pytest
 
+from haiku.core.fusion import reciprocal_rank_fusion
 from haiku.core.models import Chunk, Document, SearchResult
 from haiku.core.scope import DatabaseScope
-from haiku.core.store import Store, reciprocal_rank_fusion
+from haiku.core.store import Store
 from haiku.core.store.expansion import expand_results
 
 CORPUS = {
@@ -281,29 +282,3 @@ def test_expansion_with_no_budget_keeps_results_in_score_order_ties_in_input_ord
         SearchResult(content="c", score=0.5, chunk_id="c"),
     ]
     assert [r.chunk_id for r in expand_results(results, {}, 0)] == ["b", "a", "c"]
-
-
-# --- reciprocal rank fusion ------------------------------------------------------------------------
-
-
-def test_rrf_scores_sum_reciprocal_ranks_with_k_60():
-    fused = dict(reciprocal_rank_fusion([["a", "b"], ["b", "c"]]))
-    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
-    assert fused["a"] == pytest.approx(1 / 61)
-    assert fused["c"] == pytest.approx(1 / 62)
-
-
-def test_rrf_orders_best_first_and_breaks_ties_by_best_rank_then_list_order():
-    assert [item for item, _ in reciprocal_rank_fusion([["a", "b"], ["c", "d"]])] == ["a", "c", "b", "d"]
-    assert reciprocal_rank_fusion([["x"], ["y", "x"]])[0][0] == "x"
-
-
-def test_rrf_keeps_the_object_from_the_first_list_holding_it():
-    first = {"id": 1, "from": "vector"}
-    second = {"id": 1, "from": "fts"}
-    [(kept, _)] = reciprocal_rank_fusion([[first], [second]], key=lambda d: d["id"])
-    assert kept is first
-
-
-def test_rrf_of_nothing_is_empty():
-    assert reciprocal_rank_fusion([]) == [] and reciprocal_rank_fusion([[], []]) == []

@@ -1,6 +1,6 @@
 """Hybrid fusion over several databases ranks like one database holding everything.
 
-Pure tests of ``haiku.rag.client.fusion.fuse_rrf`` (no model, no database): over
+Pure tests of ``haiku.core.fusion.fuse_rrf`` (no model, no database): over
 N databases each asked for ``depth`` candidates, the merged global lists are cut
 at ``depth``, the length one database holding everything would have returned.
 Without the cut, a candidate ranked below ``depth`` globally (one database would
@@ -10,9 +10,9 @@ one that one database ranks higher.
 
 from __future__ import annotations
 
+from haiku.core import fusion
+from haiku.core.fusion import Ranked
 from haiku.core.models import SearchResult
-from haiku.rag.client import fusion
-from haiku.rag.client.fusion import Ranked
 
 
 def _vec(chunk: str, source: str, cos: float) -> SearchResult:

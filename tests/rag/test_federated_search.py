@@ -231,7 +231,7 @@ async def test_each_database_is_asked_for_limit_or_limit_times_pool_with_a_reran
     calls.clear()
     async with HaikuRAG(config=reranked) as client:
         await client.search(QUERY, limit=3)
-    # (the store's own hybrid then reads its two lists a little deeper, its business)
+    # (the store's own hybrid then reads its two lists at that depth too, as one database in a set would)
     assert sorted(c for c in calls if c[0] == "search") == [("search", "papers", 30), ("search", "wiki", 30)]
 
 

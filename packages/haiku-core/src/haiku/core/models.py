@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
+
+# How a search retrieves: nearest vectors, full text (BM25), or both fused (docs/fusion.md).
+SearchType = Literal["vector", "fts", "hybrid"]
+SEARCH_TYPES: tuple[SearchType, ...] = get_args(SearchType)
 
 
 def utcnow() -> datetime:

@@ -4,9 +4,9 @@
 
 ``Store.open(ref, config, …)`` opens one LanceDB database: its search and
 lookups, the document writes the ingester makes, tags, history, vacuum,
-migrations and indexes. ``reciprocal_rank_fusion`` is the fusion its hybrid
-search uses, shared with the federating client. ``OwnershipLock`` is the
-long-lived per-database lock an ingester holds.
+migrations and indexes. Its hybrid search fuses with ``haiku.core.fusion``,
+the module the federating client fuses several databases with.
+``OwnershipLock`` is the long-lived per-database lock an ingester holds.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from haiku.core.store.migrations import (
     Migration,
     current_schema_version,
 )
-from haiku.core.store.ranking import RRF_K, reciprocal_rank_fusion
 from haiku.core.store.schema import CHUNKS, DOCUMENTS, SETTINGS, TABLES, StoreSettings
 from haiku.core.store.search import SearchType
 from haiku.core.store.store import Store
@@ -32,7 +31,6 @@ __all__ = [
     "CHUNKS",
     "DOCUMENTS",
     "MIGRATIONS",
-    "RRF_K",
     "SETTINGS",
     "STORE_SCHEMA_VERSION",
     "TABLES",
@@ -46,7 +44,6 @@ __all__ = [
     "VacuumReport",
     "WriterLock",
     "current_schema_version",
-    "reciprocal_rank_fusion",
 ]
 
 

@@ -1,7 +1,9 @@
 """One database's search (SPEC §6.2, §9.4, §11.2) and context expansion (§9.6).
 
 Scores: vector ``1 / (1 + distance)`` (cosine distance by default), full-text
-BM25, hybrid the reciprocal-rank fusion of this database's two lists.
+BM25, hybrid the reciprocal-rank fusion of this database's two lists by
+``haiku.core.fusion.fuse_rrf``, the rule the federating client applies to
+several databases (docs/fusion.md).
 
 A document filter is an SQL WHERE over the documents table, resolved to
 document ids first and applied to chunks as a pre-filter, so ``limit`` counts
@@ -31,23 +33,18 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from haiku.core.models import SearchResult, loads_metadata
+from haiku.core.fusion import Ranked, fuse_rrf, hybrid_depth
+from haiku.core.models import SearchResult, SearchType, loads_metadata
 from haiku.core.store.fulltext import FTS_COLUMN, FullTextStatsMixin, boosted_query
-from haiku.core.store.ranking import reciprocal_rank_fusion
 from haiku.core.store.schema import CHUNK_FIELDS, CHUNKS, result_from_row, sql_in
 
 if TYPE_CHECKING:
     from lancedb.table import AsyncTable
 
-SearchType = Literal["vector", "fts", "hybrid"]
-
 _NO_MATCH = object()  # a filter that matches no document
 _MAX_REFETCH = 3
-# Each list of a hybrid search is this many times longer than the limit, so
-# fusion has candidates that only one of the two lists ranks highly.
-HYBRID_CANDIDATE_FACTOR = 2
 
 # Per-word score factors for a full-text query (see haiku.core.store.fulltext), or
 # an awaitable giving them that may be awaited more than once (a Task): a hybrid
@@ -88,14 +85,27 @@ class SearchMixin(FullTextStatsMixin):
             )
         if search_type != "hybrid":
             raise ValueError(f"search_type must be vector, fts or hybrid, got {search_type!r}")
-        pool = max(limit * HYBRID_CANDIDATE_FACTOR, limit)
+        vector = query_vector
+        # Under the cosine metric a vector score gives the cosine; otherwise fusion reads the vectors.
+        from_distance = self.config.search.vector_index_metric == "cosine"
 
         async def fused(checked: bool) -> list[SearchResult]:
             vector_list, fts_list = await self.hybrid_candidates(
-                query, query_vector, limit=pool, filter=filter, with_vectors=with_vectors, enrich=checked
+                query,
+                vector,
+                limit=hybrid_depth(limit),
+                filter=filter,
+                with_vectors=with_vectors or not from_distance,
+                enrich=checked,
             )
-            ranked = reciprocal_rank_fusion([vector_list, fts_list], key=lambda r: r.chunk_id)
-            return [result.model_copy(update={"score": score}) for result, score in ranked[:limit]]
+            return fuse_rrf(
+                [Ranked(0, vector_list)],
+                [Ranked(0, fts_list)],
+                vector,
+                limit,
+                from_distance=from_distance,
+                keep_vectors=with_vectors,
+            )
 
         survivors = await fused(False)
         if not enrich:

@@ -1,10 +1,10 @@
 """`haiku-rag search`: the configured set, or the one database selected."""
 
-from enum import StrEnum
 from pathlib import Path
 
 import typer
 
+from haiku.core.models import SearchType
 from haiku.rag.cli._common import (
     at_option,
     client_for,
@@ -18,18 +18,12 @@ from haiku.rag.cli._common import (
 from haiku.rag.cli._output import print_results, result_json
 
 
-class SearchType(StrEnum):
-    vector = "vector"
-    fts = "fts"
-    hybrid = "hybrid"
-
-
 def search(
     ctx: typer.Context,
     query: str = query_argument("What to search for."),
     limit: int | None = typer.Option(None, "--limit", "-l", min=1, help="Results to return (default: search.limit)."),
     filter: str | None = typer.Option(None, "--filter", "-f", help="SQL WHERE over document fields (id, uri, title, metadata, created_at, updated_at)."),
-    search_type: SearchType = typer.Option(SearchType.hybrid, "--search-type", "-s", help="How to retrieve."),
+    search_type: SearchType = typer.Option("hybrid", "--search-type", "-s", help="How to retrieve."),
     db: Path | None = db_option(),
     at: str | None = at_option(),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
@@ -40,7 +34,7 @@ def search(
     async def work() -> None:
         scope = set_scope(opts, db, at)
         async with client_for(opts, scope, read_only=True) as client:
-            results = await client.search(query, limit=limit, search_type=search_type.value, filter=filter)
+            results = await client.search(query, limit=limit, search_type=search_type, filter=filter)
         if as_json:
             echo_json([result_json(r) for r in results])
         else:

@@ -1,9 +1,10 @@
 """The federating client (SPEC §9): ``HaikuRAG`` and the scope it covers.
 
-    from haiku.rag.client import HaikuRAG, DatabaseScope
+    from haiku.rag.client import HaikuRAG, DatabaseScope, SearchType
 """
 
+from haiku.core.models import SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.rag.client._client import HaikuRAG
 
-__all__ = ["DatabaseRef", "DatabaseScope", "HaikuRAG"]
+__all__ = ["DatabaseRef", "DatabaseScope", "HaikuRAG", "SearchType"]

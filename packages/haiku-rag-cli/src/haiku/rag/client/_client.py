@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from haiku.core.config import AppConfig, load_config
-from haiku.core.models import Chunk, Document, SearchResult
+from haiku.core.models import Chunk, Document, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.rag.client import _context, _coverage, _lookups, _search
 from haiku.rag.client._opening import OpenDatabases
@@ -276,7 +276,7 @@ class HaikuRAG:
         self,
         query: str,
         limit: int | None = None,
-        search_type: str | None = None,
+        search_type: SearchType | None = None,
         filter: str | None = None,
         sources: Sequence[str] | None = None,
     ) -> list[SearchResult]:

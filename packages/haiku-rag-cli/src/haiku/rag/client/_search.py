@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING
 
+from haiku.core import fusion
 from haiku.core.embedders import check_selection_identities, get_embedder
-from haiku.core.models import SearchResult
+from haiku.core.fusion import Ranked
+from haiku.core.models import SEARCH_TYPES, SearchResult, SearchType
 from haiku.core.store.filters import check_document_filter
-from haiku.rag.client import fusion
 from haiku.rag.client._global_idf import GlobalIdf
 from haiku.rag.client._survivors import fuse_and_enrich
-from haiku.rag.client.fusion import Ranked
 
 if TYPE_CHECKING:
     from haiku.core.config import AppConfig
@@ -26,9 +26,6 @@ if TYPE_CHECKING:
     from haiku.core.store.search import Boosts
     from haiku.rag.client._client import HaikuRAG
     from haiku.rag.rerankers import Reranker
-
-SearchType = Literal["vector", "fts", "hybrid"]
-SEARCH_TYPES: tuple[str, ...] = get_args(SearchType)
 
 
 def check_query(query: str) -> None:
@@ -49,7 +46,7 @@ async def search(
     query: str,
     *,
     limit: int | None,
-    search_type: str | None,
+    search_type: SearchType | None,
     filter: str | None,
     sources: Sequence[str] | None,
 ) -> list[SearchResult]:

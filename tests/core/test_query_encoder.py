@@ -101,7 +101,7 @@ def test_onnx_required_for_a_model_it_cannot_run_is_an_error_naming_the_key(tmp_
             "embeddings": {"query_runtime": "onnx", "model": {"name": str(model)}},
         }
     )
-    with pytest.raises(EmbeddingError, match="embeddings.query_runtime is onnx"):
+    with pytest.raises(EmbeddingError, match=r"embeddings\.query_runtime is onnx"):
         get_embedder(config).prepare_query_encoder()  # type: ignore[attr-defined]
 
 

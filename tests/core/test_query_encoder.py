@@ -18,6 +18,7 @@ import pytest
 from haiku.core.config import config_from_dict
 from haiku.core.embedders import EmbeddingError, get_embedder, local_model_path
 from haiku.core.embedders.onnx_query import (
+    EXPORT_FORMAT,
     MANIFEST_FILE,
     MIN_PROBE_COSINE,
     OnnxQueryEncoder,
@@ -79,15 +80,21 @@ def test_an_export_without_its_manifest_is_not_used(tmp_path):
     assert exported_model_dir(tmp_path, "all-MiniLM-L6-v2", local_model_path()) is None
 
 
-def test_a_missing_export_is_made_checked_and_kept(tmp_path):
+def test_a_missing_export_is_made_checked_and_kept_and_older_formats_go(tmp_path):
     cache = tmp_path / "cache"
+    older = cache / "onnx" / "all-MiniLM-L6-v2-older"
+    older.mkdir(parents=True)
+    (older / MANIFEST_FILE).write_text(json.dumps({"export_format": EXPORT_FORMAT - 1}))
+    unknown = cache / "onnx" / "not-an-export"
+    unknown.mkdir()
     embedder = get_embedder(_config(tmp_path, "auto", cache=cache))
     assert embedder.prepare_query_encoder() == "onnx"  # type: ignore[attr-defined]
     folder = exported_model_dir(cache, "all-MiniLM-L6-v2", local_model_path())
     assert folder is not None
     manifest = json.loads((folder / MANIFEST_FILE).read_text())
     assert manifest["probe_min_cosine"] >= MIN_PROBE_COSINE
-    assert [p.name for p in folder.parent.iterdir()] == [folder.name]  # no temporary folder left
+    # No temporary folder left, the older format removed, what is not an export kept.
+    assert sorted(p.name for p in folder.parent.iterdir()) == sorted([folder.name, unknown.name])
     assert OnnxQueryEncoder(folder).dimension == 384
 
 

@@ -60,6 +60,8 @@ class StoreBase:
         self._last_auto_vacuum = time.monotonic()
         self._vacuum_task: asyncio.Task | None = None
         self._pinned_chunks: tuple[int, AsyncTable] | None = None
+        # Whether the tables carry the ``revision`` column (schema version 2 on); set on open.
+        self._revisioned = True
         # Notices from the last history() call (e.g. unreadable tag annotations).
         self.history_notices: list[str] = []
 

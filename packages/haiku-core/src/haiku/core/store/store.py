@@ -43,7 +43,6 @@ from haiku.core.store.schema import (
     StoreSettings,
     chunks_schema,
     documents_schema,
-    vector_dim_of,
 )
 from haiku.core.store.search import SearchMixin
 from haiku.core.store.writes import WritesMixin
@@ -238,7 +237,7 @@ class Store(SearchMixin, WritesMixin, MaintenanceMixin):
             if self.tag is not None:
                 await table.checkout(self.tag)
             self._tables[name] = table
-        self._vector_dim = vector_dim_of(await self._chunks.schema())
+        self._note_chunk_schema(await self._chunks.schema())
         if self._settings.rebuild_marker is not None:
             log.warning(
                 "store.rebuild_interrupted",

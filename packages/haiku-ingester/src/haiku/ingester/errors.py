@@ -28,6 +28,7 @@ __all__ = [
     "ReloadRefusedError",
     "SweepError",
     "SymlinkLoopError",
+    "SymlinkOutsideRootError",
     "UnsupportedFileError",
 ]
 
@@ -83,6 +84,16 @@ class NotARegularFileError(PermanentJobError):
 
 class SymlinkLoopError(PermanentJobError):
     pass
+
+
+class SymlinkOutsideRootError(PermanentJobError):
+    """A symlinked file whose target lies outside its source's root: skipped, never read."""
+
+    def __init__(self, path: object, source_id: str) -> None:
+        super().__init__(
+            f"{path}: a symlink to a file outside the root of source {source_id}; skipped "
+            "(set follow_external_symlinks: true on the source to ingest such files)"
+        )
 
 
 class FileTooLargeError(PermanentJobError):

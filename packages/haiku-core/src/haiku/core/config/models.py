@@ -271,6 +271,9 @@ class FsSourceConfig(_Section):
     poll_interval_s: float = Field(default=300.0, gt=0)
     delete_orphans: bool = True
     max_file_size: int = Field(default=100 * 1024 * 1024, gt=0)
+    # A symlinked file whose target resolves outside `root` is skipped unless this is on
+    # (a daemon with more rights than the folder's writers must not read any file for them).
+    follow_external_symlinks: bool = False
     retry: RetryConfig | None = None
 
     @field_validator("id", mode="before")

@@ -10,11 +10,14 @@ its job straight to ``dead``; anything else is retried with backoff.
 
 from __future__ import annotations
 
+import errno
+
 __all__ = [
     "BinaryContentError",
     "ConversionCrashedError",
     "ConversionError",
     "ConversionTimeoutError",
+    "DiskFullError",
     "DuplicateSourceError",
     "EmptyFileError",
     "EmptyListingError",
@@ -35,6 +38,39 @@ __all__ = [
 
 class IngesterError(Exception):
     """Base of the ingester's own errors."""
+
+
+class DiskFullError(IngesterError):
+    """A write (to a database or to the queue) found no space left: the ingester stops.
+
+    Retrying each job until it goes dead would report written documents dead and
+    spin while the disk stays full; stopping leaves every unfinished job queued
+    (or claimed, requeued at the next start), so nothing acknowledged is lost.
+    """
+
+    def __init__(self, database: str | None) -> None:
+        what = f"database '{database}'" if database else "the job queue"
+        super().__init__(
+            f"{what}: no space left on device; the ingester stopped, and the unfinished jobs stay queued "
+            "(nothing acknowledged is lost). Free space and run it again"
+        )
+        self.database = database
+
+
+_DISK_FULL_TEXTS = ("no space left on device", "os error 28", "database or disk is full")
+
+
+def is_disk_full(exc: BaseException | None) -> bool:
+    """Whether an error, or one it was raised from, says the disk is full (ENOSPC, SQLITE_FULL)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            return True
+        if any(text in str(exc).lower() for text in _DISK_FULL_TEXTS):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 class DuplicateSourceError(IngesterError):

@@ -32,6 +32,7 @@ from haiku.core.errors import (
 )
 from haiku.core.scope import DatabaseRef
 from haiku.core.store._base import log
+from haiku.core.store._failures import name_read_failures
 from haiku.core.store._location import Location, connect, database_exists
 from haiku.core.store.maintenance import CLOSE_VACUUM_LOCK_TIMEOUT_S, MaintenanceMixin
 from haiku.core.store.migrations import current_schema_version, migration_required_message, pending_migrations
@@ -58,6 +59,24 @@ def _prefix_with_name(error: Exception, name: str) -> None:
         error.args = (f"{prefix}: {message}", *error.args[1:])
 
 
+# Reads failing inside LanceDB (a damaged or unreachable database) name the database, not its location.
+@name_read_failures(
+    "search",
+    "vector_candidates",
+    "fts_candidates",
+    "hybrid_candidates",
+    "enrich",
+    "expand_context",
+    "list_documents",
+    "count_documents",
+    "count_chunks",
+    "get_document_by_id",
+    "get_document_by_uri",
+    "get_documents_by_ids",
+    "get_chunk_by_id",
+    "get_chunks",
+    "fts_statistics",
+)
 class Store(SearchMixin, WritesMixin, MaintenanceMixin):
     """One open database. Use ``await Store.open(ref, config)``; close with ``await store.close()``."""
 

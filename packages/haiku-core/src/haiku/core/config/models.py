@@ -141,6 +141,9 @@ class LanceDBConfig(_Section):
     databases: dict[str, DatabaseEntry] = Field(default_factory=dict)
     storage_options: dict[str, str] = Field(default_factory=dict)
     read_consistency_interval_seconds: float | None = Field(default=30.0, ge=0)
+    # The longest an open or a read of a database on object storage may take before it
+    # fails naming the database (an endpoint that accepts and never answers); null: no bound.
+    object_storage_timeout_s: float | None = Field(default=30.0, gt=0)
 
     @field_validator("databases", mode="before")
     @classmethod

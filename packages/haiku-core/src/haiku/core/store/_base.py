@@ -94,6 +94,11 @@ class StoreBase:
         return self._settings.rebuild_marker
 
     @property
+    def _deadline_s(self) -> float | None:
+        """How long one read may take: bounded on object storage only (see ``_failures``)."""
+        return None if self._location.is_local else self.config.lancedb.object_storage_timeout_s
+
+    @property
     def closed(self) -> bool:
         return self._closed
 

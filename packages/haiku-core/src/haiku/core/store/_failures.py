@@ -7,10 +7,15 @@ wraps a store's public reads so such an error becomes ``SourceUnavailableError``
 ("database 'NAME' could not be read: …"), raised outside the handler so the
 original, and the location in it, rides on no chain. Errors the store raises
 on purpose (``HaikuError``, ``ValueError`` for bad arguments) pass unchanged.
+
+On object storage each read is also bounded by ``lancedb.object_storage_timeout_s``
+(opening is, in ``Store.open``): past it the read fails the same way, "its storage
+did not answer within N s".
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import re
 from collections.abc import Callable
@@ -47,6 +52,10 @@ def read_failure_message(label: str, error: BaseException) -> str:
     return f"{label} could not be read: {why}"
 
 
+def timeout_message(label: str, action: str, seconds: float | None) -> str:
+    return f"{label} could not be {action}: its storage did not answer within {seconds:g} s"
+
+
 def name_read_failures(*methods: str) -> Callable[[C], C]:
     """Class decorator: wrap the named async methods (see the module docstring)."""
 
@@ -62,13 +71,19 @@ def _wrapped(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     async def read(self, *args: Any, **kwargs: Any) -> Any:
         failed: BaseException | None = None
+        deadline = self._deadline_s
         try:
-            return await method(self, *args, **kwargs)
+            if deadline is None:
+                return await method(self, *args, **kwargs)
+            return await asyncio.wait_for(method(self, *args, **kwargs), deadline)
+        except TimeoutError:
+            message = timeout_message(self.label, "read", deadline)
         except Exception as error:
             if not _lance_failure(error):
                 raise
             failed = error
-        log.debug("store.read_failed", database=self.name, error=type(failed).__name__)
-        raise SourceUnavailableError(read_failure_message(self.label, failed), database=self.name)
+            message = read_failure_message(self.label, error)
+        log.debug("store.read_failed", database=self.name, error=type(failed).__name__ if failed else "timeout")
+        raise SourceUnavailableError(message, database=self.name)
 
     return read

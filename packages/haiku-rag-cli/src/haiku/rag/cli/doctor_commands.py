@@ -23,7 +23,11 @@ async def _database_checks(opts, scope) -> list[Check]:
     config = opts.config()
     ref = scope.databases[0]
     checks: list[Check] = []
-    if not await Store.exists(ref, config):
+    try:
+        exists = await Store.exists(ref, config)
+    except Exception as exc:  # LanceDB's own errors carry the URI, bucket and endpoint: name the kind only
+        return [Check("database", "fail", f"database '{ref.label}' could not be reached: {type(exc).__name__}")]
+    if not exists:
         return [Check("database", "fail", f"database '{ref.label}' does not exist; create it with `haiku-rag init`")]
     try:
         store = await Store.open(ref, config, read_only=True, skip_validation=True)
@@ -153,7 +157,9 @@ def doctor(
             checks += await _provider_checks(config)
         return checks
 
-    checks = run(work)
+    from haiku.core.masking import mask_urls
+
+    checks = [Check(c.name, c.status, mask_urls(c.detail)) for c in run(work)]
     if as_json:
         echo_json([check.__dict__ for check in checks])
     else:

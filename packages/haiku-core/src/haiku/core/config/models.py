@@ -225,6 +225,8 @@ class SearchConfig(_Section):
     # by its IDF over all the databases searched together, as one database
     # holding everything would (docs/fusion.md); "local" keeps each database's own.
     fts_idf: Literal["global", "local"] = "global"
+    # The longest query a search takes (a clear error past it): bounds the work one query may cost.
+    max_query_chars: int = Field(default=8192, gt=0)
 
 
 class QAModelConfig(_Section):

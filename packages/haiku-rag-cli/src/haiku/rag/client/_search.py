@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal, get_args
 
 from haiku.core.embedders import check_selection_identities, get_embedder
+from haiku.core.errors import QueryTooLongError
 from haiku.core.models import SearchResult
 from haiku.rag.client import fusion
 from haiku.rag.client._global_idf import GlobalIdf
@@ -46,6 +47,7 @@ async def search(
     sources: Sequence[str] | None,
 ) -> list[SearchResult]:
     config = client.config
+    QueryTooLongError.check(query, config.search.max_query_chars)
     limit = config.search.limit if limit is None else limit
     search_type = search_type or "hybrid"
     _check_arguments(limit, search_type)

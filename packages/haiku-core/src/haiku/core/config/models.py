@@ -227,6 +227,9 @@ class SearchConfig(_Section):
     fts_idf: Literal["global", "local"] = "global"
     # The longest query a search takes (a clear error past it): bounds the work one query may cost.
     max_query_chars: int = Field(default=8192, gt=0)
+    # A selected database that cannot be opened or read: "fail" the search naming it (the
+    # seeds' rule), or "skip" it, answer from the others and say which were skipped and why.
+    on_unavailable: Literal["fail", "skip"] = "fail"
 
 
 class QAModelConfig(_Section):

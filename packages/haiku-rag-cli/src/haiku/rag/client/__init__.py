@@ -5,5 +5,6 @@
 
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.rag.client._client import HaikuRAG
+from haiku.rag.client._search import SearchResults
 
-__all__ = ["DatabaseRef", "DatabaseScope", "HaikuRAG"]
+__all__ = ["DatabaseRef", "DatabaseScope", "HaikuRAG", "SearchResults"]

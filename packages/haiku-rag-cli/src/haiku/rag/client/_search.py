@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal, get_args
 
+import structlog
+
 from haiku.core.embedders import check_selection_identities, get_embedder
-from haiku.core.errors import QueryTooLongError
+from haiku.core.errors import QueryTooLongError, SourceUnavailableError
 from haiku.core.models import SearchResult
 from haiku.rag.client import fusion
 from haiku.rag.client._global_idf import GlobalIdf
@@ -29,12 +31,26 @@ if TYPE_CHECKING:
 SearchType = Literal["vector", "fts", "hybrid"]
 SEARCH_TYPES: tuple[str, ...] = get_args(SearchType)
 
+log = structlog.get_logger("haiku.rag.client")
+
 
 def _check_arguments(limit: int, search_type: str) -> None:
     if search_type not in SEARCH_TYPES:
         raise ValueError(f"search_type must be one of {', '.join(SEARCH_TYPES)}, got {search_type!r}")
     if limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
+
+
+class SearchResults(list[SearchResult]):
+    """A search's results, best first, and ``skipped``: each database left out, by name, with why.
+
+    A database is left out only under ``search.on_unavailable: skip``, when it
+    could not be opened or read (``SourceUnavailableError``) and others remain.
+    """
+
+    def __init__(self, results: Sequence[SearchResult] = (), skipped: dict[str, str] | None = None) -> None:
+        super().__init__(results)
+        self.skipped: dict[str, str] = dict(skipped or {})
 
 
 async def search(
@@ -45,9 +61,39 @@ async def search(
     search_type: str | None,
     filter: str | None,
     sources: Sequence[str] | None,
-) -> list[SearchResult]:
+) -> SearchResults:
+    """The federated search; under ``on_unavailable: skip`` it reruns without a database that failed."""
     config = client.config
     QueryTooLongError.check(query, config.search.max_query_chars)
+    skip = config.search.on_unavailable == "skip" and client.covers_multiple
+    skipped: dict[str, str] = {}
+    while True:
+        try:
+            found = await _search_selection(
+                client, query, limit=limit, search_type=search_type, filter=filter, sources=sources
+            )
+            return SearchResults(found, skipped)
+        except SourceUnavailableError as error:
+            if not skip or error.database is None or error.database in skipped:
+                raise
+            remaining = [name for name in (sources or client.source_names) if name != error.database]
+            if not remaining or (sources is not None and not sources):
+                raise
+            skipped[error.database] = str(error)
+            log.info("search.database_skipped", database=error.database, error=str(error))
+            sources = remaining
+
+
+async def _search_selection(
+    client: HaikuRAG,
+    query: str,
+    *,
+    limit: int | None,
+    search_type: str | None,
+    filter: str | None,
+    sources: Sequence[str] | None,
+) -> list[SearchResult]:
+    config = client.config
     limit = config.search.limit if limit is None else limit
     search_type = search_type or "hybrid"
     _check_arguments(limit, search_type)

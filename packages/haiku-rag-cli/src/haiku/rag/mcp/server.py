@@ -131,11 +131,13 @@ def create_mcp_server(
         collections ([] searches none)."""
         rag = holder.get()
         results = await _guard(rag.search(query, limit=limit, filter=filter, sources=sources))
+        # search.on_unavailable: skip left these out; the agent must know its answer is partial.
+        notes = [f"Skipped collection {name}: {why}" for name, why in results.skipped.items()]
         if not results:
-            return "No results found."
+            return "\n".join([*notes, "No results found."])
         total = len(results)
         return "\n\n".join(
-            r.format_for_agent(rank, total, include_collection=multi) for rank, r in enumerate(results, 1)
+            [*notes, *(r.format_for_agent(rank, total, include_collection=multi) for rank, r in enumerate(results, 1))]
         )
 
     @server.tool()

@@ -14,6 +14,7 @@ import errno
 
 __all__ = [
     "BinaryContentError",
+    "ContentMismatchError",
     "ConversionCrashedError",
     "ConversionError",
     "ConversionTimeoutError",
@@ -142,6 +143,10 @@ class EmptyFileError(PermanentJobError):
 
 class BinaryContentError(PermanentJobError):
     """Bytes that are not text in a file whose name says it is text."""
+
+
+class ContentMismatchError(PermanentJobError):
+    """Bytes of another format than the file's extension names (a zip named .pdf)."""
 
 
 class ConversionError(PermanentJobError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from ingester_support import cli_env, fs_source, run_cli, write_config, write_files
@@ -92,6 +93,12 @@ async def test_an_update_killed_between_its_commits_shows_only_the_old_version_t
         assert old and all("marmot" in r.content for r in old)
         expanded = await client.expand_context(await client.search("hills island", limit=10))
         assert expanded and all("quokka" not in r.content for r in expanded)
+    # doctor counts the hidden new-version chunks as orphans the next write removes.
+    doctor = subprocess.run(
+        [str(Path(sys.executable).parent / "haiku-rag"), "--config", str(config_path), "doctor", "--skip-providers"],
+        capture_output=True, text=True, timeout=120, env=cli_env(),
+    )
+    assert "warn  orphan chunks: 3 chunks no reader shows" in doctor.stdout, doctor.stdout + doctor.stderr
 
     rerun = run_cli(["run-batch"], config=config_path)
     assert rerun.returncode == 0, rerun.stderr

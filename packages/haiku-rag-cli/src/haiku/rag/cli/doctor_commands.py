@@ -47,7 +47,11 @@ async def _database_checks(opts, scope) -> list[Check]:
         checks.append(_fts_check(state, chunks))
         orphans = await _orphan_chunks(store)
         checks.append(
-            Check("orphan chunks", "warn", f"{orphans} chunks whose document is gone; the next ingester write removes them")
+            Check(
+                "orphan chunks", "warn",
+                f"{orphans} chunks no reader shows (their document is gone, or an update was cut short); "
+                "the next ingester write removes them",
+            )
             if orphans
             else Check("orphan chunks", "ok", "none")
         )
@@ -88,9 +92,18 @@ def _fts_check(state: dict[str, Any], chunks: int) -> Check:
 
 
 async def _orphan_chunks(store) -> int:
-    chunk_docs = (await store.table("chunks").query().select(["document_id"]).to_arrow()).column("document_id")
-    doc_ids = set((await store.table("documents").query().select(["id"]).to_arrow()).column("id").to_pylist())
-    return sum(1 for doc_id in chunk_docs.to_pylist() if doc_id not in doc_ids)
+    """Chunks no reader shows: no document row, or another revision than the row's (docs/storage.md)."""
+    from haiku.core.store.schema import REVISION
+
+    has_revision = REVISION in (await store.table("chunks").schema()).names
+    chunk_columns = ["document_id", REVISION] if has_revision else ["document_id"]
+    chunks = (await store.table("chunks").query().select(chunk_columns).to_arrow()).to_pylist()
+    doc_columns = ["id", REVISION] if has_revision else ["id"]
+    documents = (await store.table("documents").query().select(doc_columns).to_arrow()).to_pylist()
+    revisions = {row["id"]: row.get(REVISION) for row in documents}
+    return sum(
+        1 for row in chunks if row["document_id"] not in revisions or row.get(REVISION) != revisions[row["document_id"]]
+    )
 
 
 async def _reachable(url: str, api_key: str | None) -> str | None:

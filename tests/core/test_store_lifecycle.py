@@ -12,6 +12,9 @@ from haiku.core.models import Chunk, Document
 from haiku.core.scope import DatabaseScope
 from haiku.core.store import Migration, Store, current_schema_version, maintenance, migrations
 
+# The schema version this code stamps; the tests' steps come after it.
+BASE = current_schema_version()
+
 
 @pytest.fixture
 def registered_steps():
@@ -50,48 +53,87 @@ async def test_a_pending_step_makes_read_only_and_writable_opens_raise_naming_th
 ):
     config, ref = wiki
     await create(config, ref)
-    registered_steps(2, "add language column")
+    registered_steps(BASE + 1, "add language column")
     for read_only in (True, False):
         with pytest.raises(MigrationRequiredError) as caught:
             await Store.open(ref, config, read_only=read_only)
         message = str(caught.value)
         assert message.startswith("database 'wiki': ")
         assert (
-            "from 1 to 2" in message
+            f"from {BASE} to {BASE + 1}" in message
             and "1 migration(s) pending" in message
             and "haiku-rag migrate" in message
         )
 
 
+async def _as_schema_version_1(location) -> None:
+    """Rewrite a database as the code before schema version 2 left it: no revision column."""
+    import lancedb
+
+    from haiku.core.store.schema import StoreSettings
+
+    db = await lancedb.connect_async(str(location))
+    for name in ("documents", "chunks"):
+        await (await db.open_table(name)).drop_columns(["revision"])
+    settings = await db.open_table("settings")
+    row = StoreSettings.from_row((await settings.query().to_list())[0])
+    row.schema_version = 1
+    await settings.add(row.to_table(), mode="overwrite")
+
+
+async def test_a_version_1_database_is_migrated_to_revisions_and_its_documents_stay_readable(
+    wiki, write_doc, fake_embed
+):
+    config, ref = wiki
+    store = await Store.open(ref, config, create=True)
+    await write_doc(store, "file:///a.md", "alpha text", "beta text")
+    await store.close()
+    await _as_schema_version_1(ref.location)
+    with pytest.raises(MigrationRequiredError, match="from 1 to 2"):
+        await Store.open(ref, config, read_only=True)
+    store = await Store.open(ref, config, skip_validation=True)
+    try:
+        assert [line.split(":")[0] for line in await store.migrate()] == ["2"]
+        document = await store.get_document_by_uri("file:///a.md")
+        assert [c.content for c in await store.get_chunks(document.id)] == ["alpha text", "beta text"]
+        found = await store.search("alpha", search_type="fts", limit=5)
+        assert [r.content for r in found] == ["alpha text"]
+        await write_doc(store, "file:///a.md", "gamma text")  # an update after the migration
+        assert [c.content for c in await store.get_chunks(document.id)] == ["gamma text"]
+        assert await store.count_chunks() == 1
+    finally:
+        await store.close()
+
+
 async def test_info_lists_pending_steps_and_migrate_applies_them_once(wiki, registered_steps):
     config, ref = wiki
     await create(config, ref)
-    registered_steps(2, "add language column")
+    registered_steps(BASE + 1, "add language column")
     store = await Store.open(ref, config, skip_validation=True)
     try:
         info = await store.info()
-        assert info["pending_migrations"] == [{"version": 2, "description": "add language column"}]
-        assert await store.migrate() == ["2: add language column"]
+        assert info["pending_migrations"] == [{"version": BASE + 1, "description": "add language column"}]
+        assert await store.migrate() == [f"{BASE + 1}: add language column"]
         assert await store.migrate() == []
-        assert registered_steps.applied == [2]
+        assert registered_steps.applied == [BASE + 1]
     finally:
         await store.close()
     reopened = await Store.open(ref, config, read_only=True)
-    assert reopened.schema_version == 2 and reopened.pending_migrations() == []
+    assert reopened.schema_version == BASE + 1 and reopened.pending_migrations() == []
     await reopened.close()
 
 
 async def test_steps_apply_in_ascending_order_and_a_failure_keeps_the_version_reached(wiki, registered_steps):
     config, ref = wiki
     await create(config, ref)
-    registered_steps(3, "third", fail=True)
-    registered_steps(2, "second")
+    registered_steps(BASE + 2, "third", fail=True)
+    registered_steps(BASE + 1, "second")
     store = await Store.open(ref, config, skip_validation=True)
     try:
-        with pytest.raises(RuntimeError, match="step 3 broke"):
+        with pytest.raises(RuntimeError, match=f"step {BASE + 2} broke"):
             await store.migrate()
-        assert registered_steps.applied == [2]
-        assert store.pending_migrations() == [(3, "third")]
+        assert registered_steps.applied == [BASE + 1]
+        assert store.pending_migrations() == [(BASE + 2, "third")]
     finally:
         await store.close()
 
@@ -99,7 +141,7 @@ async def test_steps_apply_in_ascending_order_and_a_failure_keeps_the_version_re
 async def test_migrate_on_a_read_only_store_raises_read_only_error(wiki, registered_steps):
     config, ref = wiki
     await create(config, ref)
-    registered_steps(2)
+    registered_steps(BASE + 1)
     store = await Store.open(ref, config, read_only=True, skip_validation=True)
     try:
         with pytest.raises(ReadOnlyError):
@@ -110,9 +152,9 @@ async def test_migrate_on_a_read_only_store_raises_read_only_error(wiki, registe
 
 async def test_a_new_database_gets_the_current_schema_version(wiki, registered_steps):
     config, ref = wiki
-    registered_steps(5)
+    registered_steps(BASE + 4)
     store = await Store.open(ref, config, create=True)
-    assert store.schema_version == current_schema_version() == 5
+    assert store.schema_version == current_schema_version() == BASE + 4
     await store.close()
 
 
@@ -121,7 +163,7 @@ async def test_a_tag_taken_before_a_migration_cannot_be_read(wiki, registered_st
     store = await Store.open(ref, config, create=True)
     await store.create_tag("old")
     await store.close()
-    registered_steps(2)
+    registered_steps(BASE + 1)
     store = await Store.open(ref, config, skip_validation=True)
     await store.migrate()
     await store.close()
@@ -131,7 +173,7 @@ async def test_a_tag_taken_before_a_migration_cannot_be_read(wiki, registered_st
 
 async def test_a_database_stamped_newer_than_the_code_opens_with_a_warning(wiki, registered_steps):
     config, ref = wiki
-    registered_steps(2)
+    registered_steps(BASE + 1)
     await create(config, ref)
     migrations.MIGRATIONS.clear()
     with capture_logs() as logs:
@@ -247,7 +289,7 @@ async def test_info_reports_what_haiku_rag_info_prints(wiki, write_doc):
     finally:
         await store.close()
     assert info["name"] == "wiki" and info["location"] == str(ref.location.resolve())
-    assert info["schema_version"] == 1 and info["pending_migrations"] == []
+    assert info["schema_version"] == BASE and info["pending_migrations"] == []
     assert info["embedder"] == {
         "provider": "sentence-transformers",
         "model": "all-MiniLM-L6-v2",

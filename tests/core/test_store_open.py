@@ -10,7 +10,7 @@ import pytest
 from haiku.core.embedders import EmbedderDriftWarning
 from haiku.core.errors import ConfigMismatchError, ReadOnlyError, SourceUnavailableError
 from haiku.core.scope import DatabaseRef, DatabaseScope
-from haiku.core.store import Store
+from haiku.core.store import Store, current_schema_version
 
 
 def ref_of(config, name: str) -> DatabaseRef:
@@ -67,7 +67,7 @@ async def test_create_true_creates_parents_and_stamps_settings(db_config, tmp_pa
     store = await Store.open(nested, config, create=True)
     try:
         assert store.created
-        assert store.schema_version == 1
+        assert store.schema_version == current_schema_version()
         assert store.identity is not None and store.identity.to_dict() == {
             "provider": "sentence-transformers",
             "model": "all-MiniLM-L6-v2",

@@ -18,7 +18,18 @@ EXPECTED_ERRORS = {
     "pipe.md": "FIFO",
     "big.md": "max_file_size",
     "loop.md": "symlink loop",
+    "zipped.pdf": "the bytes are not .pdf content",  # a zip named .pdf: never converted as docx
 }
+
+
+def _zip_bytes() -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("word/document.xml", "<w:document/>")
+    return buffer.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +44,7 @@ async def bad_world(tmp_path_factory):
             "empty.md": b"",
             "binary.md": bytes(range(256)) * 8,
             "big.md": "# Big\n\n" + "word " * 1000,
+            "zipped.pdf": _zip_bytes(),
         },
     )
     os.mkfifo(folder / "pipe.md")

@@ -87,12 +87,12 @@ async def test_tag_restore_returns_to_the_tagged_state_and_keeps_a_safety_tag(pa
 
 _WITH_MIGRATION = """
 import sys
-from haiku.core.store import MIGRATIONS, Migration
+from haiku.core.store import MIGRATIONS, Migration, current_schema_version
 
 async def _apply(store):
     return None
 
-MIGRATIONS.append(Migration(2, "add the test step", _apply))
+MIGRATIONS.append(Migration(current_schema_version() + 1, "add the test step", _apply))
 from haiku.rag.cli import main
 sys.argv = ["haiku-rag", *sys.argv[1:]]
 main()
@@ -100,12 +100,15 @@ main()
 
 
 async def test_a_pending_migration_is_reported_applied_once_and_then_none_pending(papers_copy, tmp_path, monkeypatch):
-    from haiku.core.store import MIGRATIONS, Migration
+    from haiku.core.store import MIGRATIONS, Migration, current_schema_version
 
     async def step(store):
         return None
 
-    monkeypatch.setattr("haiku.core.store.migrations.MIGRATIONS", [*MIGRATIONS, Migration(2, "add the test step", step)])
+    step_version = current_schema_version() + 1
+    monkeypatch.setattr(
+        "haiku.core.store.migrations.MIGRATIONS", [*MIGRATIONS, Migration(step_version, "add the test step", step)]
+    )
     with pytest.raises(MigrationRequiredError, match="'papers'"):
         async with HaikuRAG(config=build_config(tmp_path / "d", {"papers": str(papers_copy["path"])}), read_only=True):
             pass
@@ -114,10 +117,10 @@ async def test_a_pending_migration_is_reported_applied_once_and_then_none_pendin
     config = papers_copy["config"]
     info = cli("--db-name", "papers", "info", config=config, program=program)
     assert info.returncode == 0, info.stderr
-    assert "2: add the test step" in info.stdout
+    assert f"{step_version}: add the test step" in info.stdout
     migrated = cli("--db-name", "papers", "migrate", config=config, program=program)
     assert migrated.returncode == 0, migrated.stderr
-    assert "Applied 1 migration(s)" in migrated.stdout and "  - 2: add the test step" in migrated.stdout
+    assert "Applied 1 migration(s)" in migrated.stdout and f"  - {step_version}: add the test step" in migrated.stdout
     again = cli("--db-name", "papers", "migrate", config=config, program=program)
     assert again.returncode == 0 and "No migrations pending" in again.stdout
 

@@ -173,6 +173,37 @@ async def test_mcp_over_streamable_http_on_127_0_0_1_lists_documents(qa_database
     assert titles == ["Honey bees", "Volcanoes"]
 
 
+async def test_mcp_on_a_non_loopback_host_warns_on_stderr_that_it_serves_unauthenticated(
+    qa_databases, scripted_model, tmp_path
+):
+    config = write_config(
+        tmp_path / "haiku.rag.yaml", {"wiki": qa_databases.locations["wiki"]}, scripted_model.base_url, tmp_path / "d"
+    )
+    port = _free_port()
+    process = subprocess.Popen(
+        [*CLI, "--config", str(config), "mcp", "--host", "0.0.0.0", "--port", str(port)],
+        env=cli_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd="/",
+    )
+    try:
+        await _wait_listening(port, process)
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=20)
+    assert "Warning: --host 0.0.0.0 is not a loopback address" in stderr, stderr
+    assert "no authentication" in stderr
+
+
+def test_only_loopback_hosts_serve_mcp_without_a_warning():
+    from haiku.rag.mcp import exposure_warning
+
+    assert [exposure_warning(h) for h in ("127.0.0.1", "localhost", "::1")] == [None, None, None]
+    assert all(exposure_warning(h) for h in ("0.0.0.0", "::", "192.0.2.7"))
+
+
 def test_mcp_over_a_missing_database_fails_at_start_naming_it(qa_databases, scripted_model, tmp_path):
     from qa_cli_support import run_cli
 

@@ -176,3 +176,18 @@ async def test_without_unshare_execute_code_refuses_to_run_code_unisolated(open_
     async with open_client("wiki") as client:
         with pytest.raises(SandboxUnavailableError, match="unshare"):
             await execute_code(client, "print('unisolated')")
+
+
+async def test_sandbox_output_printed_before_a_timeout_is_kept(open_client):
+    async with open_client("wiki", sandbox={"timeout_s": 2}) as client:
+        result = await execute_code(client, "print('reached step one')\nwhile True:\n    pass")
+    assert result.timed_out and result.output == "reached step one\n"
+    assert "reached step one" in result.render() and "sandbox.timeout_s" in result.render()
+
+
+async def test_a_huge_final_expression_is_cut_at_max_output_chars_not_reported_as_garbage(open_client):
+    async with open_client("wiki", sandbox={"max_output_chars": 1000}) as client:
+        result = await execute_code(client, "'y' * (100 * 1024 * 1024)")
+    assert result.error is None, result.error
+    assert (len(result.output), result.truncated) == (1000, True)
+    assert result.output.startswith("'yyy")

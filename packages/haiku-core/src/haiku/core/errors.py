@@ -26,6 +26,7 @@ __all__ = [
     "InvalidConfigError",
     "MigrationRequiredError",
     "MissingEnvVarError",
+    "QueryTooLongError",
     "ReadOnlyError",
     "SourceUnavailableError",
     "TagError",
@@ -185,6 +186,18 @@ class MissingEnvVarError(HaikuError, ValueError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+class QueryTooLongError(HaikuError, ValueError):
+    """A search query longer than ``search.max_query_chars`` (a bound on the work one query may cost)."""
+
+    @classmethod
+    def check(cls, query: str, limit: int) -> None:
+        if len(query) > limit:
+            raise cls(
+                f"the query is {len(query):,} characters long; a search takes at most {limit:,} "
+                "(search.max_query_chars): shorten it"
+            )
 
 
 class InvalidConfigError(HaikuError, ValueError):

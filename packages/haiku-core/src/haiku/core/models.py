@@ -10,7 +10,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
 # How a search retrieves: nearest vectors, full text (BM25), or both fused (docs/fusion.md).
 SearchType = Literal["vector", "fts", "hybrid"]
@@ -70,6 +70,10 @@ class SearchResult(BaseModel):
     page_numbers: list[int] = Field(default_factory=list)
     # Stored vector, read back only for cosine fusion; never serialised.
     vector: list[float] | None = Field(default=None, exclude=True, repr=False)
+    # The stored chunk's revision ("" for none), set when read from a store, which
+    # drops a result whose document row carries another one (an update caught
+    # between its commits); None for a result built elsewhere. Never serialised.
+    _revision: str | None = PrivateAttr(default=None)
 
     def format_for_agent(self, rank: int | None = None, total: int | None = None, include_collection: bool = False) -> str:
         lines: list[str] = []

@@ -123,6 +123,9 @@ async def run_batch(config: AppConfig, database_name: str | None = None, *, prog
         heartbeat = asyncio.create_task(workers.heartbeat_forever())
         try:
             await workers.run(stop, until_drained=True)
+            if workers.fatal is not None:  # a full disk: stop now, the unfinished jobs stay queued
+                await workers.drain(config.ingester.workers.shutdown_grace_s)
+                raise workers.fatal
             if stop.is_set():
                 report.interrupted = True
                 released = await workers.drain(config.ingester.workers.shutdown_grace_s)

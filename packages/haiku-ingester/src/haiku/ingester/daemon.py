@@ -78,6 +78,7 @@ class Daemon:
         for runtime in app.databases.values():
             start_discovery(app, runtime)
         claim_loop = asyncio.create_task(workers.run(self.stop), name="claim-loop")
+        claim_loop.add_done_callback(lambda _: self.stop.set())  # it ends early only on a full disk
         self._started.set()
         self.notifier.ready(status=f"serving {len(app.databases)} database(s)")
         self.log.info("ready", databases=list(app.databases), queue=str(app.config.queue_path))
@@ -106,6 +107,8 @@ class Daemon:
             self.log.info(
                 "stopped", succeeded=workers.tally.succeeded, dead=workers.tally.dead, released=released
             )
+        if workers.fatal is not None:
+            raise workers.fatal
         return 0
 
     def _in_flight(self) -> int:

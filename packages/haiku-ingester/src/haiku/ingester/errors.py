@@ -10,11 +10,15 @@ its job straight to ``dead``; anything else is retried with backoff.
 
 from __future__ import annotations
 
+import errno
+
 __all__ = [
     "BinaryContentError",
+    "ContentMismatchError",
     "ConversionCrashedError",
     "ConversionError",
     "ConversionTimeoutError",
+    "DiskFullError",
     "DuplicateSourceError",
     "EmptyFileError",
     "EmptyListingError",
@@ -28,12 +32,46 @@ __all__ = [
     "ReloadRefusedError",
     "SweepError",
     "SymlinkLoopError",
+    "SymlinkOutsideRootError",
     "UnsupportedFileError",
 ]
 
 
 class IngesterError(Exception):
     """Base of the ingester's own errors."""
+
+
+class DiskFullError(IngesterError):
+    """A write (to a database or to the queue) found no space left: the ingester stops.
+
+    Retrying each job until it goes dead would report written documents dead and
+    spin while the disk stays full; stopping leaves every unfinished job queued
+    (or claimed, requeued at the next start), so nothing acknowledged is lost.
+    """
+
+    def __init__(self, database: str | None) -> None:
+        what = f"database '{database}'" if database else "the job queue"
+        super().__init__(
+            f"{what}: no space left on device; the ingester stopped, and the unfinished jobs stay queued "
+            "(nothing acknowledged is lost). Free space and run it again"
+        )
+        self.database = database
+
+
+_DISK_FULL_TEXTS = ("no space left on device", "os error 28", "database or disk is full")
+
+
+def is_disk_full(exc: BaseException | None) -> bool:
+    """Whether an error, or one it was raised from, says the disk is full (ENOSPC, SQLITE_FULL)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            return True
+        if any(text in str(exc).lower() for text in _DISK_FULL_TEXTS):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 class DuplicateSourceError(IngesterError):
@@ -85,6 +123,16 @@ class SymlinkLoopError(PermanentJobError):
     pass
 
 
+class SymlinkOutsideRootError(PermanentJobError):
+    """A symlinked file whose target lies outside its source's root: skipped, never read."""
+
+    def __init__(self, path: object, source_id: str) -> None:
+        super().__init__(
+            f"{path}: a symlink to a file outside the root of source {source_id}; skipped "
+            "(set follow_external_symlinks: true on the source to ingest such files)"
+        )
+
+
 class FileTooLargeError(PermanentJobError):
     pass
 
@@ -95,6 +143,10 @@ class EmptyFileError(PermanentJobError):
 
 class BinaryContentError(PermanentJobError):
     """Bytes that are not text in a file whose name says it is text."""
+
+
+class ContentMismatchError(PermanentJobError):
+    """Bytes of another format than the file's extension names (a zip named .pdf)."""
 
 
 class ConversionError(PermanentJobError):

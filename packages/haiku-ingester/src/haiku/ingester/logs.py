@@ -33,7 +33,10 @@ def configure_logging(fmt: LogFormat = "auto", level: str = "INFO", stream: Text
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
         numeric = logging.INFO
+    from haiku.core.masking import mask_log_event
+
     shared = [
+        mask_log_event,
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from haiku.core.config import WorkersConfig
 from haiku.ingester.app import IngesterApp
+from haiku.ingester.errors import DiskFullError, is_disk_full
 from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.process import JobReleased
 from haiku.ingester.queue import Job
@@ -41,6 +42,8 @@ class WorkerPool:
         self._claims: dict[int, Job] = {}
         self._on_finished = on_finished
         self.log = get_logger()
+        # Set when a write found the disk full: the claim loop ends and the caller raises it.
+        self.fatal: DiskFullError | None = None
 
     @property
     def busy(self) -> int:
@@ -51,11 +54,19 @@ class WorkerPool:
         """Claim and run jobs until ``stop`` is set (or, with ``until_drained``, the queue is empty)."""
         app = self.app
         assert app.queue is not None
-        while not stop.is_set():
+        while not stop.is_set() and self.fatal is None:
             app.wake.clear()
             names = app.serving_names()
             free = self.in_flight - len(self._tasks)
-            jobs = app.queue.jobs.claim(names, limit=free, lease_ttl_s=self.settings.lease_ttl_s) if free > 0 else []
+            try:
+                jobs = (
+                    app.queue.jobs.claim(names, limit=free, lease_ttl_s=self.settings.lease_ttl_s) if free > 0 else []
+                )
+            except Exception as exc:
+                if not is_disk_full(exc):
+                    raise
+                self._disk_full(None, exc)
+                return
             if jobs:
                 app.warm_up()
             for job in jobs:
@@ -82,40 +93,59 @@ class WorkerPool:
 
     # --- one job --------------------------------------------------------------------
     async def _run_job(self, job: Job) -> None:
-        app = self.app
-        queue = app.queue
-        assert queue is not None and app.processor is not None
-        runtime = app.databases.get(job.database)
+        runtime = self.app.databases.get(job.database)
         log = self.log.bind(database=job.database, source=job.source_id, uri=job.uri, op=job.op, job=job.id)
         try:
-            if runtime is None or not runtime.accepting or job.source_id not in runtime.sources:
-                queue.jobs.release(job)
-                return
-            source = runtime.sources[job.source_id]
-            runtime.job_started()
-            try:
-                outcome = await app.processor.run(job, source, runtime.store)
-            except asyncio.CancelledError:
+            await self._run_claimed(job, runtime, log)
+        except Exception as exc:
+            if not is_disk_full(exc):
                 raise
-            except JobReleased:
-                queue.jobs.release(job)
-            except Exception as exc:
-                self._failed(job, exc, source.retry, log)
-            else:
-                if queue.jobs.complete(job, outcome.sync):
-                    self.tally.succeeded += 1
-                    if outcome.action == "written":  # a delete's chunks were removed, not written
-                        self.tally.chunks += outcome.chunks
-                    log.info("job done", action=outcome.action, document_id=outcome.document_id, chunks=outcome.chunks)
-                    self._finished(job, "succeeded")
-                else:
-                    log.warning("job finished after its lease was lost; another claim owns it now")
-            finally:
-                runtime.job_finished()
+            self._disk_full(job, exc)
         finally:
             self._tasks.pop(job.id, None)
             self._claims.pop(job.id, None)
-            app.wake.set()
+            self.app.wake.set()
+
+    async def _run_claimed(self, job: Job, runtime, log) -> None:
+        app = self.app
+        queue = app.queue
+        assert queue is not None and app.processor is not None
+        if runtime is None or not runtime.accepting or job.source_id not in runtime.sources:
+            queue.jobs.release(job)
+            return
+        source = runtime.sources[job.source_id]
+        runtime.job_started()
+        try:
+            outcome = await app.processor.run(job, source, runtime.store)
+        except asyncio.CancelledError:
+            raise
+        except JobReleased:
+            queue.jobs.release(job)
+        except Exception as exc:
+            if is_disk_full(exc):
+                raise  # not the job's fault: stop instead of retrying it into the dead
+            self._failed(job, exc, source.retry, log)
+        else:
+            if queue.jobs.complete(job, outcome.sync):
+                self.tally.succeeded += 1
+                if outcome.action == "written":  # a delete's chunks were removed, not written
+                    self.tally.chunks += outcome.chunks
+                log.info("job done", action=outcome.action, document_id=outcome.document_id, chunks=outcome.chunks)
+                self._finished(job, "succeeded")
+            else:
+                log.warning("job finished after its lease was lost; another claim owns it now")
+        finally:
+            runtime.job_finished()
+
+    def _disk_full(self, job: Job | None, exc: BaseException) -> None:
+        """Stop claiming; leave the job queued (best effort: the queue may be on the full disk too)."""
+        if job is not None and self.app.queue is not None:
+            with contextlib.suppress(Exception):
+                self.app.queue.jobs.release(job)
+        if self.fatal is None:
+            self.fatal = DiskFullError(job.database if job is not None else None)
+            self.log.error("no space left on device; stopping", database=self.fatal.database, error=str(exc))
+        self.app.wake.set()
 
     def _failed(self, job: Job, exc: Exception, policy, log) -> None:
         assert self.app.queue is not None
@@ -141,7 +171,12 @@ class WorkerPool:
         while True:
             await asyncio.sleep(self.settings.heartbeat_interval_s)
             if self._tasks:
-                self.app.queue.jobs.heartbeat(self.settings.lease_ttl_s)
+                try:
+                    self.app.queue.jobs.heartbeat(self.settings.lease_ttl_s)
+                except Exception as exc:
+                    if not is_disk_full(exc):
+                        raise
+                    self._disk_full(None, exc)
 
     async def reap_forever(self) -> None:
         assert self.app.queue is not None
@@ -175,7 +210,11 @@ class WorkerPool:
                 await task
         released = 0
         if claims and self.app.queue is not None:
-            released = self.app.queue.jobs.release_claims(
-                sorted({j.database for j in claims}), owner=self.app.queue.jobs.owner
-            )
+            try:
+                released = self.app.queue.jobs.release_claims(
+                    sorted({j.database for j in claims}), owner=self.app.queue.jobs.owner
+                )
+            except Exception as exc:
+                if not is_disk_full(exc):
+                    raise  # on a full disk the claims stay, and the next start requeues them
         return released

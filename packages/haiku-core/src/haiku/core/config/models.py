@@ -155,6 +155,9 @@ class LanceDBConfig(_Section):
     databases: dict[str, DatabaseEntry] = Field(default_factory=dict)
     storage_options: dict[str, str] = Field(default_factory=dict)
     read_consistency_interval_seconds: float | None = Field(default=30.0, ge=0)
+    # The longest an open or a read of a database on object storage may take before it
+    # fails naming the database (an endpoint that accepts and never answers); null: no bound.
+    object_storage_timeout_s: float | None = Field(default=30.0, gt=0)
 
     @field_validator("databases", mode="before")
     @classmethod
@@ -252,6 +255,11 @@ class SearchConfig(_Section):
     # by its IDF over all the databases searched together, as one database
     # holding everything would (docs/fusion.md); "local" keeps each database's own.
     fts_idf: Literal["global", "local"] = "global"
+    # The longest query a search takes (a clear error past it): bounds the work one query may cost.
+    max_query_chars: int = Field(default=8192, gt=0)
+    # A selected database that cannot be opened or read: "fail" the search naming it (the
+    # seeds' rule), or "skip" it, answer from the others and say which were skipped and why.
+    on_unavailable: Literal["fail", "skip"] = "fail"
 
 
 class QAModelConfig(_Section):
@@ -301,6 +309,9 @@ class FsSourceConfig(_Section):
     poll_interval_s: float = Field(default=300.0, gt=0)
     delete_orphans: bool = True
     max_file_size: int = Field(default=100 * 1024 * 1024, gt=0)
+    # A symlinked file whose target resolves outside `root` is skipped unless this is on
+    # (a daemon with more rights than the folder's writers must not read any file for them).
+    follow_external_symlinks: bool = False
     retry: RetryConfig | None = None
 
     @field_validator("id", mode="before")

@@ -60,6 +60,8 @@ class StoreBase:
         self._last_auto_vacuum = time.monotonic()
         self._vacuum_task: asyncio.Task | None = None
         self._pinned_chunks: tuple[int, AsyncTable] | None = None
+        # Whether the tables carry the ``revision`` column (schema version 2 on); set on open.
+        self._revisioned = True
         # Notices from the last history() call (e.g. unreadable tag annotations).
         self.history_notices: list[str] = []
 
@@ -90,6 +92,11 @@ class StoreBase:
     def rebuild_marker(self) -> dict | None:
         """What an unfinished ``haiku-ingester rebuild`` left in the settings, if anything."""
         return self._settings.rebuild_marker
+
+    @property
+    def _deadline_s(self) -> float | None:
+        """How long one read may take: bounded on object storage only (see ``_failures``)."""
+        return None if self._location.is_local else self.config.lancedb.object_storage_timeout_s
 
     @property
     def closed(self) -> bool:

@@ -49,13 +49,23 @@ class Location:
         return str(self.path) if self.path is not None else self.uri
 
 
+# Object-storage requests time out by default (an endpoint that accepts and never
+# answers must not hang a command); ``lancedb.storage_options`` overrides each key.
+DEFAULT_STORAGE_OPTIONS: dict[str, str] = {"connect_timeout": "5s", "timeout": "60s"}
+
+
+def storage_options(config: AppConfig) -> dict[str, str]:
+    """What a URI database is opened with: the defaults, then the configured options."""
+    return {**DEFAULT_STORAGE_OPTIONS, **config.lancedb.storage_options}
+
+
 async def connect(location: Location, config: AppConfig) -> lancedb.AsyncConnection:
     lancedb = import_lancedb()
     interval = config.lancedb.read_consistency_interval_seconds
     return await lancedb.connect_async(
         location.uri,
         read_consistency_interval=timedelta(seconds=interval) if interval is not None else None,
-        storage_options=None if location.is_local else dict(config.lancedb.storage_options) or None,
+        storage_options=None if location.is_local else storage_options(config),
     )
 
 

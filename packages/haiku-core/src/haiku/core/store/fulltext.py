@@ -41,6 +41,9 @@ _MAX_TOKEN_LENGTH = 40
 _WORD = re.compile(r"\w+")
 # A long-lived client's cache of counts per database; cleared whole when it overflows.
 _MAX_CACHED_WORDS = 50_000
+# The most distinct words of one query that are counted (and searched) with the federation's
+# IDF: each word costs one index query per database, so a pasted page must not cost thousands.
+MAX_QUERY_WORDS = 64
 
 
 def query_words(text: str) -> list[str]:
@@ -48,9 +51,15 @@ def query_words(text: str) -> list[str]:
 
     The index's "simple" tokenizer splits on what is not a letter or digit;
     splitting the same way means each word is one token the index can count.
+    At most ``MAX_QUERY_WORDS``: the first ones.
     """
     words = (word for word in _WORD.findall(text.lower()) if len(word) <= _MAX_TOKEN_LENGTH)
-    return list(dict.fromkeys(words))
+    distinct: dict[str, None] = {}
+    for word in words:
+        distinct.setdefault(word)
+        if len(distinct) == MAX_QUERY_WORDS:
+            break
+    return list(distinct)
 
 
 def bm25_idf(document_frequency: int, documents: int) -> float:

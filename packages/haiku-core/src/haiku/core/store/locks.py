@@ -19,6 +19,7 @@ a cancelled waiter never ends up holding a lock.
 from __future__ import annotations
 
 import asyncio
+import errno
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -28,7 +29,7 @@ from pathlib import Path
 import structlog
 from filelock import FileLock, Timeout
 
-from haiku.core.errors import DatabaseLockedError
+from haiku.core.errors import DatabaseLockedError, SourceUnavailableError
 from haiku.core.scope import DatabaseRef
 
 log = structlog.get_logger(__name__)
@@ -53,6 +54,19 @@ def _process_lock(key: str, name: str) -> threading.Lock:
         if lock is None:
             lock = _process_locks[(key, name)] = threading.Lock()
         return lock
+
+
+def _unwritable_location(ref: DatabaseRef, error: OSError) -> SourceUnavailableError:
+    """The lock file cannot be made: say why without the path (a named database is named, never located)."""
+    if error.errno in (errno.EEXIST, errno.ENOTDIR):
+        why = "its location exists and is not a directory"
+    elif error.errno == errno.EROFS:
+        why = "its location is on a read-only file system"
+    elif error.errno in (errno.EACCES, errno.EPERM):
+        why = "its location is not writable (permission denied)"
+    else:
+        why = f"its location cannot be written ({error.strerror or type(error).__name__})"
+    return SourceUnavailableError(f"{_database_label(ref)} cannot be written: {why}", database=ref.name)
 
 
 def _database_label(ref: DatabaseRef) -> str:
@@ -94,12 +108,19 @@ class _ProcessAndFileLock:
             return False
         if self._file_lock is None:
             return True
+        failure: OSError | None = None
         try:
             Path(self.key).mkdir(parents=True, exist_ok=True)
             acquired = await _poll(lambda: _file_try_acquire(self._file_lock), deadline)  # type: ignore[arg-type]
+        except OSError as exc:
+            self._thread_lock.release()
+            failure = exc
         except BaseException:
             self._thread_lock.release()
             raise
+        if failure is not None:
+            # Raised outside the handler: the OSError names the location, which must not leave the name.
+            raise _unwritable_location(self.ref, failure)
         if not acquired:
             self._thread_lock.release()
         return acquired

@@ -20,7 +20,7 @@ from haiku.core.store._base import log
 from haiku.core.store.indexes import NO_PRUNE, IndexMixin
 from haiku.core.store.migrations import current_schema_version, pending_migrations
 from haiku.core.store.reads import ReadsMixin
-from haiku.core.store.schema import TABLES, vector_dim_of
+from haiku.core.store.schema import TABLES
 from haiku.core.store.tags import TagsMixin
 
 AUTO_VACUUM_INTERVAL_S = 300.0
@@ -140,7 +140,7 @@ class MaintenanceMixin(IndexMixin, TagsMixin, ReadsMixin):
                     replace(current, schema_version=max(step.version, current.schema_version))
                 )
                 applied.append(step.describe())
-            self._vector_dim = vector_dim_of(await self._chunks.schema())
+            self._note_chunk_schema(await self._chunks.schema())
         if applied:
             self._after_write()
         return applied

@@ -38,7 +38,26 @@ class Migration:
         return f"{self.version}: {self.description}"
 
 
-MIGRATIONS: list[Migration] = []
+async def _add_revisions(store: Store) -> None:
+    """Add the ``revision`` column (null on every existing row) to documents and chunks.
+
+    Resumable: a table that already has the column (an interrupted run) is left as it is.
+    """
+    from haiku.core.store.schema import CHUNKS, DOCUMENTS, REVISION
+
+    for name in (DOCUMENTS, CHUNKS):
+        table = store.table(name)
+        if REVISION not in (await table.schema()).names:
+            await table.add_columns({REVISION: "CAST(NULL AS STRING)"})
+
+
+MIGRATIONS: list[Migration] = [
+    Migration(
+        2,
+        "documents and chunks carry a revision, so a crash mid-update never shows half a document",
+        _add_revisions,
+    ),
+]
 
 
 def current_schema_version() -> int:

@@ -1,7 +1,9 @@
 """Reading documents and chunks (SPEC §6.3, §9.5).
 
-Reads take no lock. A chunk whose document row is absent is an orphan (a
-write in progress or a crash): every read skips it.
+Reads take no lock. A chunk is current when its document row exists and
+carries the chunk's revision (see ``schema``); any other chunk is left by a
+write in progress or a crash (an orphan of a new or deleted document, or the
+other version of an updated one), and every read skips it.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from haiku.core.store.filters import filter_error
 from haiku.core.store.schema import (
     CHUNK_FIELDS,
     DOCUMENT_FIELDS,
+    REVISION,
     chunk_from_row,
     document_from_row,
     sql_in,
     sql_string,
+    vector_dim_of,
 )
 
 _IN_BATCH = 1000
@@ -29,8 +33,25 @@ def _batches(values: Sequence[str], size: int = _IN_BATCH) -> Iterable[Sequence[
         yield values[start : start + size]
 
 
+def is_current(chunk_revision: str | None, document_row: dict[str, Any] | None) -> bool:
+    """Whether a chunk with this revision belongs to the document row as it now stands."""
+    return document_row is not None and chunk_revision == document_row.get(REVISION)
+
+
 class ReadsMixin(StoreBase):
     # --- helpers ------------------------------------------------------------------
+    def _note_chunk_schema(self, schema: Any) -> None:
+        self._vector_dim = vector_dim_of(schema)
+        self._revisioned = REVISION in schema.names
+
+    def _document_columns(self, include_content: bool = False) -> list[str]:
+        columns = [*DOCUMENT_FIELDS, "content"] if include_content else list(DOCUMENT_FIELDS)
+        return [*columns, REVISION] if self._revisioned else columns
+
+    def _chunk_columns(self, with_vectors: bool = False) -> list[str]:
+        columns = [*CHUNK_FIELDS, "vector"] if with_vectors else list(CHUNK_FIELDS)
+        return [*columns, REVISION] if self._revisioned else columns
+
     async def _filtered(self, coro_factory, filter: str | None):
         """Run a documents query built with the caller's filter, naming the filter when it is invalid."""
         try:
@@ -50,7 +71,7 @@ class ReadsMixin(StoreBase):
         self, ids: Iterable[str], *, include_content: bool = False
     ) -> dict[str, dict[str, Any]]:
         wanted = sorted({i for i in ids if i})
-        columns = [*DOCUMENT_FIELDS, "content"] if include_content else list(DOCUMENT_FIELDS)
+        columns = self._document_columns(include_content)
         found: dict[str, dict[str, Any]] = {}
         for batch in _batches(wanted):
             rows = await self._documents.query().where(sql_in("id", batch)).select(columns).to_list()
@@ -112,26 +133,29 @@ class ReadsMixin(StoreBase):
     # --- chunks -------------------------------------------------------------------
     async def get_chunk_by_id(self, chunk_id: str, *, with_vector: bool = False) -> Chunk | None:
         self._require_open()
-        columns = [*CHUNK_FIELDS, "vector"] if with_vector else list(CHUNK_FIELDS)
+        # Mid-update a chunk id the writer kept may be stored twice, once per revision.
         rows = (
             await self._chunks.query()
             .where(f"id = {sql_string(chunk_id)}")
-            .select(columns)
-            .limit(1)
+            .select(self._chunk_columns(with_vector))
             .to_list()
         )
-        if not rows or not await self._document_rows([rows[0]["document_id"]]):
-            return None
-        return chunk_from_row(rows[0], self.name)
+        documents = await self._document_rows(row["document_id"] for row in rows)
+        for row in rows:
+            if is_current(row.get(REVISION), documents.get(row["document_id"])):
+                return chunk_from_row(row, self.name)
+        return None
 
     async def get_chunks(self, document_id: str, *, with_vectors: bool = False) -> list[Chunk]:
-        """The document's chunks by ``order``; none when the document row is absent."""
+        """The document's current chunks by ``order``; none when the document row is absent."""
         self._require_open()
-        if not await self._document_rows([document_id]):
+        document = (await self._document_rows([document_id])).get(document_id)
+        if document is None:
             return []
-        columns = [*CHUNK_FIELDS, "vector"] if with_vectors else list(CHUNK_FIELDS)
+        columns = self._chunk_columns(with_vectors)
         rows = await (
             self._chunks.query().where(f"document_id = {sql_string(document_id)}").select(columns).to_list()
         )
+        rows = [row for row in rows if is_current(row.get(REVISION), document)]
         rows.sort(key=lambda row: (row.get("chunk_order") or 0, row["id"]))
         return [chunk_from_row(row, self.name) for row in rows]

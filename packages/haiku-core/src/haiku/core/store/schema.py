@@ -4,6 +4,12 @@
 * ``chunks``: one row per chunk; ``search_text`` (headings, then text) is what
   the full-text index covers; ``vector`` is a fixed-size float32 list of the
   database's recorded dimension.
+* ``revision`` (documents and chunks): the token of the write that made the
+  row. A chunk is current only while its revision equals its document row's:
+  an update writes the new chunks beside the old ones, then the document row,
+  then removes the old chunks, so a crash between any two commits leaves the
+  old or the new version visible, never a mix (see ``writes``). Rows written
+  before schema version 2 hold no revision (null on both sides: current).
 * ``settings``: exactly one row: schema version, embedder identity (JSON),
   creation time, and the marker an interrupted rebuild leaves.
 """
@@ -27,6 +33,7 @@ SETTINGS = "settings"
 TABLES: tuple[str, ...] = (DOCUMENTS, CHUNKS, SETTINGS)  # the creation order: settings last
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
+REVISION = "revision"
 
 DOCUMENT_FIELDS = ("id", "uri", "title", "metadata", "created_at", "updated_at")
 CHUNK_FIELDS = ("id", "document_id", "chunk_order", "content", "headings", "page_numbers", "metadata")
@@ -42,6 +49,7 @@ def documents_schema() -> pa.Schema:
             pa.field("metadata", pa.string()),
             pa.field("created_at", TIMESTAMP),
             pa.field("updated_at", TIMESTAMP),
+            pa.field(REVISION, pa.string()),
         ]
     )
 
@@ -59,6 +67,7 @@ def chunks_schema(vector_dim: int) -> pa.Schema:
             pa.field("page_numbers", pa.list_(pa.int32())),
             pa.field("metadata", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), vector_dim)),
+            pa.field(REVISION, pa.string()),  # last: the column migration 2 appends
         ]
     )
 
@@ -130,8 +139,9 @@ def search_text(headings: Sequence[str], content: str) -> str:
     return "\n".join([*headings, content]) if headings else content
 
 
-def document_row(document: Document) -> dict[str, Any]:
+def document_row(document: Document, revision: str | None = None) -> dict[str, Any]:
     return {
+        REVISION: revision,
         "id": document.id,
         "uri": document.uri,
         "title": document.title,
@@ -142,8 +152,11 @@ def document_row(document: Document) -> dict[str, Any]:
     }
 
 
-def chunk_row(chunk: Chunk, document_id: str, vector: Sequence[float]) -> dict[str, Any]:
+def chunk_row(
+    chunk: Chunk, document_id: str, vector: Sequence[float], revision: str | None = None
+) -> dict[str, Any]:
     return {
+        REVISION: revision,
         "id": chunk.id,
         "document_id": document_id,
         "chunk_order": chunk.order,
@@ -186,7 +199,7 @@ def chunk_from_row(row: Mapping[str, Any], source: str | None) -> Chunk:
 
 def result_from_row(row: Mapping[str, Any], score: float, source: str | None) -> SearchResult:
     vector = row.get("vector")
-    return SearchResult(
+    result = SearchResult(
         content=row.get("content") or "",
         score=float(score),
         source=source,
@@ -198,3 +211,6 @@ def result_from_row(row: Mapping[str, Any], score: float, source: str | None) ->
         page_numbers=[int(p) for p in row.get("page_numbers") or []],
         vector=list(vector) if vector is not None else None,
     )
+    # Checked against the document row by ``enrich``; "" stands for a row without one.
+    result._revision = row.get(REVISION) or ""
+    return result

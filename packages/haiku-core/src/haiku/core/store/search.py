@@ -9,8 +9,9 @@ A document filter is an SQL WHERE over the documents table, resolved to
 document ids first and applied to chunks as a pre-filter, so ``limit`` counts
 matching chunks.
 
-Chunks whose document row is absent (orphans) are never returned. Candidate
-lists come in two kinds:
+Chunks that are not current (orphans: the document row is absent, or carries
+another revision, see ``reads``) are never returned. Candidate lists come in
+two kinds:
 
 * checked (``enrich=True``, the default): each list's document rows are read
   with it, orphans skipped and the list re-fetched a little longer when that
@@ -38,7 +39,8 @@ from typing import TYPE_CHECKING, Any
 from haiku.core.fusion import Ranked, fuse_rrf, hybrid_depth
 from haiku.core.models import SearchResult, SearchType, loads_metadata
 from haiku.core.store.fulltext import FTS_COLUMN, FullTextStatsMixin, boosted_query
-from haiku.core.store.schema import CHUNK_FIELDS, CHUNKS, result_from_row, sql_in
+from haiku.core.store.reads import is_current
+from haiku.core.store.schema import CHUNKS, REVISION, result_from_row, sql_in
 
 if TYPE_CHECKING:
     from lancedb.table import AsyncTable
@@ -192,13 +194,13 @@ class SearchMixin(FullTextStatsMixin):
         return vector_list, fts_list
 
     async def enrich(self, results: list[SearchResult]) -> list[SearchResult]:
-        """Fill each result's document fields; drop results whose document is gone."""
+        """Fill each result's document fields; drop results that are not current (orphans)."""
         self._require_open()
         documents = await self._document_rows(r.document_id for r in results if r.document_id)
         out: list[SearchResult] = []
         for result in results:
             row = documents.get(result.document_id or "")
-            if row is None:
+            if row is None or (result._revision is not None and result._revision != (row.get(REVISION) or "")):
                 continue
             out.append(result.model_copy(update=_document_fields(row)))
         return out
@@ -242,9 +244,6 @@ class SearchMixin(FullTextStatsMixin):
         self._pinned_chunks = (version, table)
         return table
 
-    def _columns(self, with_vectors: bool) -> list[str]:
-        return [*CHUNK_FIELDS, "vector"] if with_vectors else list(CHUNK_FIELDS)
-
     async def _vector_rows(
         self, table: AsyncTable, query_vector: Sequence[float], limit: int, where: Any, with_vectors: bool
     ) -> list[tuple[dict[str, Any], float]]:
@@ -256,7 +255,7 @@ class SearchMixin(FullTextStatsMixin):
             table.query()
             .nearest_to([float(x) for x in query_vector])
             .distance_type(search.vector_index_metric)
-            .select([*self._columns(with_vectors), "_distance"])
+            .select([*self._chunk_columns(with_vectors), "_distance"])
             .limit(limit)
             .nprobes(search.vector_nprobes)
             .refine_factor(search.vector_refine_factor)
@@ -290,7 +289,7 @@ class SearchMixin(FullTextStatsMixin):
         query = (
             table.query()
             .nearest_to_text(text, columns=[FTS_COLUMN])
-            .select([*self._columns(with_vectors), "_score"])
+            .select([*self._chunk_columns(with_vectors), "_score"])
             .limit(limit)
         )
         if where is not None:
@@ -299,7 +298,7 @@ class SearchMixin(FullTextStatsMixin):
         return [(row, float(row["_score"])) for row in rows]
 
     async def _fetch(self, run, limit: int, checked: bool = True) -> list[SearchResult]:
-        """Run a chunk query; checked: keep rows whose document exists, refetch longer if orphans made it short."""
+        """Run a chunk query; checked: keep current rows, refetch longer if orphans made it short."""
         if not checked:
             return [result_from_row(row, score, self.name) for row, score in await run(limit)]
         want = limit
@@ -311,7 +310,7 @@ class SearchMixin(FullTextStatsMixin):
                     update=_document_fields(documents[row["document_id"]])
                 )
                 for row, score in scored
-                if row["document_id"] in documents
+                if is_current(row.get(REVISION), documents.get(row["document_id"]))
             ]
             short = len(scored) - len(results)
             if short == 0 or len(scored) < want or len(results) >= limit:

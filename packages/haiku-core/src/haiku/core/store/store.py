@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from haiku.core.config import AppConfig
@@ -33,6 +34,7 @@ from haiku.core.errors import (
 )
 from haiku.core.scope import DatabaseRef
 from haiku.core.store._base import log
+from haiku.core.store._failures import name_read_failures, timeout_message
 from haiku.core.store._location import Location, connect, database_exists
 from haiku.core.store.maintenance import CLOSE_VACUUM_LOCK_TIMEOUT_S, MaintenanceMixin
 from haiku.core.store.migrations import current_schema_version, migration_required_message, pending_migrations
@@ -44,7 +46,6 @@ from haiku.core.store.schema import (
     StoreSettings,
     chunks_schema,
     documents_schema,
-    vector_dim_of,
 )
 from haiku.core.store.search import SearchMixin
 from haiku.core.store.writes import WritesMixin
@@ -60,6 +61,24 @@ def _prefix_with_name(error: Exception, name: str) -> None:
         error.args = (f"{prefix}: {message}", *error.args[1:])
 
 
+# Reads failing inside LanceDB (a damaged or unreachable database) name the database, not its location.
+@name_read_failures(
+    "search",
+    "vector_candidates",
+    "fts_candidates",
+    "hybrid_candidates",
+    "enrich",
+    "expand_context",
+    "list_documents",
+    "count_documents",
+    "count_chunks",
+    "get_document_by_id",
+    "get_document_by_uri",
+    "get_documents_by_ids",
+    "get_chunk_by_id",
+    "get_chunks",
+    "fts_statistics",
+)
 class Store(SearchMixin, WritesMixin, MaintenanceMixin):
     """One open database. Use ``await Store.open(ref, config)``; close with ``await store.close()``."""
 
@@ -82,15 +101,19 @@ class Store(SearchMixin, WritesMixin, MaintenanceMixin):
             raise ValueError("a database read at a tag is read-only and cannot be created; drop create=True")
         named = not ref.given and ref.name is not None
         failure: str | None = None
+        opening = cls._open(
+            ref,
+            config,
+            create=create,
+            read_only=read_only,
+            tag=effective_tag,
+            skip_validation=skip_validation,
+        )
+        deadline = None if isinstance(ref.location, Path) else config.lancedb.object_storage_timeout_s
         try:
-            return await cls._open(
-                ref,
-                config,
-                create=create,
-                read_only=read_only,
-                tag=effective_tag,
-                skip_validation=skip_validation,
-            )
+            return await (opening if deadline is None else asyncio.wait_for(opening, deadline))
+        except TimeoutError:
+            failure = "timeout"
         except _NAMED_KINDS as error:
             if named:
                 _prefix_with_name(error, ref.name)  # type: ignore[arg-type]
@@ -103,9 +126,11 @@ class Store(SearchMixin, WritesMixin, MaintenanceMixin):
             failure = type(error).__name__
             log.warning("store.open_failed", database=ref.name, error=failure)
         # Raised here, outside the handler: neither __cause__ nor __context__ is set.
-        raise SourceUnavailableError(
-            f"database '{ref.name}' could not be opened: {failure}", database=ref.name
-        )
+        if failure == "timeout":
+            message = timeout_message(cls._label(ref), "opened", deadline)
+        else:
+            message = f"database '{ref.name}' could not be opened: {failure}"
+        raise SourceUnavailableError(message, database=ref.name)
 
     @classmethod
     async def _open(
@@ -233,7 +258,7 @@ class Store(SearchMixin, WritesMixin, MaintenanceMixin):
             if self.tag is not None:
                 await table.checkout(self.tag)
             self._tables[name] = table
-        self._vector_dim = vector_dim_of(await self._chunks.schema())
+        self._note_chunk_schema(await self._chunks.schema())
         if self._settings.rebuild_marker is not None:
             log.warning(
                 "store.rebuild_interrupted",

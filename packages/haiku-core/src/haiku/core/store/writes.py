@@ -1,15 +1,18 @@
 """Document writes, used by the ingester only (SPEC §6.3, §14.3).
 
-A reader never sees half a document:
-* a document's chunks are replaced in ONE commit (a merge on chunk id that
-  inserts the new chunks and deletes the document's other chunks); a batch
-  (``upsert_documents``) replaces the chunks of all its documents in that one
-  commit;
-* a new document's row is written after its chunks, and a deleted document's
-  row is removed before its chunks, and every read skips chunks whose
-  document row is absent.
-A crash therefore leaves at most orphan chunks; the first write of each open
-store removes them (and ``remove_orphan_chunks`` does on demand).
+A reader never sees half a document. Every write of a batch
+(``upsert_documents``) stamps one fresh revision on its document rows and
+chunks, and commits in three steps:
+1. the new chunks are added beside the old ones;
+2. the document rows are written: this one commit switches every reader from
+   the old chunks to the new ones, since reads keep only chunks whose revision
+   is their document row's (see ``reads``);
+3. the documents' chunks of any other revision are deleted.
+A deleted document's row is removed before its chunks. A crash between two
+commits therefore leaves only chunks no reader shows (orphans of an absent
+row, or of another revision) beside a complete version; the first write of
+each open store removes them (and ``remove_orphan_chunks`` does on demand),
+and the next run of the interrupted update writes it once more, whole.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from haiku.core.embedders import EmbedderIdentity
 from haiku.core.models import Chunk, Document, dumps_metadata, utcnow
@@ -29,9 +31,9 @@ from haiku.core.store._base import log
 from haiku.core.store.indexes import IndexMixin
 from haiku.core.store.reads import ReadsMixin, _batches
 from haiku.core.store.schema import (
-    CHUNK_FIELDS,
     CHUNKS,
     DOCUMENTS,
+    REVISION,
     as_utc,
     chunk_from_row,
     chunk_row,
@@ -45,6 +47,11 @@ from haiku.core.store.schema import (
 
 def _new_id() -> str:
     return str(uuid.uuid4())
+
+
+def _current_in(chunk: dict[str, Any], revisions: dict[str, str | None]) -> bool:
+    """Whether a chunk row is current, given every document's revision (``_current_revisions``)."""
+    return chunk["document_id"] in revisions and chunk.get(REVISION) == revisions[chunk["document_id"]]
 
 
 # One document to write: the document, its chunks, and one vector per chunk.
@@ -84,14 +91,12 @@ class WritesMixin(IndexMixin, ReadsMixin):
         return (await self.upsert_documents([(document, chunks, vectors)]))[0]
 
     async def upsert_documents(self, items: Sequence[DocumentWrite]) -> list[Document]:
-        """Write several documents and replace their chunks, in two commits for the lot.
+        """Write several documents and replace their chunks, in three commits for the lot.
 
         Each item is ``(document, chunks, vectors)`` and is treated as
         ``upsert_document`` treats one; the stored documents come back in the
-        items' order. All the chunks go in one commit (which also deletes the
-        documents' other chunks), then all the document rows in a second one,
-        then the indexes are refreshed once: a batch costs about what one
-        document does. Items naming the same document (same id, or same uri)
+        items' order. The commits are those of the module docstring, then the
+        indexes are refreshed once: a batch costs about what one document does. Items naming the same document (same id, or same uri)
         are written once, the last one winning; each gets that stored document.
         """
         for document, chunks, vectors in items:
@@ -107,6 +112,7 @@ class WritesMixin(IndexMixin, ReadsMixin):
             await self._remove_orphans_once()
             known = await self._existing_documents(items)
             now = utcnow()
+            revision = _new_id()
             by_id: dict[str, int] = {}  # document id -> index into ``stored`` (the last item wins)
             stored: list[Document] = []
             chunk_sets: list[list[dict[str, Any]]] = []
@@ -129,7 +135,7 @@ class WritesMixin(IndexMixin, ReadsMixin):
                     update={"id": doc_id, "created_at": created_at, "updated_at": now, "source": self.name}
                 )
                 rows = [
-                    chunk_row(chunk.model_copy(update={"id": chunk.id or _new_id()}), doc_id, vector)
+                    chunk_row(chunk.model_copy(update={"id": chunk.id or _new_id()}), doc_id, vector, revision)
                     for chunk, vector in zip(chunks, vectors, strict=True)
                 ]
                 if doc_id in by_id:  # an earlier item named the same document: this one replaces it
@@ -143,22 +149,18 @@ class WritesMixin(IndexMixin, ReadsMixin):
             chunk_rows = [row for rows in chunk_sets for row in rows]
             ids = list(by_id)
             mine = " OR ".join(sql_in("document_id", batch) for batch in _batches(ids))
+            # The three commits of the module docstring; their order is what keeps a crash harmless.
             if chunk_rows:
-                await (
-                    self._chunks.merge_insert("id")
-                    .when_matched_update_all()
-                    .when_not_matched_insert_all()
-                    .when_not_matched_by_source_delete(mine)
-                    .execute(pa.Table.from_pylist(chunk_rows, schema=chunks_schema(self.vector_dim)))
-                )
-            else:
-                await self._chunks.delete(mine)
+                await self._chunks.add(pa.Table.from_pylist(chunk_rows, schema=chunks_schema(self.vector_dim)))
             await (
                 self._documents.merge_insert("id")
                 .when_matched_update_all()
                 .when_not_matched_insert_all()
-                .execute(pa.Table.from_pylist([document_row(d) for d in stored], schema=documents_schema()))
+                .execute(
+                    pa.Table.from_pylist([document_row(d, revision) for d in stored], schema=documents_schema())
+                )
             )
+            await self._chunks.delete(f"({mine}) AND ({REVISION} IS NULL OR {REVISION} != {sql_string(revision)})")
             await self._upkeep_after_write()
         self._after_write()
         log.debug(
@@ -208,29 +210,44 @@ class WritesMixin(IndexMixin, ReadsMixin):
         return removed.num_deleted_rows if existed else None
 
     async def remove_orphan_chunks(self) -> int:
-        """Delete chunks whose document row is absent; returns how many."""
+        """Delete chunks that are not current (see ``reads``); returns how many."""
         async with self._writing("removing orphan chunks"):
             removed = await self._remove_orphans_locked()
         if removed:
             self._after_write()
         return removed
 
+    async def _current_revisions(self) -> dict[str, str | None]:
+        """Each document's id and revision."""
+        columns = ["id", REVISION] if self._revisioned else ["id"]
+        rows = (await self._documents.query().select(columns).to_arrow()).to_pylist()
+        return {row["id"]: row.get(REVISION) for row in rows}
+
     async def _remove_orphans_locked(self) -> int:
         self._orphans_checked = True
-        chunk_docs = await self._chunks.query().select(["document_id"]).to_arrow()
+        columns = ["document_id", REVISION] if self._revisioned else ["document_id"]
+        chunk_docs = await self._chunks.query().select(columns).to_arrow()
         if chunk_docs.num_rows == 0:
             return 0
-        referenced = set(pc.unique(chunk_docs.column("document_id")).to_pylist())
-        present = set((await self._documents.query().select(["id"]).to_arrow()).column("id").to_pylist())
-        orphans = sorted(referenced - present)
-        if not orphans:
-            return 0
+        distinct = chunk_docs.group_by(columns).aggregate([]).to_pylist()  # one row per (document, revision)
+        pairs = {(row["document_id"], row.get(REVISION)) for row in distinct}
+        present = await self._current_revisions()
+        orphans = sorted({doc for doc, _ in pairs if doc not in present})
+        # Documents holding chunks of another revision than their row's: an update cut short.
+        stale = sorted({doc for doc, rev in pairs if doc in present and rev != present[doc]})
+        wheres = [sql_in("document_id", batch) for batch in _batches(orphans)]
+        for doc in stale:
+            keep = present[doc]
+            other = f"{REVISION} IS NOT NULL" if keep is None else f"({REVISION} IS NULL OR {REVISION} != {sql_string(keep)})"
+            wheres.append(f"document_id = {sql_string(doc)} AND {other}")
         removed = 0
-        for batch in _batches(orphans):
-            where = sql_in("document_id", batch)
+        for where in wheres:
             removed += await self._chunks.count_rows(where)
             await self._chunks.delete(where)
-        log.warning("store.orphan_chunks_removed", database=self.name, chunks=removed, documents=len(orphans))
+        if removed:
+            log.warning(
+                "store.orphan_chunks_removed", database=self.name, chunks=removed, documents=len(orphans) + len(stale)
+            )
         return removed
 
     # --- rebuild support ------------------------------------------------------------
@@ -243,15 +260,16 @@ class WritesMixin(IndexMixin, ReadsMixin):
         writes made while iterating (``replace_vectors``) do not disturb it.
         """
         self._require_open()
-        listing = await self._chunks.query().select(["id", "document_id", "chunk_order"]).to_list()
-        present = set((await self._documents.query().select(["id"]).to_arrow()).column("id").to_pylist())
-        listing = [row for row in listing if row["document_id"] in present]
+        columns = ["id", "document_id", "chunk_order", REVISION] if self._revisioned else ["id", "document_id", "chunk_order"]
+        listing = await self._chunks.query().select(columns).to_list()
+        present = await self._current_revisions()
+        listing = [row for row in listing if _current_in(row, present)]
         listing.sort(key=lambda r: (r["document_id"], r["chunk_order"] or 0, r["id"]))
         ids = [row["id"] for row in listing]
-        columns = [*CHUNK_FIELDS, "vector"] if with_vectors else list(CHUNK_FIELDS)
+        columns = self._chunk_columns(with_vectors)
         for batch in _batches(ids, max(1, batch_size)):
             rows = await self._chunks.query().where(sql_in("id", batch)).select(columns).to_list()
-            by_id = {row["id"]: row for row in rows}
+            by_id = {row["id"]: row for row in rows if _current_in(row, present)}
             chunks = [chunk_from_row(by_id[i], self.name) for i in batch if i in by_id]
             if chunks:
                 yield chunks
@@ -282,9 +300,9 @@ class WritesMixin(IndexMixin, ReadsMixin):
 
     async def _rewrite_chunks_with_dimension(self, vectors: dict[str, Sequence[float]], dim: int) -> None:
         had_vector_index = await self._has_vector_index()
-        present = set((await self._documents.query().select(["id"]).to_arrow()).column("id").to_pylist())
-        rows = await self._chunks.query().select([*CHUNK_FIELDS, "search_text"]).to_list()
-        rows = [row for row in rows if row["document_id"] in present]  # orphans are dropped
+        present = await self._current_revisions()
+        rows = await self._chunks.query().select([*self._chunk_columns(), "search_text"]).to_list()
+        rows = [row for row in rows if _current_in(row, present)]  # orphans are dropped
         missing = [row["id"] for row in rows if row["id"] not in vectors]
         if missing:
             raise ValueError(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from haiku.ingester.errors import (
     BinaryContentError,
+    ContentMismatchError,
     EmptyFileError,
     FileTooLargeError,
     MissingFileError,
@@ -92,7 +93,28 @@ def read_bytes(facts: FileFacts, *, max_file_size: int) -> bytes:
         raise EmptyFileError(f"{facts.path}: the file is empty (0 bytes)")
     if facts.format in TEXT_FORMATS:
         check_text(facts.path, data)
+    else:
+        check_signature(facts, data)
     return data
+
+
+# What the first bytes of a binary format must hold. docling picks its backend by
+# sniffing the bytes, so a zip named .pdf would be converted as docx and recorded as a PDF.
+_SIGNATURES: dict[str, tuple[bytes, str]] = {
+    "pdf": (b"%PDF-", "a PDF starts with %PDF- within its first 1024 bytes"),
+    "docx": (b"PK\x03\x04", "a .docx file is a zip archive"),
+}
+
+
+def check_signature(facts: FileFacts, data: bytes) -> None:
+    """The bytes must be of the format the extension names (no zip recorded as a PDF)."""
+    magic, rule = _SIGNATURES.get(facts.format, (b"", ""))
+    head = data[:1024] if facts.format == "pdf" else data[: len(magic)]
+    if magic and magic not in head:
+        raise ContentMismatchError(
+            f"{facts.path}: the bytes are not {facts.path.suffix.lower()} content ({rule}); "
+            "rename the file to its real type"
+        )
 
 
 def check_text(path: Path, data: bytes) -> None:

@@ -89,6 +89,7 @@ class JobProcessor:
         path = source.path_for(job.uri)
         max_size = source.config.max_file_size
         with self.batcher.producing():
+            source.check_link(path)
             facts = await asyncio.to_thread(inspect_file, path, max_file_size=max_size)
             state = self.sync.get(job.database, job.source_id, job.uri)
             if state is not None and state.revision == facts.revision and state.document_id:

@@ -8,6 +8,13 @@ file's own name. A directory matching an ignore pattern is not entered.
 Entries are whatever matches the patterns and is not a directory: a FIFO, a
 dangling link or a symlink loop under a matching name is listed too, so that it
 ends as a dead job saying what is wrong instead of being skipped in silence.
+So is a symlinked file whose target resolves outside the root: unless the
+source sets ``follow_external_symlinks``, its job ends dead at once, before
+the file is opened (``check_link``), and ``status`` lists it with the reason.
+Symlinked folders are never entered.
+
+Uris are ``file://`` uris of the path's bytes (``Path.as_uri``), so a name
+that is not UTF-8 round-trips through ``path_for`` to the same file.
 """
 
 from __future__ import annotations
@@ -18,9 +25,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
-from urllib.parse import unquote, urlparse
+from urllib.parse import unquote_to_bytes, urlparse
 
 from haiku.core.config import FsSourceConfig, RetryConfig
+from haiku.ingester.errors import SymlinkOutsideRootError
 
 
 @dataclass(frozen=True)
@@ -60,7 +68,19 @@ class FolderSource:
 
     def path_for(self, uri: str) -> Path:
         parsed = urlparse(uri)
-        return Path(unquote(parsed.path))
+        # The uri quotes the name's bytes; a name that is not UTF-8 decodes back to them.
+        return Path(os.fsdecode(unquote_to_bytes(parsed.path)))
+
+    def check_link(self, path: Path) -> None:
+        """Raise ``SymlinkOutsideRootError`` for a path that resolves outside the root, unless allowed."""
+        if self.config.follow_external_symlinks:
+            return
+        try:
+            target = Path(os.path.realpath(path))
+        except (OSError, RuntimeError):
+            return  # a loop: inspecting the file says so
+        if target != self.root and self.root not in target.parents:
+            raise SymlinkOutsideRootError(path, self.id)
 
     def relative(self, path: Path) -> str | None:
         """The path relative to the root, or None when it lies outside."""

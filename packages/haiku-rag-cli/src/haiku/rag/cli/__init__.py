@@ -84,7 +84,10 @@ def _quiet_logging() -> None:
     import structlog
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s: %(message)s")
+    from haiku.core.masking import mask_log_event
+
     structlog.configure(
+        processors=[mask_log_event, *structlog.get_config()["processors"]],
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
     )
@@ -103,5 +106,7 @@ def main() -> None:
     except SystemExit:  # --help, usage errors, exit codes: nothing to map
         raise
     except expected_errors() as exc:  # a safety net: commands map their own errors
-        typer.echo(f"Error: {exc}", err=True)
+        from haiku.core.masking import mask_urls
+
+        typer.echo(f"Error: {mask_urls(str(exc))}", err=True)
         sys.exit(1)

@@ -173,7 +173,9 @@ def expected_errors() -> tuple[type[BaseException], ...]:
 
 
 def fail(message: str) -> typer.Exit:
-    typer.echo(f"Error: {message}", err=True)
+    from haiku.core.masking import mask_urls
+
+    typer.echo(f"Error: {mask_urls(message)}", err=True)
     return typer.Exit(1)
 
 

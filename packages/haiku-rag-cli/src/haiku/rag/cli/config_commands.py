@@ -32,14 +32,16 @@ def mask_secrets(node: Any, *, under_storage_options: bool = False) -> Any:
 
 
 def settings(ctx: typer.Context) -> None:
-    """Print the effective configuration as YAML, secrets masked."""
+    """Print the effective configuration as YAML, secrets (credential options, passwords in URLs) masked."""
     import yaml
 
     from haiku.rag.cli._common import run
 
     async def work() -> None:
         config = options(ctx).config()
-        data = mask_secrets(config.model_dump(mode="json"))
+        from haiku.core.masking import mask_nested
+
+        data = mask_nested(mask_secrets(config.model_dump(mode="json")))
         data.setdefault("storage", {})["data_dir"] = str(config.data_dir)
         if config.config_path is not None:
             typer.echo(f"# from {config.config_path}")

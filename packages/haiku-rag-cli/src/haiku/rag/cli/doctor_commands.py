@@ -30,7 +30,11 @@ async def _database_checks(opts, ref) -> tuple[list[Check], Any]:
     config = opts.config()
     checks: list[Check] = []
     identity = None
-    if not await Store.exists(ref, config):
+    try:
+        exists = await Store.exists(ref, config)
+    except Exception as exc:  # LanceDB's own errors carry the URI, bucket and endpoint: name the kind only
+        return [Check("database", "fail", f"database '{ref.label}' could not be reached: {type(exc).__name__}")], None
+    if not exists:
         from haiku.rag.cli.database_commands import missing_message
 
         return [Check("database", "fail", missing_message(ref))], None
@@ -54,7 +58,11 @@ async def _database_checks(opts, ref) -> tuple[list[Check], Any]:
         checks.append(_fts_check(state, chunks))
         orphans = await _orphan_chunks(store)
         checks.append(
-            Check("orphan chunks", "warn", f"{orphans} chunks whose document is gone; the next ingester write removes them")
+            Check(
+                "orphan chunks", "warn",
+                f"{orphans} chunks no reader shows (their document is gone, or an update was cut short); "
+                "the next ingester write removes them",
+            )
             if orphans
             else Check("orphan chunks", "ok", "none")
         )
@@ -106,9 +114,18 @@ def _fts_check(state: dict[str, Any], chunks: int) -> Check:
 
 
 async def _orphan_chunks(store) -> int:
-    chunk_docs = (await store.table("chunks").query().select(["document_id"]).to_arrow()).column("document_id")
-    doc_ids = set((await store.table("documents").query().select(["id"]).to_arrow()).column("id").to_pylist())
-    return sum(1 for doc_id in chunk_docs.to_pylist() if doc_id not in doc_ids)
+    """Chunks no reader shows: no document row, or another revision than the row's (docs/storage.md)."""
+    from haiku.core.store.schema import REVISION
+
+    has_revision = REVISION in (await store.table("chunks").schema()).names
+    chunk_columns = ["document_id", REVISION] if has_revision else ["document_id"]
+    chunks = (await store.table("chunks").query().select(chunk_columns).to_arrow()).to_pylist()
+    doc_columns = ["id", REVISION] if has_revision else ["id"]
+    documents = (await store.table("documents").query().select(doc_columns).to_arrow()).to_pylist()
+    revisions = {row["id"]: row.get(REVISION) for row in documents}
+    return sum(
+        1 for row in chunks if row["document_id"] not in revisions or row.get(REVISION) != revisions[row["document_id"]]
+    )
 
 
 async def _reachable(url: str, api_key: str | None) -> str | None:
@@ -184,7 +201,9 @@ def doctor(
             checks += await _provider_checks(config)
         return checks
 
-    checks = run(work)
+    from haiku.core.masking import mask_urls
+
+    checks = [Check(c.name, c.status, mask_urls(c.detail)) for c in run(work)]
     if as_json:
         echo_json([check.__dict__ for check in checks])
     else:

@@ -127,11 +127,14 @@ def mcp(
     opts = options(ctx)
 
     async def work() -> None:
-        from haiku.rag.mcp import serve
+        from haiku.rag.mcp import exposure_warning, serve
 
         scope = set_scope(opts, db, at)
         if not stdio:
             _check_port(host, port)
+            warning = exposure_warning(host)
+            if warning is not None:
+                typer.echo(f"Warning: {warning}", err=True)
         async with client_for(opts, scope, read_only=True) as client:
             if not stdio:
                 typer.echo(f"Serving MCP on http://{host}:{port}/mcp (Ctrl+C to stop)", err=True)

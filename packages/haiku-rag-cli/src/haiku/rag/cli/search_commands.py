@@ -35,7 +35,13 @@ def search(
         scope = set_scope(opts, db, at)
         async with client_for(opts, scope, read_only=True) as client:
             results = await client.search(query, limit=limit, search_type=search_type, filter=filter)
-        if as_json:
+            skip_mode = client.config.search.on_unavailable == "skip"
+        for name, why in results.skipped.items():
+            typer.echo(f"Warning: database '{name}' skipped: {why}", err=True)
+        if as_json and skip_mode:  # the shape that can say what was skipped (docs/cli.md)
+            skipped = [{"database": name, "error": why} for name, why in results.skipped.items()]
+            echo_json({"results": [result_json(r) for r in results], "skipped": skipped})
+        elif as_json:
             echo_json([result_json(r) for r in results])
         else:
             print_results(results, label=scope.covers_multiple)

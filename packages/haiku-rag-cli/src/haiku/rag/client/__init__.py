@@ -6,5 +6,6 @@
 from haiku.core.models import SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.rag.client._client import HaikuRAG
+from haiku.rag.client._search import SearchResults
 
-__all__ = ["DatabaseRef", "DatabaseScope", "HaikuRAG", "SearchType"]
+__all__ = ["DatabaseRef", "DatabaseScope", "HaikuRAG", "SearchResults", "SearchType"]

@@ -279,8 +279,12 @@ class HaikuRAG:
         search_type: SearchType | None = None,
         filter: str | None = None,
         sources: Sequence[str] | None = None,
-    ) -> list[SearchResult]:
-        """Search the selection and fuse the candidates into one ranking (SPEC §11)."""
+    ) -> _search.SearchResults:
+        """Search the selection and fuse the candidates into one ranking (SPEC §11).
+
+        A list of results; its ``skipped`` names the databases left out under
+        ``search.on_unavailable: skip``, each with why (docs/client.md).
+        """
         return await _search.search(
             self, query, limit=limit, search_type=search_type, filter=filter, sources=sources
         )

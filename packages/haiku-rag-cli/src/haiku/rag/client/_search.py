@@ -12,8 +12,11 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
+import structlog
+
 from haiku.core import fusion
 from haiku.core.embedders import check_selection_identities, get_embedder
+from haiku.core.errors import QueryTooLongError, SourceUnavailableError
 from haiku.core.fusion import Ranked
 from haiku.core.models import SEARCH_TYPES, SearchResult, SearchType
 from haiku.core.store.filters import check_document_filter
@@ -33,6 +36,8 @@ def check_query(query: str) -> None:
     if not query or not query.strip():
         raise ValueError("the query is empty; say what to search for")
 
+log = structlog.get_logger("haiku.rag.client")
+
 
 def _check_arguments(limit: int, search_type: str) -> None:
     if search_type not in SEARCH_TYPES:
@@ -41,12 +46,55 @@ def _check_arguments(limit: int, search_type: str) -> None:
         raise ValueError(f"limit must be at least 1, got {limit}")
 
 
+class SearchResults(list[SearchResult]):
+    """A search's results, best first, and ``skipped``: each database left out, by name, with why.
+
+    A database is left out only under ``search.on_unavailable: skip``, when it
+    could not be opened or read (``SourceUnavailableError``) and others remain.
+    """
+
+    def __init__(self, results: Sequence[SearchResult] = (), skipped: dict[str, str] | None = None) -> None:
+        super().__init__(results)
+        self.skipped: dict[str, str] = dict(skipped or {})
+
+
 async def search(
     client: HaikuRAG,
     query: str,
     *,
     limit: int | None,
     search_type: SearchType | None,
+    filter: str | None,
+    sources: Sequence[str] | None,
+) -> SearchResults:
+    """The federated search; under ``on_unavailable: skip`` it reruns without a database that failed."""
+    config = client.config
+    QueryTooLongError.check(query, config.search.max_query_chars)
+    skip = config.search.on_unavailable == "skip" and client.covers_multiple
+    skipped: dict[str, str] = {}
+    while True:
+        try:
+            found = await _search_selection(
+                client, query, limit=limit, search_type=search_type, filter=filter, sources=sources
+            )
+            return SearchResults(found, skipped)
+        except SourceUnavailableError as error:
+            if not skip or error.database is None or error.database in skipped:
+                raise
+            remaining = [name for name in (sources or client.source_names) if name != error.database]
+            if not remaining or (sources is not None and not sources):
+                raise
+            skipped[error.database] = str(error)
+            log.info("search.database_skipped", database=error.database, error=str(error))
+            sources = remaining
+
+
+async def _search_selection(
+    client: HaikuRAG,
+    query: str,
+    *,
+    limit: int | None,
+    search_type: str | None,
     filter: str | None,
     sources: Sequence[str] | None,
 ) -> list[SearchResult]:

@@ -7,6 +7,6 @@
 with ``--stdio``, over standard input and output.
 """
 
-from haiku.rag.mcp.server import create_mcp_server, serve
+from haiku.rag.mcp.server import create_mcp_server, exposure_warning, serve
 
-__all__ = ["create_mcp_server", "serve"]
+__all__ = ["create_mcp_server", "exposure_warning", "serve"]

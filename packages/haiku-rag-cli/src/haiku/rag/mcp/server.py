@@ -131,11 +131,13 @@ def create_mcp_server(
         collections ([] searches none)."""
         rag = holder.get()
         results = await _guard(rag.search(query, limit=limit, filter=filter, sources=sources))
+        # search.on_unavailable: skip left these out; the agent must know its answer is partial.
+        notes = [f"Skipped collection {name}: {why}" for name, why in results.skipped.items()]
         if not results:
-            return "No results found."
+            return "\n".join([*notes, "No results found."])
         total = len(results)
         return "\n\n".join(
-            r.format_for_agent(rank, total, include_collection=multi) for rank, r in enumerate(results, 1)
+            [*notes, *(r.format_for_agent(rank, total, include_collection=multi) for rank, r in enumerate(results, 1))]
         )
 
     @server.tool()
@@ -217,3 +219,27 @@ async def serve(
         await server.run_stdio_async()
     else:
         await server.run_streamable_http_async(host=host, port=port)
+
+
+def exposure_warning(host: str) -> str | None:
+    """What to warn when ``host`` is reachable beyond this machine; None for a loopback address.
+
+    The server has no authentication: bound to any other address, it serves every
+    document of its databases to whoever can reach that address.
+    """
+    import ipaddress
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host or None, None, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        addresses = {info[4][0] for info in infos}
+    except OSError:
+        addresses = set()
+    loopback = bool(addresses) and all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses)
+    if loopback:
+        return None
+    return (
+        f"--host {host} is not a loopback address: the MCP server has no authentication and serves every "
+        "document of its databases to anyone who can reach it; bind 127.0.0.1 (the default) unless a proxy "
+        "in front of it authenticates"
+    )

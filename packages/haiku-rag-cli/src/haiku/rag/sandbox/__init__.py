@@ -53,9 +53,12 @@ class SandboxResult:
 
 
 def _result(outcome: RunOutcome, timeout_s: float, max_chars: int) -> SandboxResult:
-    if outcome.timed_out:
+    if outcome.timed_out:  # what it printed before being stopped is kept
         return SandboxResult(
-            "", f"Error: the code ran past sandbox.timeout_s ({timeout_s:g} s) and was stopped", True, False
+            outcome.stdout[:max_chars],
+            f"Error: the code ran past sandbox.timeout_s ({timeout_s:g} s) and was stopped",
+            True,
+            len(outcome.stdout) > max_chars,
         )
     output = outcome.stdout
     truncated = outcome.truncated

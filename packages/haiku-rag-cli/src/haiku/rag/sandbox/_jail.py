@@ -185,11 +185,14 @@ def _drop_privileges() -> None:
 
 
 class _CappedWriter(io.TextIOBase):
-    """stdout for the code: keeps the first ``limit`` characters, counts the rest."""
+    """stdout for the code: passes the first ``limit`` characters to ``sink`` as written, counts the rest.
 
-    def __init__(self, limit: int) -> None:
+    Sent as written, so what the code printed before it was stopped (a timeout) still reaches haiku.
+    """
+
+    def __init__(self, limit: int, sink) -> None:
         self.limit = limit
-        self.parts: list[str] = []
+        self.sink = sink
         self.kept = 0
         self.dropped = 0
 
@@ -198,15 +201,12 @@ class _CappedWriter(io.TextIOBase):
 
     def write(self, text: str) -> int:
         room = self.limit - self.kept
-        if room > 0:
+        if room > 0 and text:
             piece = text[:room]
-            self.parts.append(piece)
+            self.sink(piece)
             self.kept += len(piece)
         self.dropped += max(0, len(text) - max(room, 0))
         return len(text)
-
-    def getvalue(self) -> str:
-        return "".join(self.parts)
 
 
 class _Channel:
@@ -233,7 +233,7 @@ class _Channel:
 
 
 def _run(code: str, channel: _Channel, max_chars: int) -> dict:
-    out = _CappedWriter(max_chars)
+    out = _CappedWriter(max_chars, lambda text: channel.send({"op": "out", "text": text}))
 
     def search(query: str, limit: int = 10) -> list[dict]:
         """Search the selected databases; each hit names its ``source``."""
@@ -248,6 +248,7 @@ def _run(code: str, channel: _Channel, max_chars: int) -> dict:
     sys.stderr = out
     sys.stdin = io.StringIO("")
     value_text = None
+    value_dropped = 0
     error = None
     try:
         tree = ast.parse(code, filename="<sandbox>", mode="exec")
@@ -256,7 +257,10 @@ def _run(code: str, channel: _Channel, max_chars: int) -> dict:
         if last is not None:
             value = eval(compile(ast.Expression(last.value), "<sandbox>", "eval"), namespace)
             if value is not None:
+                # Capped here: a huge value must not overflow the control channel's line.
                 value_text = repr(value)
+                value_dropped = max(0, len(value_text) - max_chars)
+                value_text = value_text[:max_chars]
     except BaseException as exc:  # the code's failure is the tool's answer, SystemExit included
         frames = traceback.extract_tb(exc.__traceback__)
         user_frames = [f for f in frames if f.filename == "<sandbox>"]
@@ -266,7 +270,7 @@ def _run(code: str, channel: _Channel, max_chars: int) -> dict:
     finally:
         sys.stdout = sys.__stdout__
         sys.stderr = sys.__stderr__
-    return {"op": "done", "stdout": out.getvalue(), "dropped": out.dropped, "value": value_text, "error": error}
+    return {"op": "done", "dropped": out.dropped + value_dropped, "value": value_text, "error": error}
 
 
 def main() -> None:

@@ -132,7 +132,7 @@ async def run_in_jail(
 ) -> RunOutcome:
     """Run ``code`` over ``workdir/documents``; ``handlers`` answer the helper calls."""
     (workdir / "root").mkdir(exist_ok=True)
-    # One control line carries the result, whose output the jail already capped.
+    # One control line carries the result, whose value the jail already capped.
     line_limit = 4 * max_output_chars + 1024 * 1024
     process = await asyncio.create_subprocess_exec(
         *_command(workdir, timeout_s),
@@ -150,6 +150,7 @@ async def run_in_jail(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
     ready = False
+    printed: list[str] = []  # the code's output, as it was written (kept on a timeout too)
 
     async def receive() -> dict[str, Any] | None:
         assert process.stdout
@@ -167,9 +168,11 @@ async def run_in_jail(
             try:
                 message = await receive()
             except TimeoutError:
-                return RunOutcome("", None, None, timed_out=True, truncated=False)
+                return RunOutcome("".join(printed), None, None, timed_out=True, truncated=False)
             except (ValueError, asyncio.LimitOverrunError):
-                return RunOutcome("", None, "the code wrote garbage to the sandbox's control channel", False, False)
+                return RunOutcome(
+                    "".join(printed), None, "the code wrote garbage to the sandbox's control channel", False, False
+                )
             if message is None:
                 await process.wait()
                 if not ready:
@@ -188,12 +191,15 @@ async def run_in_jail(
             if op == "ready":
                 ready = True
                 send({"code": code, "max_output_chars": max_output_chars})
+            elif op == "out":
+                printed.append(str(message.get("text") or ""))
+                continue
             elif op == "call":
                 send(await _answer(handlers, message))
             elif op == "done":
                 dropped = int(message.get("dropped") or 0)
                 return RunOutcome(
-                    stdout=str(message.get("stdout") or ""),
+                    stdout="".join(printed),
                     value=message.get("value"),
                     error=message.get("error"),
                     timed_out=False,

@@ -5,6 +5,7 @@ labels each line with the database, and checks the rule searching them together
 relies on: one embedder across them.
 """
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -203,7 +204,7 @@ def doctor(
 
     from haiku.core.masking import mask_urls
 
-    checks = [Check(c.name, c.status, mask_urls(c.detail)) for c in run(work)]
+    checks = [dataclasses.replace(c, detail=mask_urls(c.detail)) for c in run(work)]
     if as_json:
         echo_json([check.__dict__ for check in checks])
     else:

@@ -128,7 +128,7 @@ class FolderSource:
         if stat.S_ISDIR(st.st_mode):
             return None
         revision = revision_of(st)
-        if not self.config.follow_external_symlinks and self._leaves_root(path):
+        if not self.config.follow_external_symlinks and os.path.islink(path) and self._leaves_root(path):
             # A refused link has its own revision, so turning follow_external_symlinks
             # on or off enqueues it again (and a document it brought in is then removed).
             revision += "-external"

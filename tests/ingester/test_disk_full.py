@@ -82,3 +82,28 @@ async def test_a_full_disk_ends_run_batch_with_exit_1_naming_the_database_and_a_
     assert sorted(uri.rsplit("/", 1)[-1] for uri in state) == sorted(FILES)
     assert all(len(doc.chunk_ids) == 1 for doc in state.values())
     assert queue_rows(queue, "SELECT COUNT(*) FROM jobs WHERE status = 'dead'")[0][0] == 0
+
+
+async def test_serve_on_a_full_disk_exits_1_naming_the_database_and_reports_no_job_dead(tmp_path):
+    folder = tmp_path / "notes"
+    write_files(folder, FILES)
+    config = write_config(
+        tmp_path / "cfg.yaml",
+        data_dir=tmp_path / "data",
+        databases={"notes": tmp_path / "notes.lancedb"},
+        ingested={"notes": [fs_source(folder, id="notes")]},
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _ON_A_FULL_DISK, "--config", str(config), "serve"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=cli_env(DISK_FULL_MODE="queue"),
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Error: database 'notes': no space left on device" in done.stderr
+    queue = tmp_path / "data" / "ingester.db"
+    assert queue_rows(queue, "SELECT COUNT(*) FROM jobs WHERE status = 'dead'")[0][0] == 0
+    rerun = run_cli(["run-batch"], config=config)
+    assert rerun.returncode == 0, rerun.stderr
+    assert queue_rows(queue, "SELECT COUNT(*) FROM jobs WHERE status = 'dead'")[0][0] == 0

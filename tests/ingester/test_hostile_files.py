@@ -77,7 +77,7 @@ async def test_links_out_of_the_root_are_skipped_and_reported_and_latin1_names_i
     assert names(await snapshot(root / "notes.lancedb", "notes")) == {"plain.md", "inside-link.md"}
 
 
-async def test_follow_external_symlinks_ingests_a_link_out_of_the_root_but_not_a_linked_folder(tmp_path):
+async def test_follow_external_symlinks_ingests_a_link_out_of_the_root_and_turning_it_off_removes_it(tmp_path):
     outside = tmp_path / "outside"
     write_files(outside, {"shared.md": "# Shared\n\nA shared note about lynxes.\n"})
     write_files(outside / "dir", {"deep.md": "# Deep\n\nA file reached through a linked folder, walrus7.\n"})
@@ -93,4 +93,15 @@ async def test_follow_external_symlinks_ingests_a_link_out_of_the_root_but_not_a
     )
     batch = run_cli(["run-batch"], config=config)
     assert batch.returncode == 0, batch.stderr
-    assert names(await snapshot(tmp_path / "notes.lancedb", "notes")) == {"shared.md"}
+    assert names(await snapshot(tmp_path / "notes.lancedb", "notes")) == {"shared.md"}  # not the linked folder
+
+    # Turned off again: the document the link brought in goes, and the link is reported.
+    config = write_config(
+        tmp_path / "cfg.yaml",
+        data_dir=tmp_path / "data",
+        databases={"notes": tmp_path / "notes.lancedb"},
+        ingested={"notes": [fs_source(folder, id="notes")]},
+    )
+    again = run_cli(["run-batch"], config=config)
+    assert again.returncode == 1 and "outside the root" in again.stderr
+    assert names(await snapshot(tmp_path / "notes.lancedb", "notes")) == set()

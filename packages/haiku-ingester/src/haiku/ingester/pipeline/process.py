@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from haiku.core.models import Chunk, Document
+from haiku.ingester.errors import SymlinkOutsideRootError
 from haiku.ingester.pipeline.embed import EmbedBatcher
 from haiku.ingester.pipeline.files import content_hash, inspect_file, read_bytes
 from haiku.ingester.pipeline.pool import ConversionPool
@@ -89,7 +90,11 @@ class JobProcessor:
         path = source.path_for(job.uri)
         max_size = source.config.max_file_size
         with self.batcher.producing():
-            source.check_link(path)
+            try:
+                source.check_link(path)
+            except SymlinkOutsideRootError:
+                await self._drop_own_document(job, store)  # ingested before the rule, or while allowed
+                raise
             facts = await asyncio.to_thread(inspect_file, path, max_file_size=max_size)
             state = self.sync.get(job.database, job.source_id, job.uri)
             if state is not None and state.revision == facts.revision and state.document_id:
@@ -128,6 +133,12 @@ class JobProcessor:
         document = Document(uri=job.uri, title=converted.title, content=converted.content, metadata=metadata)
         stored = await self.writer.write(job.database, store, document, chunks, vectors)
         return Outcome("written", SyncUpdate(facts.revision, digest, stored.id), stored.id, len(chunks))
+
+    async def _drop_own_document(self, job: Job, store: WritableStore) -> None:
+        document = await store.get_document_by_uri(job.uri)
+        if document is not None and document.id is not None and document.metadata.get(SOURCE_ID) == job.source_id:
+            async with self._writing(job.database):
+                await store.delete_document(document.id)
 
     async def delete(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:
         path = source.path_for(job.uri)

@@ -73,14 +73,15 @@ class FolderSource:
 
     def check_link(self, path: Path) -> None:
         """Raise ``SymlinkOutsideRootError`` for a path that resolves outside the root, unless allowed."""
-        if self.config.follow_external_symlinks:
-            return
+        if not self.config.follow_external_symlinks and self._leaves_root(path):
+            raise SymlinkOutsideRootError(path, self.id)
+
+    def _leaves_root(self, path: Path) -> bool:
         try:
             target = Path(os.path.realpath(path))
         except (OSError, RuntimeError):
-            return  # a loop: inspecting the file says so
-        if target != self.root and self.root not in target.parents:
-            raise SymlinkOutsideRootError(path, self.id)
+            return False  # a loop: inspecting the file says so
+        return target != self.root and self.root not in target.parents
 
     def relative(self, path: Path) -> str | None:
         """The path relative to the root, or None when it lies outside."""
@@ -126,7 +127,12 @@ class FolderSource:
                 return None
         if stat.S_ISDIR(st.st_mode):
             return None
-        return FileEntry(path=path, uri=self.uri_for(path), revision=revision_of(st))
+        revision = revision_of(st)
+        if not self.config.follow_external_symlinks and os.path.islink(path) and self._leaves_root(path):
+            # A refused link has its own revision, so turning follow_external_symlinks
+            # on or off enqueues it again (and a document it brought in is then removed).
+            revision += "-external"
+        return FileEntry(path=path, uri=self.uri_for(path), revision=revision)
 
     def list_files(self) -> dict[str, FileEntry]:
         """Every wanted file under the root, by uri. Raises OSError for a missing or unreadable root."""

@@ -200,6 +200,29 @@ class QueryTooLongError(HaikuError, ValueError):
             )
 
 
+class EmptyQueryError(HaikuError, ValueError):
+    """A search query or question that is empty or blank: it matches nothing in particular."""
+
+    def __init__(self, message: str = "the query is empty; say what to search for") -> None:
+        super().__init__(message)
+
+    @classmethod
+    def check(cls, query: str) -> None:
+        if not query or not query.strip():
+            raise cls()
+
+
+class InvalidFilterError(HaikuError, ValueError):
+    """A document filter that cannot run: the message names the documented document fields."""
+
+    @classmethod
+    def of(cls, filter: str, detail: str, fields: Iterable[str]) -> InvalidFilterError:
+        return cls(
+            f"invalid document filter {filter!r}: {detail}. A filter is an SQL WHERE over the document "
+            f"fields {', '.join(fields)}"
+        )
+
+
 class InvalidConfigError(HaikuError, ValueError):
     """The configuration file is missing, unreadable or fails validation."""
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import errno
 
+from haiku.core.errors import HaikuError
+
 __all__ = [
     "BinaryContentError",
     "ContentMismatchError",
@@ -37,7 +39,7 @@ __all__ = [
 ]
 
 
-class IngesterError(Exception):
+class IngesterError(HaikuError):
     """Base of the ingester's own errors."""
 
 

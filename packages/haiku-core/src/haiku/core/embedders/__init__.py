@@ -24,6 +24,7 @@ from haiku.core.embedders.identity import (
     check_selection_identities,
 )
 from haiku.core.embedders.lean import LeanSentenceEncoder, plain_layout
+from haiku.core.errors import HaikuError
 from haiku.core.progress import status
 
 __all__ = [
@@ -41,7 +42,7 @@ DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
 log = structlog.get_logger("haiku.core.embedders")
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(HaikuError, RuntimeError):
     """The embedder could not produce vectors (model missing, endpoint down)."""
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import uuid
 
+from haiku.core.errors import InvalidFilterError
 from haiku.core.store.schema import DOCUMENT_FIELDS, documents_schema
 
 # LanceDB's wording, less what would mislead here: its own list of the table's
@@ -22,22 +23,19 @@ _PARSE_ERROR = re.compile(r"^Error parsing statement: .*\(sql parser error: (.*)
 _STAGES = ("Invalid input, ", "Schema error: ", "Error during planning: ")
 
 
-def filter_error(filter: str, error: BaseException) -> ValueError:
-    """The one message for a filter that cannot run."""
+def filter_error(filter: str, error: BaseException) -> InvalidFilterError:
+    """What LanceDB said about a filter that cannot run, without its internals."""
     detail = str(error).strip()
     for stage in _STAGES:
         detail = detail.removeprefix(stage)
     detail = _PARSE_ERROR.sub(r"cannot parse it: \1", detail)
     detail = _VALID_FIELDS.sub("", detail).rstrip(". ")
     detail = detail[:1].lower() + detail[1:]
-    return ValueError(
-        f"invalid document filter {filter!r}: {detail}. A filter is an SQL WHERE over the document "
-        f"fields {', '.join(DOCUMENT_FIELDS)}"
-    )
+    return InvalidFilterError.of(filter, detail, DOCUMENT_FIELDS)
 
 
 async def check_document_filter(filter: str | None) -> None:
-    """Raise ``ValueError`` (``filter_error``) when ``filter`` would fail on any database."""
+    """Raise ``InvalidFilterError`` (a ``ValueError``) when ``filter`` would fail on any database."""
     if not filter or not filter.strip():  # as the store reads it: no filter
         return
     import pyarrow as pa

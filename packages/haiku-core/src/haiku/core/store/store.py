@@ -26,6 +26,7 @@ from haiku.core.errors import (
     AmbiguousDatabaseError,
     ConfigMismatchError,
     DatabaseLockedError,
+    HaikuError,
     MigrationRequiredError,
     ReadOnlyError,
     SourceUnavailableError,
@@ -186,8 +187,22 @@ class Store(SearchMixin, WritesMixin, MaintenanceMixin):
 
     @staticmethod
     async def exists(ref: DatabaseRef, config: AppConfig) -> bool:
-        """Whether ``ref`` holds a haiku database; creates and opens nothing writable."""
-        return await database_exists(Location.of(ref), config)
+        """Whether ``ref`` holds a haiku database; creates and opens nothing writable.
+
+        A location that cannot be looked at raises ``SourceUnavailableError``
+        naming the database and the kind of failure (LanceDB's own text carries
+        the URI, bucket and endpoint).
+        """
+        failed: Exception | None = None
+        try:
+            return await database_exists(Location.of(ref), config)
+        except HaikuError:
+            raise
+        except Exception as error:
+            failed = error
+        raise SourceUnavailableError(
+            f"database '{ref.label}' could not be reached: {type(failed).__name__}", database=ref.name
+        )
 
     # --- opening steps --------------------------------------------------------------
     async def _create(self) -> None:

@@ -65,11 +65,11 @@ def db_option() -> Any:
 
 
 def _check_query(value: str) -> str:
-    from haiku.rag.client._search import check_query
+    from haiku.core.errors import EmptyQueryError
 
     try:
-        check_query(value)
-    except ValueError as exc:
+        EmptyQueryError.check(value)
+    except EmptyQueryError as exc:
         raise typer.BadParameter(str(exc)) from None
     return value
 
@@ -152,24 +152,12 @@ def writable_scope(opts: GlobalOptions, db: Path | None, command: str, *, verb: 
 
 
 def expected_errors() -> tuple[type[BaseException], ...]:
-    """Errors a user can act on: printed as ``Error: …`` with exit 1, never as a traceback."""
-    from haiku.core.embedders import EmbeddingError
+    """Errors a user can act on (the product's own, and the file system's): ``Error: …``, exit 1.
 
-    errors: list[type[BaseException]] = [
-        HaikuError,
-        KeyError,  # UnknownDatabaseError
-        ValueError,  # TagError, MissingEnvVarError, InvalidConfigError, bad filters
-        OSError,  # FileNotFoundError, permissions
-        ImportError,
-        EmbeddingError,
-    ]
-    try:
-        from haiku.rag.rerankers import RerankerError
-
-        errors.append(RerankerError)
-    except ImportError:  # pragma: no cover
-        pass
-    return tuple(errors)
+    Every error haiku raises on purpose derives from ``HaikuError``; anything
+    else is a bug and shows its traceback (docs/design.md).
+    """
+    return (HaikuError, OSError)
 
 
 def fail(message: str) -> typer.Exit:

@@ -25,7 +25,7 @@ class TerminalStatus:
                 self._stream.write("\r\033[2K")
                 self._shown = False
             self._stream.flush()
-        except (OSError, ValueError):  # the terminal went away: the command goes on
+        except OSError:  # the terminal went away: the command goes on
             pass
 
 

@@ -33,8 +33,8 @@ async def _database_checks(opts, ref) -> tuple[list[Check], Any]:
     identity = None
     try:
         exists = await Store.exists(ref, config)
-    except Exception as exc:  # LanceDB's own errors carry the URI, bucket and endpoint: name the kind only
-        return [Check("database", "fail", f"database '{ref.label}' could not be reached: {type(exc).__name__}")], None
+    except expected_errors() as exc:
+        return [Check("database", "fail", str(exc))], None
     if not exists:
         from haiku.rag.cli.database_commands import missing_message
 

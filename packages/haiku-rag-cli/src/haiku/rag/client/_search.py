@@ -16,7 +16,7 @@ import structlog
 
 from haiku.core import fusion
 from haiku.core.embedders import check_selection_identities, get_embedder
-from haiku.core.errors import QueryTooLongError, SourceUnavailableError
+from haiku.core.errors import EmptyQueryError, QueryTooLongError, SourceUnavailableError
 from haiku.core.fusion import Ranked
 from haiku.core.models import SEARCH_TYPES, SearchResult, SearchType
 from haiku.core.store.filters import check_document_filter
@@ -33,8 +33,7 @@ if TYPE_CHECKING:
 
 def check_query(query: str) -> None:
     """An empty or blank query matches nothing in particular: refused before anything opens."""
-    if not query or not query.strip():
-        raise ValueError("the query is empty; say what to search for")
+    EmptyQueryError.check(query)
 
 log = structlog.get_logger("haiku.rag.client")
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from haiku.core.errors import HaikuError
 
-class RerankerError(RuntimeError):
+
+class RerankerError(HaikuError, RuntimeError):
     """The reranker could not score (model missing, endpoint down or malformed answer)."""
 
 

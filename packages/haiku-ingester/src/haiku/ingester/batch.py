@@ -23,6 +23,8 @@ class BatchReport:
     succeeded: int = 0
     dead: int = 0
     chunks: int = 0
+    embedded: int = 0  # chunk texts sent to the encoder
+    reused: int = 0  # chunks that kept their stored vector (see haiku.ingester.pipeline.reuse)
     sweep_failures: list[SweepError] = field(default_factory=list)
     dead_jobs: list[tuple[str, str, str, str]] = field(default_factory=list)
     interrupted: bool = False
@@ -115,6 +117,8 @@ async def run_batch(config: AppConfig, database_name: str | None = None, *, prog
         report.succeeded = workers.tally.succeeded
         report.dead = workers.tally.dead
         report.chunks = workers.tally.chunks
+        report.embedded = workers.tally.embedded
+        report.reused = workers.tally.reused
         report.dead_jobs = workers.tally.dead_jobs
         app.queue.jobs.prune(config.ingester.queue.retention_days)
     finally:

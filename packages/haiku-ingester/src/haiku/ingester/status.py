@@ -2,7 +2,9 @@
 
 Read from the queue file alone: no database is opened, no model loaded. A
 file's current state is its latest job, so a file that failed and was later
-ingested is no longer counted dead.
+ingested is no longer counted dead. ``written`` totals what the ingester wrote
+to each database since it started: documents, chunks, and how many chunks were
+embedded or kept their stored vector.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from haiku.core.config import AppConfig
 from haiku.ingester.checks import select_databases
 from haiku.ingester.queue import QueueDatabase
+from haiku.ingester.queue.totals import read_totals
 
 
 def _iso(ts: float | None) -> str | None:
@@ -24,6 +27,7 @@ def collect_status(config: AppConfig, database_name: str | None = None) -> dict[
     path = config.queue_path
     report: dict[str, Any] = {"queue": str(path), "queue_exists": path.is_file(), "databases": []}
     rows: dict[str, list[Any]] = {"counts": [], "sweeps": [], "dead": []}
+    totals: dict[str, dict[str, Any]] = {}
     if path.is_file() and names:
         db = QueueDatabase(path, read_only=True)
         marks = ",".join("?" * len(names))
@@ -42,6 +46,7 @@ def collect_status(config: AppConfig, database_name: str | None = None) -> dict[
                 names,
             )
             rows["sweeps"] = db.query(f"SELECT * FROM sweeps WHERE database IN ({marks})", names)
+            totals = read_totals(db, names)
         finally:
             db.close()
     for name in names:
@@ -66,7 +71,10 @@ def collect_status(config: AppConfig, database_name: str | None = None) -> dict[
                 for r in dead
             ]
             sources.append(entry)
-        report["databases"].append({"name": name, "sources": sources})
+        written = totals.get(name)
+        if written is not None:
+            written = {**written, "since": _iso(written["since"])}
+        report["databases"].append({"name": name, "sources": sources, "written": written})
     return report
 
 
@@ -76,6 +84,12 @@ def render_status(report: dict[str, Any]) -> str:
         lines.append("ingester.databases names no database")
     for database in report["databases"]:
         lines.append(f"database {database['name']}")
+        written = database.get("written")
+        if written is not None:
+            lines.append(
+                f"  written since {written['since']}: {written['documents']} document(s), {written['chunks']} "
+                f"chunk(s), {written['embedded']} embedded, {written['reused']} reused"
+            )
         for source in database["sources"]:
             sweep = source["last_sweep_at"] or "never"
             if source["last_sweep_status"] == "failed":

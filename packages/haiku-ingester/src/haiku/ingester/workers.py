@@ -18,7 +18,7 @@ from haiku.core.config import WorkersConfig
 from haiku.ingester.app import IngesterApp
 from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.process import JobReleased
-from haiku.ingester.queue import Job
+from haiku.ingester.queue import Job, WrittenCounts
 from haiku.ingester.retry import describe, retry_delay
 
 
@@ -28,6 +28,8 @@ class Tally:
     dead: int = 0
     retried: int = 0
     chunks: int = 0
+    embedded: int = 0
+    reused: int = 0
     dead_jobs: list[tuple[str, str, str, str]] = field(default_factory=list)  # database, source, uri, error
 
 
@@ -102,10 +104,17 @@ class WorkerPool:
             except Exception as exc:
                 self._failed(job, exc, source.retry, log)
             else:
-                if queue.jobs.complete(job, outcome.sync):
+                written = (
+                    WrittenCounts(outcome.chunks, outcome.embedded, outcome.reused)
+                    if outcome.action == "written"
+                    else None
+                )
+                if queue.jobs.complete(job, outcome.sync, written):
                     self.tally.succeeded += 1
                     self.tally.chunks += outcome.chunks
-                    log.info("job done", action=outcome.action, document_id=outcome.document_id, chunks=outcome.chunks)
+                    self.tally.embedded += outcome.embedded
+                    self.tally.reused += outcome.reused
+                    log.info("job done", action=outcome.action, document_id=outcome.document_id, **outcome.counts)
                     self._finished(job, "succeeded")
                 else:
                     log.warning("job finished after its lease was lost; another claim owns it now")

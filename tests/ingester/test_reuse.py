@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from ingester_support import fs_source, write_config
+from ingester_support import EncoderCount, fs_source, write_config
 
 from haiku.core.config import load_config
 from haiku.core.embedders import EmbedderIdentity
@@ -50,26 +50,6 @@ def long_markdown() -> str:
         parts.append(f"## Site {section}")
         parts.extend(paragraph(section, number) for number in range(3))
     return "\n\n".join(parts) + "\n"
-
-
-class EncoderCount:
-    """Counts the texts that reach the session's encoder (the cached embedder's ``encode``)."""
-
-    def __init__(self, embedder: Any) -> None:
-        self.embedder = embedder
-        self.texts = 0
-        self._encode = embedder.encode
-
-    def __enter__(self) -> EncoderCount:
-        def counted(texts):
-            self.texts += len(texts)
-            return self._encode(texts)
-
-        self.embedder.encode = counted
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        del self.embedder.encode  # the class's own method again
 
 
 @dataclass

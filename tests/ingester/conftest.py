@@ -94,6 +94,7 @@ async def batch_world(tmp_path_factory) -> BatchWorld:
     (a_dir / "a2.md").write_text("# Note 2\n\nNote two was rewritten to talk about comets instead.\n")
     (a_dir / "a3.md").unlink()
     await record("changed", ["run-batch"])
+    world.notes["status_after_changed"] = run_cli(["status", "--json", "--db-name", "a"], config=world.config)
 
     # the B folder empties (an unmounted share, say) while its documents are known
     parked = root / "parked-B"

@@ -96,6 +96,26 @@ def tiny_markdown(i: int) -> str:
     return f"# Note {i}\n\nNote number {i} mentions topic{i} once. It is short.\n"
 
 
+class EncoderCount:
+    """Counts the texts that reach the session's encoder (the cached embedder's ``encode``), in process."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.embedder = embedder
+        self.texts = 0
+        self._encode = embedder.encode
+
+    def __enter__(self) -> EncoderCount:
+        def counted(texts):
+            self.texts += len(texts)
+            return self._encode(texts)
+
+        self.embedder.encode = counted
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        del self.embedder.encode  # the class's own method again
+
+
 # --- reading databases -------------------------------------------------------------------------
 
 

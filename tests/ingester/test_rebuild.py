@@ -7,7 +7,7 @@ import shutil
 import numpy as np
 import pytest
 import yaml
-from ingester_support import run_cli
+from ingester_support import EncoderCount, run_cli
 
 from haiku.core.config import config_from_dict
 from haiku.core.embedders import EmbedderIdentity, local_model_path
@@ -84,3 +84,56 @@ def test_every_rebuilt_vector_is_the_embedding_of_its_chunk(rebuilt, embedder):
 
 def test_a_finished_rebuild_leaves_no_marker(rebuilt):
     assert rebuilt["marker"] is None
+
+
+def copy_of_a(batch_world, root):
+    """Database a of the batch world copied under ``root``, with a config naming only it (same embedder)."""
+    location = shutil.copytree(batch_world.a_db, root / "a.lancedb")
+    raw = yaml.safe_load(batch_world.config.read_text())
+    raw["storage"]["data_dir"] = str(root / "data")
+    raw["lancedb"]["databases"] = {"a": str(location)}
+    raw["ingester"]["databases"] = {"a": raw["ingester"]["databases"]["a"]}
+    config_path = root / "cfg.yaml"
+    config_path.write_text(yaml.safe_dump(raw))
+    return config_path, config_from_dict(raw), DatabaseRef.configured("a", location)
+
+
+async def test_rebuild_with_the_embedder_unchanged_embeds_nothing(batch_world, tmp_path, embedder):
+    from haiku.ingester.rebuild import rebuild
+
+    _, config, _ = copy_of_a(batch_world, tmp_path)
+    with EncoderCount(embedder) as count:
+        report = await rebuild(config, "a")
+    assert (report.unchanged, report.chunks, count.texts) == (True, 0, 0)
+
+
+def test_rebuild_says_nothing_was_re_embedded_when_the_embedder_is_unchanged(batch_world, tmp_path):
+    config_path, _, _ = copy_of_a(batch_world, tmp_path)
+    result = run_cli(["rebuild", "--db-name", "a"], config=config_path)
+    assert result.returncode == 0 and "already holds vectors of" in result.stdout
+    assert ": 0 chunk(s) re-embedded" in result.stdout
+
+
+async def test_rebuild_back_to_the_recorded_embedder_after_an_interrupted_one_embeds_everything(
+    batch_world, tmp_path, embedder
+):
+    """An interrupted rebuild to another model left some vectors of that model: all are embedded again."""
+    from haiku.core.store import Store
+    from haiku.ingester.rebuild import rebuild
+
+    _, config, ref = copy_of_a(batch_world, tmp_path)
+    store = await Store.open(ref, config)
+    try:
+        total = await store.count_chunks()
+        other = EmbedderIdentity("sentence-transformers", "another-model", 384)
+        await store.set_rebuild_marker({"to": other.to_dict(), "from": store.identity.to_dict(), "started_at": "x"})
+    finally:
+        await store.close()
+    with EncoderCount(embedder) as count:
+        report = await rebuild(config, "a")
+    store = await Store.open(ref, config)
+    try:
+        marker = store.rebuild_marker
+    finally:
+        await store.close()
+    assert (report.unchanged, report.chunks, count.texts, marker) == (False, total, total, None)

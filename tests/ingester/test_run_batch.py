@@ -67,6 +67,31 @@ def test_editing_a_file_replaces_its_chunks(batch_world):
     assert not set(before.chunk_ids) & set(after.chunk_ids) and "comets" in " ".join(after.chunk_texts)
 
 
+def _written_lines(batch_world, label: str, database: str) -> list[dict]:
+    events = [json.loads(line) for line in batch_world.runs[label].stderr.splitlines() if line.startswith("{")]
+    return [e for e in events if e["event"] == "job done" and e["action"] == "written" and e["database"] == database]
+
+
+def test_each_written_documents_log_line_counts_its_chunks_embedded_and_reused(batch_world):
+    lines = _written_lines(batch_world, "changed", "a")
+    edited = next(e for e in lines if e["uri"].endswith("/a2.md"))
+    assert (edited["chunks"], edited["embedded"], edited["reused"]) == (1, 1, 0)
+    assert all(e["chunks"] == e["embedded"] + e["reused"] for e in lines)
+
+
+def test_status_json_totals_what_each_database_had_written_since_the_ingester_started(batch_world):
+    lines = _written_lines(batch_world, "changed", "a")
+    [database] = json.loads(batch_world.notes["status_after_changed"].stdout)["databases"]
+    written = database["written"]
+    assert {k: written[k] for k in ("documents", "chunks", "embedded", "reused")} == {
+        "documents": len(lines),
+        "chunks": sum(e["chunks"] for e in lines),
+        "embedded": sum(e["embedded"] for e in lines),
+        "reused": sum(e["reused"] for e in lines),
+    }
+    assert written["since"] is not None
+
+
 def test_deleting_a_file_removes_its_document(batch_world):
     assert batch_world.uri(batch_world.a_dir / "a3.md") not in batch_world.states["changed"]["a"]
 

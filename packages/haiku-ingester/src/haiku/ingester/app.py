@@ -202,6 +202,8 @@ class IngesterApp:
         for result in results:
             if isinstance(result, BaseException):
                 raise result
+        assert self.queue is not None
+        self.queue.totals.start(names)  # status counts what this run writes
 
     async def _reconcile(self, runtime: DatabaseRuntime) -> None:
         assert self.queue is not None

@@ -25,6 +25,8 @@ class BatchReport:
     succeeded: int = 0
     dead: int = 0
     chunks: int = 0
+    embedded: int = 0  # chunk texts sent to the encoder
+    reused: int = 0  # chunks that kept their stored vector (see haiku.ingester.pipeline.reuse)
     sweep_failures: list[SweepError] = field(default_factory=list)
     dead_jobs: list[tuple[str, str, str, str]] = field(default_factory=list)
     # Files dead before this run at the same revision that died again: a file nobody
@@ -146,6 +148,8 @@ async def run_batch(config: AppConfig, database_name: str | None = None, *, prog
                 report.dead_jobs.append(dead_job)
         report.still_dead = len(report.still_dead_jobs)
         report.dead = workers.tally.dead - report.still_dead
+        report.embedded = workers.tally.embedded
+        report.reused = workers.tally.reused
         app.queue.jobs.prune(config.ingester.queue.retention_days)
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):

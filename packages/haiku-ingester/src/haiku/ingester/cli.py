@@ -180,6 +180,12 @@ def rebuild(
     from haiku.ingester.rebuild import rebuild as run_rebuild
 
     report = guarded(lambda: run_async(run_rebuild(load(), db_name)))
+    if report.unchanged:
+        typer.echo(
+            f"Database '{report.database}' already holds vectors of {report.identity.describe()}: "
+            "0 chunk(s) re-embedded"
+        )
+        return
     typer.echo(
         f"Rebuilt database '{report.database}': {report.chunks} chunk(s) re-embedded with "
         f"{report.identity.describe()}"

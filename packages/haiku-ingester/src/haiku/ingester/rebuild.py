@@ -5,6 +5,11 @@ identity changed), holds the ingester's ownership lock so no ingester writes
 meanwhile, and leaves a marker in the settings record while it runs: ``info``
 and every open report an interrupted rebuild, and rerunning completes it. The
 new identity is recorded only after every vector has been replaced.
+
+When the database's vectors already come from the configured embedder (its
+recorded identity, and no rebuild half done), there is nothing to re-embed: the
+rebuild embeds nothing and writes nothing (it never re-chunks; chunks are cut
+when files are ingested).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ class RebuildReport:
     chunks: int
     identity: EmbedderIdentity
     previous: EmbedderIdentity | None
+    unchanged: bool = False  # the vectors were already of this embedder: nothing was embedded
 
 
 async def rebuild(
@@ -44,6 +50,13 @@ async def rebuild(
             embedder = get_embedder(config)
             identity = EmbedderIdentity.from_config(config.embeddings.model)
             previous = store.identity
+            marker = store.rebuild_marker
+            # An interrupted rebuild to this embedder that had recorded it has replaced every vector.
+            if previous == identity and (marker is None or marker.get("to") == identity.to_dict()):
+                if marker is not None:
+                    await store.set_rebuild_marker(None)
+                log.info("rebuild not needed: the vectors already come from this embedder", identity=identity.describe())
+                return RebuildReport(database=name, chunks=0, identity=identity, previous=previous, unchanged=True)
             total = await store.count_chunks()
             await store.set_rebuild_marker(
                 {

@@ -4,7 +4,9 @@ Read from the queue file alone: no database is opened, no model loaded. A
 file's current state is its latest job, so a file that failed and was later
 ingested is no longer counted dead. Whether a ``serve`` (or ``run-batch``) is
 running comes from the lock it holds beside the queue (``owner``); a
-database's document count is the files its sources have in it.
+database's document count is the files its sources have in it. ``written``
+totals what the ingester wrote to each database since it started: documents,
+chunks, and how many chunks were embedded or kept their stored vector.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from haiku.core.config import AppConfig
 from haiku.ingester.checks import select_databases
 from haiku.ingester.owner import read_owner
 from haiku.ingester.queue import QueueDatabase
+from haiku.ingester.queue.totals import read_totals
 
 
 def _iso(ts: float | None) -> str | None:
@@ -30,6 +33,7 @@ def collect_status(config: AppConfig, database_name: str | None = None) -> dict[
     }
     rows: dict[str, list[Any]] = {"counts": [], "sweeps": [], "dead": []}
     documents: dict[str, int] = {}
+    totals: dict[str, dict[str, Any]] = {}
     if path.is_file() and names:
         db = QueueDatabase(path, read_only=True)
         marks = ",".join("?" * len(names))
@@ -56,6 +60,7 @@ def collect_status(config: AppConfig, database_name: str | None = None) -> dict[
                     names,
                 )
             }
+            totals = read_totals(db, names)
         finally:
             db.close()
     for name in names:
@@ -80,7 +85,12 @@ def collect_status(config: AppConfig, database_name: str | None = None) -> dict[
                 for r in dead
             ]
             sources.append(entry)
-        report["databases"].append({"name": name, "documents": documents.get(name, 0), "sources": sources})
+        written = totals.get(name)
+        if written is not None:
+            written = {**written, "since": _iso(written["since"])}
+        report["databases"].append(
+            {"name": name, "documents": documents.get(name, 0), "sources": sources, "written": written}
+        )
     return report
 
 
@@ -95,6 +105,12 @@ def render_status(report: dict[str, Any]) -> str:
         lines.append("ingester.databases names no database")
     for database in report["databases"]:
         lines.append(f"database {database['name']}: {database['documents']} document(s)")
+        written = database.get("written")
+        if written is not None:
+            lines.append(
+                f"  written since {written['since']}: {written['documents']} document(s), {written['chunks']} "
+                f"chunk(s), {written['embedded']} embedded, {written['reused']} reused"
+            )
         for source in database["sources"]:
             sweep = source["last_sweep_at"] or "never"
             if source["last_sweep_status"] == "failed":

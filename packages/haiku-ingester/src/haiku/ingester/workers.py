@@ -19,7 +19,7 @@ from haiku.ingester.app import IngesterApp
 from haiku.ingester.errors import DiskFullError, is_disk_full
 from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.process import JobReleased
-from haiku.ingester.queue import Job
+from haiku.ingester.queue import Job, WrittenCounts
 from haiku.ingester.retry import describe, retry_delay
 
 
@@ -29,6 +29,8 @@ class Tally:
     dead: int = 0
     retried: int = 0
     chunks: int = 0
+    embedded: int = 0
+    reused: int = 0
     dead_jobs: list[tuple[str, str, str, str]] = field(default_factory=list)  # database, source, uri, error
 
 
@@ -126,11 +128,18 @@ class WorkerPool:
                 raise  # not the job's fault: stop instead of retrying it into the dead
             self._failed(job, exc, source.retry, log)
         else:
-            if queue.jobs.complete(job, outcome.sync):
+            written = (
+                WrittenCounts(outcome.chunks, outcome.embedded, outcome.reused)
+                if outcome.action == "written"
+                else None
+            )
+            if queue.jobs.complete(job, outcome.sync, written):
                 self.tally.succeeded += 1
-                if outcome.action == "written":  # a delete's chunks were removed, not written
+                if written is not None:  # a delete's chunks were removed, not written
                     self.tally.chunks += outcome.chunks
-                log.info("job done", action=outcome.action, document_id=outcome.document_id, chunks=outcome.chunks)
+                    self.tally.embedded += outcome.embedded
+                    self.tally.reused += outcome.reused
+                log.info("job done", action=outcome.action, document_id=outcome.document_id, **outcome.counts)
                 self._finished(job, "succeeded")
             else:
                 log.warning("job finished after its lease was lost; another claim owns it now")

@@ -3,8 +3,10 @@
 Upsert: (1) the stored revision equals the file's → nothing to do; (2) else read
 and hash the bytes; an unchanged hash only rolls the revision forward (document
 id, chunks and vectors kept); (3) else convert and chunk (in a worker process),
-embed (batched across documents), and write (batched with other jobs' documents
-of the same database): the same uri keeps its document id.
+embed (batched across documents) the chunks whose text the stored version
+lacks, reusing the stored vectors of the others (``reuse``), and write (batched
+with other jobs' documents of the same database): the same uri keeps its
+document id.
 
 Delete: skipped when the file is back; otherwise the document with that uri is
 deleted only if it came from the job's source.
@@ -22,6 +24,7 @@ from haiku.ingester.errors import SymlinkOutsideRootError
 from haiku.ingester.pipeline.embed import EmbedBatcher
 from haiku.ingester.pipeline.files import content_hash, inspect_file, read_bytes
 from haiku.ingester.pipeline.pool import ConversionPool
+from haiku.ingester.pipeline.reuse import plan_embedding, stored_vectors
 from haiku.ingester.pipeline.writer import DocumentWriter
 from haiku.ingester.queue import Job, SyncState, SyncUpdate
 from haiku.ingester.sources.fs import FolderSource
@@ -35,6 +38,7 @@ SOURCE_REVISION = "source_revision"
 
 class WritableStore(Protocol):
     async def get_document_by_uri(self, uri: str) -> Document | None: ...
+    async def get_chunks(self, document_id: str, *, with_vectors: bool = False) -> list[Chunk]: ...
     async def upsert_documents(self, items: Any) -> list[Document]: ...
     async def update_document_metadata(self, document_id: str, metadata: dict[str, Any]) -> Any: ...
     async def delete_document(self, document_id: str) -> int | None: ...
@@ -52,6 +56,12 @@ class Outcome:
     sync: SyncUpdate | None
     document_id: str | None = None
     chunks: int = 0
+    embedded: int = 0  # chunk texts sent to the encoder
+    reused: int = 0  # chunks that kept the stored version's vector
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {"chunks": self.chunks, "embedded": self.embedded, "reused": self.reused}
 
 
 class JobProcessor:
@@ -125,14 +135,26 @@ class JobProcessor:
                 if updated is not False:
                     return Outcome("revision", SyncUpdate(facts.revision, digest, state.document_id), state.document_id)
                 reuse = False
-        vectors = await self.batcher.embed([c.embed_text for c in converted.chunks])
+            # Read while the batcher still counts this job as producing: its texts are on their way.
+            known = await stored_vectors(store, state.document_id if state else None, self.batcher.embedder.identity)
+        texts = [c.embed_text for c in converted.chunks]
+        plan = plan_embedding(texts, known)
+        del known
+        vectors = plan.complete(await self.batcher.embed([texts[i] for i in plan.to_embed]))
         chunks = [
             Chunk(order=i, content=c.content, headings=c.headings, page_numbers=c.page_numbers)
             for i, c in enumerate(converted.chunks)
         ]
         document = Document(uri=job.uri, title=converted.title, content=converted.content, metadata=metadata)
         stored = await self.writer.write(job.database, store, document, chunks, vectors)
-        return Outcome("written", SyncUpdate(facts.revision, digest, stored.id), stored.id, len(chunks))
+        return Outcome(
+            "written",
+            SyncUpdate(facts.revision, digest, stored.id),
+            stored.id,
+            chunks=len(chunks),
+            embedded=len(plan.to_embed),
+            reused=plan.reused,
+        )
 
     async def _drop_own_document(self, job: Job, store: WritableStore) -> None:
         document = await store.get_document_by_uri(job.uri)

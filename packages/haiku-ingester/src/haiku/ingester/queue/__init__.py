@@ -7,17 +7,30 @@ from pathlib import Path
 from haiku.ingester.queue.database import QueueDatabase
 from haiku.ingester.queue.jobs import Job, JobQueue, Op
 from haiku.ingester.queue.sync import SyncRecord, SyncState, SyncUpdate
+from haiku.ingester.queue.totals import WriteTotals, WrittenCounts
 
-__all__ = ["IngestQueue", "Job", "JobQueue", "Op", "QueueDatabase", "SyncRecord", "SyncState", "SyncUpdate"]
+__all__ = [
+    "IngestQueue",
+    "Job",
+    "JobQueue",
+    "Op",
+    "QueueDatabase",
+    "SyncRecord",
+    "SyncState",
+    "SyncUpdate",
+    "WriteTotals",
+    "WrittenCounts",
+]
 
 
 class IngestQueue:
-    """The queue file with its two faces: jobs and sync state."""
+    """The queue file with its faces: jobs, sync state, and the totals of what was written."""
 
     def __init__(self, path: Path, *, owner: str | None = None) -> None:
         self.db = QueueDatabase(path)
         self.jobs = JobQueue(self.db, owner=owner)
         self.sync = SyncState(self.db)
+        self.totals = WriteTotals(self.db)
 
     @property
     def path(self) -> Path:

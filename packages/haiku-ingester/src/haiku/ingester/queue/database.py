@@ -57,6 +57,16 @@ _MIGRATIONS: list[str] = [
         PRIMARY KEY (database, source_id)
     );
     """,
+    """
+    CREATE TABLE write_totals (
+        database TEXT PRIMARY KEY,
+        since REAL NOT NULL,
+        documents INTEGER NOT NULL DEFAULT 0,
+        chunks INTEGER NOT NULL DEFAULT 0,
+        embedded INTEGER NOT NULL DEFAULT 0,
+        reused INTEGER NOT NULL DEFAULT 0
+    );
+    """,
 ]
 
 

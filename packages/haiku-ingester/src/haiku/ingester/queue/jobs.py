@@ -16,6 +16,7 @@ from typing import Literal
 
 from haiku.ingester.queue.database import QueueDatabase
 from haiku.ingester.queue.sync import SyncUpdate, apply_sync_update
+from haiku.ingester.queue.totals import WrittenCounts, add_written
 
 Op = Literal["upsert", "delete"]
 EnqueueOutcome = Literal["inserted", "coalesced", "followup", "unchanged"]
@@ -210,10 +211,12 @@ class JobQueue:
             )
 
     # --- finishing --------------------------------------------------------------
-    def complete(self, job: Job, sync: SyncUpdate | None = None) -> bool:
+    def complete(self, job: Job, sync: SyncUpdate | None = None, written: WrittenCounts | None = None) -> bool:
         """Mark a claimed job succeeded and apply its sync-state change, atomically.
 
-        False when the claim was lost (reaped and handed on): nothing changes.
+        ``written`` (a document was written) adds to the database's write totals
+        in the same transaction. False when the claim was lost (reaped and
+        handed on): nothing changes.
         """
         now = time.time()
         with self.db.transaction() as conn:
@@ -222,6 +225,8 @@ class JobQueue:
                 return False
             if sync is not None:
                 apply_sync_update(conn, job.database, job.source_id, job.uri, sync, now)
+            if written is not None:
+                add_written(conn, job.database, written)
             conn.execute(
                 "UPDATE jobs SET status = 'succeeded', finished_at = ?, updated_at = ?, lease_token = NULL, "
                 "lease_owner = NULL, lease_expires = NULL, last_error = NULL WHERE id = ?",

@@ -12,7 +12,9 @@ import sys
 
 from rag_support import cli_env, config_data, write_config
 
-HEAVY = ("torch", "transformers", "sentence_transformers", "pandas", "lance_namespace_urllib3_client.api", "lancedb")
+HEAVY = (
+    "torch", "transformers", "sentence_transformers", "pandas", "lance_namespace_urllib3_client.api", "structlog", "lancedb"
+)
 REPORT = (
     "import atexit, sys\n"
     f"atexit.register(lambda: print('LOADED', *[m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr))\n"

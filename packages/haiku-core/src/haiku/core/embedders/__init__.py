@@ -14,8 +14,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-import structlog
-
 from haiku.core.config.models import AppConfig, EmbeddingModelConfig, EmbeddingsConfig
 from haiku.core.embedders.identity import (
     EmbedderDriftWarning,
@@ -25,6 +23,7 @@ from haiku.core.embedders.identity import (
 )
 from haiku.core.embedders.lean import LeanSentenceEncoder, plain_layout
 from haiku.core.errors import HaikuError
+from haiku.core.logs import get_logger
 from haiku.core.progress import status
 
 __all__ = [
@@ -39,7 +38,7 @@ __all__ = [
 ]
 
 DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
-log = structlog.get_logger("haiku.core.embedders")
+log = get_logger("haiku.core.embedders")
 
 
 class EmbeddingError(HaikuError, RuntimeError):

@@ -16,11 +16,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import structlog
-
 from haiku.core.config import AppConfig
 from haiku.core.embedders import EmbedderIdentity
 from haiku.core.errors import ReadOnlyError
+from haiku.core.logs import get_logger
 from haiku.core.scope import DatabaseRef
 from haiku.core.store._location import Location
 from haiku.core.store.locks import WriterLock
@@ -30,7 +29,7 @@ if TYPE_CHECKING:  # lancedb loads on first open, keeping `import haiku.core.sto
     from lancedb import AsyncConnection
     from lancedb.table import AsyncTable
 
-log = structlog.get_logger("haiku.core.store")
+log = get_logger("haiku.core.store")
 
 
 class StoreBase:

@@ -21,11 +21,10 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import structlog
-
 from haiku.core.errors import HaikuError, SourceUnavailableError
+from haiku.core.logs import get_logger
 
-log = structlog.get_logger("haiku.core.store")
+log = get_logger("haiku.core.store")
 
 C = TypeVar("C", bound=type)
 

@@ -26,13 +26,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
-import structlog
 from filelock import FileLock, Timeout
 
 from haiku.core.errors import DatabaseLockedError, SourceUnavailableError
+from haiku.core.logs import get_logger
 from haiku.core.scope import DatabaseRef
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 WRITER_LOCK_FILE = ".haiku-writer.lock"
 _POLL_S = 0.02

@@ -80,10 +80,20 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def _quiet_logging() -> None:
-    """Library logs go to stderr, warnings and above, so stdout stays the command's output."""
-    import structlog
+    """Library logs go to stderr, warnings and above, so stdout stays the command's output.
+
+    structlog is configured only if something logs at those levels (haiku.core.logs).
+    """
+    from haiku.core.logs import before_structlog, set_minimum_level
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s: %(message)s")
+    set_minimum_level(logging.WARNING)
+    before_structlog(_configure_structlog)
+
+
+def _configure_structlog() -> None:
+    import structlog
+
     from haiku.core.masking import mask_log_event
 
     structlog.configure(

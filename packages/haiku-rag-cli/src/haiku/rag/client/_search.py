@@ -12,12 +12,11 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
-import structlog
-
 from haiku.core import fusion
 from haiku.core.embedders import check_selection_identities, get_embedder
 from haiku.core.errors import EmptyQueryError, QueryTooLongError, SourceUnavailableError
 from haiku.core.fusion import Ranked
+from haiku.core.logs import get_logger
 from haiku.core.models import SEARCH_TYPES, SearchResult, SearchType
 from haiku.core.store.filters import check_document_filter
 from haiku.rag.client._global_idf import GlobalIdf
@@ -35,7 +34,7 @@ def check_query(query: str) -> None:
     """An empty or blank query matches nothing in particular: refused before anything opens."""
     EmptyQueryError.check(query)
 
-log = structlog.get_logger("haiku.rag.client")
+log = get_logger("haiku.rag.client")
 
 
 def _check_arguments(limit: int, search_type: str) -> None:

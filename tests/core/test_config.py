@@ -1,4 +1,4 @@
-"""Configuration loading and validation (SPEC §1; acceptance statements 5, 7-11)."""
+"""Configuration loading and validation (docs/configuration.md)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def load_error(data: dict) -> str:
     return str(info.value)
 
 
-# --- lookup order (§1.1) ------------------------------------------------------------------
+# --- lookup order (docs/configuration.md) ------------------------------------------------------------------
 
 
 def test_nothing_found_means_all_defaults():
@@ -137,7 +137,7 @@ def test_validation_failure_names_the_file(isolated: Path):
         load_config(path)
 
 
-# --- .env (§1.1) -----------------------------------------------------------------------------
+# --- .env (docs/configuration.md) -----------------------------------------------------------------------------
 
 
 def test_dotenv_in_working_directory_feeds_variable_expansion(isolated: Path):
@@ -176,7 +176,7 @@ def test_dotenv_reads_quotes_comments_and_export(isolated: Path):
     )
 
 
-# --- variable expansion (§1.1; statement 9) ----------------------------------------------------
+# --- variable expansion (docs/configuration.md) ----------------------------------------------------
 
 
 def test_var_expands_in_a_string_value(monkeypatch: pytest.MonkeyPatch):
@@ -269,7 +269,7 @@ def test_expanded_number_is_validated_as_a_number(monkeypatch: pytest.MonkeyPatc
     assert config.ingester.workers.worker_count == 4
 
 
-# --- unknown keys (§1.1; statement 8) ----------------------------------------------------------
+# --- unknown keys (docs/configuration.md) ----------------------------------------------------------
 
 _DB = {"lancedb": {"databases": {"a": "/tmp/a.lancedb"}}}
 
@@ -321,7 +321,7 @@ def test_unknown_key_in_a_source_names_its_database_entry():
     )
 
 
-# --- storage (§1.2) --------------------------------------------------------------------------
+# --- storage (docs/configuration.md) --------------------------------------------------------------------------
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the Linux platform directory")
@@ -363,7 +363,7 @@ def test_data_dir_expands_the_home_directory(isolated: Path):
     assert config.data_dir == Path(os.environ["HOME"]) / "haiku-data"
 
 
-# --- lancedb (§1.3; statements 5 and 7) ---------------------------------------------------------
+# --- lancedb (docs/configuration.md) ---------------------------------------------------------
 
 
 def test_databases_keep_their_configured_order():
@@ -465,7 +465,7 @@ def test_storage_options_written_as_yaml_booleans_and_numbers_become_strings():
     assert config.lancedb.storage_options == {"allow_http": "true", "timeout": "30", "region": "us-east-1"}
 
 
-# --- embeddings, reranking, search, qa, sandbox, processing (§1.4-1.7) -------------------------
+# --- embeddings, reranking, search, qa, sandbox, processing (docs/configuration.md) -------------------------
 
 
 def test_embedding_defaults_are_the_offline_minilm_model():
@@ -547,7 +547,7 @@ def test_qa_sandbox_and_processing_defaults():
     assert (config.processing.chunk_size, config.processing.conversion_timeout_s) == (256, 300)
 
 
-# --- ingester (§1.8; statements 10 and 11) -------------------------------------------------------
+# --- ingester (docs/configuration.md) -------------------------------------------------------
 
 
 def _ingest(name: str, databases: dict | None = None, uri: str | None = None) -> dict:

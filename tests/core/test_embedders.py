@@ -1,4 +1,4 @@
-"""Embedders and the embedder-identity checks (SPEC §1.4, §7).
+"""Embedders and the embedder-identity checks (docs/configuration.md).
 
 The local model is the real all-MiniLM-L6-v2 (session fixture ``embedder``);
 the OpenAI-compatible embedder talks to a real HTTP server on 127.0.0.1.
@@ -160,7 +160,7 @@ def test_a_directory_without_modules_is_left_to_sentence_transformers(tmp_path):
     assert plain_layout(tmp_path) is None
 
 
-# --- identity checks on open (§7) ---------------------------------------------------------------
+# --- identity checks on open (docs/configuration.md) ---------------------------------------------------------------
 
 CONFIGURED = EmbedderIdentity("sentence-transformers", "all-MiniLM-L6-v2", 384)
 OTHER_MODEL = EmbedderIdentity("sentence-transformers", "paraphrase-MiniLM-L3-v2", 384)
@@ -208,7 +208,7 @@ def test_open_with_the_configured_or_no_recorded_identity_passes_silently(record
         check_identity_on_open(recorded, CONFIGURED, read_only=False, name="papers")
 
 
-# --- identity across a selection (§7) -----------------------------------------------------------
+# --- identity across a selection (docs/configuration.md) -----------------------------------------------------------
 
 
 def test_selection_with_different_embedders_raises_config_mismatch_with_the_spec_gist():

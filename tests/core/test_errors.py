@@ -1,4 +1,4 @@
-"""The error types and the message gists every package shares (SPEC §4)."""
+"""The error types and the message gists every package shares (docs/design.md)."""
 
 from __future__ import annotations
 

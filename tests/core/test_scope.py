@@ -1,4 +1,4 @@
-"""Database selection: DatabaseRef and DatabaseScope (SPEC §2; acceptance statements 1-4, 6)."""
+"""Database selection: DatabaseRef and DatabaseScope (docs/client.md)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def nothing_configured(make_config):
     return make_config()
 
 
-# --- resolve (§2.2) --------------------------------------------------------------------------
+# --- resolve (docs/client.md) --------------------------------------------------------------------------
 
 
 def test_resolve_with_no_databases_is_one_ref_named_haiku_rag_at_data_dir(nothing_configured):
@@ -139,7 +139,7 @@ def test_resolve_reads_no_environment(nothing_configured, monkeypatch: pytest.Mo
     assert DatabaseScope.resolve(nothing_configured) == before
 
 
-# --- DatabaseRef (§2.1) ------------------------------------------------------------------------
+# --- DatabaseRef (docs/client.md) ------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", ["", "   "])
@@ -211,7 +211,7 @@ def test_ref_is_frozen():
         ref.name = "b"  # type: ignore[misc]
 
 
-# --- DatabaseScope (§2.2) ----------------------------------------------------------------------
+# --- DatabaseScope (docs/client.md) ----------------------------------------------------------------------
 
 
 def test_scope_is_never_empty():

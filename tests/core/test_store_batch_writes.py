@@ -1,4 +1,4 @@
-"""Writing several documents at once (``Store.upsert_documents``, SPEC §6.3)."""
+"""Writing several documents at once (``Store.upsert_documents``, docs/storage.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Migrations, the vector index, vacuum and info (SPEC §6.2, §6.3, §8.1, §8.5)."""
+"""Migrations, the vector index, vacuum and info (docs/storage.md)."""
 
 from __future__ import annotations
 

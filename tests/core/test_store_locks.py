@@ -1,4 +1,4 @@
-"""The writer lock and the ownership lock (SPEC §6.3, §14.1)."""
+"""The writer lock and the ownership lock (docs/storage.md, docs/ingester.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Opening one database: existence, creation, identity checks, and how failures are named (SPEC §3, §7)."""
+"""Opening one database: existence, creation, identity checks, and how failures are named (docs/storage.md, docs/configuration.md)."""
 
 from __future__ import annotations
 

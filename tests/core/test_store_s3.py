@@ -1,4 +1,4 @@
-"""A database on object storage (a local moto S3 server): created, written, searched and tagged (SPEC §1.3, §3.2)."""
+"""A database on object storage (a local moto S3 server): created, written, searched and tagged (docs/configuration.md, docs/storage.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One database's search, filters, enrichment and context expansion (SPEC §6.2, §9.4, §9.6, §11.2)."""
+"""One database's search, filters, enrichment and context expansion (docs/storage.md, docs/client.md, docs/fusion.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tags, reading at a tag, restore, history, and vacuum keeping tagged versions (SPEC §8.2-§8.5)."""
+"""Tags, reading at a tag, restore, history, and vacuum keeping tagged versions (docs/storage.md)."""
 
 from __future__ import annotations
 

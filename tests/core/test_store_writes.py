@@ -1,4 +1,4 @@
-"""Document writes and what readers see of them (SPEC §6.3)."""
+"""Document writes and what readers see of them (docs/storage.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Files the pipeline cannot take end as dead jobs with a clear error; the rest is ingested (§15 85)."""
+"""Files the pipeline cannot take end as dead jobs with a clear error; the rest is ingested."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What haiku-ingester refuses before it writes anything (SPEC §14.1, §14.5; §15 80, 81)."""
+"""What haiku-ingester refuses before it writes anything (docs/ingester.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stopping the daemon mid-work: SIGTERM drains, kill -9 loses nothing acknowledged (SPEC §14.4, §14.5)."""
+"""Stopping the daemon mid-work: SIGTERM drains, kill -9 loses nothing acknowledged (docs/ingester.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Conversion and chunking (SPEC §14.3), file checks, and the conversion worker processes."""
+"""Conversion and chunking (docs/ingester.md), file checks, and the conversion worker processes."""
 
 from __future__ import annotations
 

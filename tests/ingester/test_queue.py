@@ -1,4 +1,4 @@
-"""The durable job queue (SPEC §14.4): SQLite WAL, leases, heartbeats, reaper, backoff, dead jobs,
+"""The durable job queue (docs/ingester.md): SQLite WAL, leases, heartbeats, reaper, backoff, dead jobs,
 coalescing, retention."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""rebuild after the configured model changed (§15 90)."""
+"""rebuild after the configured model changed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What a reload may change (SPEC §14.6), decided without touching any database."""
+"""What a reload may change (docs/ingester.md), decided without touching any database."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""run-batch over real folders and databases (SPEC §14.1-14.3, §14.5; §15 79, 80, 82-84)."""
+"""run-batch over real folders and databases (docs/ingester.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""serve under systemd's notify protocol: watching, reloading, refusing, staying up (§15 86, 87, 89)."""
+"""serve under systemd's notify protocol: watching, reloading, refusing, staying up."""
 
 from __future__ import annotations
 
@@ -175,7 +175,7 @@ async def served(tmp_path_factory):
         daemon.wait_for_message("READY=1", timeout=1)
         facts["pid_unchanged"] = daemon.proc.poll() is None
 
-        # searches while the daemon replaces one document again and again (§15 88)
+        # searches while the daemon replaces one document again and again
         facts["observed"] = await search_while_replacing(root / "b.lancedb", b_dir / "versions.md")
     finally:
         facts["exit_code"] = daemon.stop(timeout=120)

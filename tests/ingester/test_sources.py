@@ -1,4 +1,4 @@
-"""Folder sources and sweeps (SPEC §14.2): patterns, revisions, uris, the sweep's decisions."""
+"""Folder sources and sweeps (docs/ingester.md): patterns, revisions, uris, the sweep's decisions."""
 
 from __future__ import annotations
 

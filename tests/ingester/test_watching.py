@@ -1,4 +1,4 @@
-"""Watching a folder with real watchdog events (SPEC §14.2)."""
+"""Watching a folder with real watchdog events (docs/ingester.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lifecycle commands on one database as real subprocesses (SPEC §6.2, §8; statements 72-74, 77, 78)."""
+"""Lifecycle commands on one database as real subprocesses (docs/storage.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The `haiku-rag` CLI as a real subprocess: scope rules, labels, errors (SPEC §13; statements 59-71)."""
+"""The `haiku-rag` CLI as a real subprocess: scope rules, labels, errors (docs/cli.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What a client covers, and the clients it lends (SPEC §9.1-§9.3; §15 statements 12-23)."""
+"""What a client covers, and the clients it lends (docs/client.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lazy, concurrent opens and how failures name the database (SPEC §3; statements 24-30)."""
+"""Lazy, concurrent opens and how failures name the database (docs/storage.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Federated search over real databases (SPEC §11; statements 31-42)."""
+"""Federated search over real databases (docs/fusion.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Listing, lookups, context expansion and reading at a tag (SPEC §8.3, §9.5, §9.6; statements 43-45, 75, 76)."""
+"""Listing, lookups, context expansion and reading at a tag (docs/storage.md, docs/client.md)."""
 
 from __future__ import annotations
 

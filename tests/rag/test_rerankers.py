@@ -1,4 +1,4 @@
-"""Rerankers score the union of every selected database's candidates (SPEC §11.4, §11.6; statement 39).
+"""Rerankers score the union of every selected database's candidates (docs/fusion.md).
 
 No cross-encoder weights ship offline, so the cross-encoder test builds a tiny
 random-weight BERT classifier with the MiniLM tokenizer and saves it locally;

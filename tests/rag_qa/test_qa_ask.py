@@ -1,4 +1,4 @@
-"""client.ask: selection checked by name first, citations naming their database (SPEC §10.1)."""
+"""client.ask: selection checked by name first, citations naming their database (docs/qa.md)."""
 
 from __future__ import annotations
 

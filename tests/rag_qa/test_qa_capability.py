@@ -1,4 +1,4 @@
-"""The RAG capability: coverage, the search tool's schema and selection (SPEC §10.2)."""
+"""The RAG capability: coverage, the search tool's schema and selection (docs/qa.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The chat session: /sources, /filter and /quit; state persists across questions (SPEC §13.5)."""
+"""The chat session: /sources, /filter and /quit; state persists across questions (docs/cli.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Placing citations in the database they came from (SPEC §10.3).
+"""Placing citations in the database they came from (docs/qa.md).
 
 ``mirror`` is a copy of ``papers``: every id in one is in the other.
 """

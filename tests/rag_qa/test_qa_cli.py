@@ -1,4 +1,4 @@
-"""`haiku-rag ask` and `haiku-rag chat`, run as real subprocesses (SPEC §13.3-§13.5)."""
+"""`haiku-rag ask` and `haiku-rag chat`, run as real subprocesses (docs/cli.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The MCP server, spoken to by the MCP SDK's own client over real transports (SPEC §12).
+"""The MCP server, spoken to by the MCP SDK's own client over real transports (docs/mcp.md).
 
 One `haiku-rag mcp --stdio` subprocess serves every stdio call (recorded once
 per module, asserted one per test); one `haiku-rag mcp` HTTP subprocess serves

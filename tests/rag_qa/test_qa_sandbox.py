@@ -1,4 +1,4 @@
-"""execute_code: the selected databases' documents only, isolated (SPEC §10.4)."""
+"""execute_code: the selected databases' documents only, isolated (docs/sandbox.md)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,14 @@
-"""Every error haiku-core raises, in one place (SPEC §4).
+"""Every error haiku-core raises, in one place (docs/design.md).
 
 The CLI maps these to ``Error: <message>`` with exit 1, so each message must be
 a complete sentence a user can act on, naming the database by its configured
 name and never by its location.
 
-Every type derives from ``HaikuError`` as well as from the base SPEC §4 gives
-it (``KeyError`` or ``ValueError`` for some), so ``except HaikuError`` catches
+Every type derives from ``HaikuError`` as well as from the builtin base callers
+expect of it (``KeyError`` or ``ValueError`` for some), so ``except HaikuError`` catches
 them all while ``except KeyError`` / ``except ValueError`` keep working.
 
-The classmethods build the message gists SPEC §4 fixes, so every package
+The classmethods build the messages, so every package
 words the same situation the same way.
 """
 
@@ -59,7 +59,7 @@ class HaikuError(Exception):
 
 
 class SourceUnavailableError(HaikuError):
-    """A configured database is missing or could not be opened (SPEC §3.2, §3.3)."""
+    """A configured database is missing or could not be opened (docs/storage.md)."""
 
     def __init__(self, message: str, *, database: str | None = None) -> None:
         super().__init__(message)
@@ -128,11 +128,11 @@ class AmbiguousDatabaseError(HaikuError):
 
 
 class ConfigMismatchError(HaikuError):
-    """Embedder identities conflict (database vs config, or across a selection; SPEC §7)."""
+    """Embedder identities conflict (database vs config, or across a selection; docs/configuration.md)."""
 
 
 class AmbiguousCitationError(HaikuError):
-    """A cited chunk id resolves to more than one database (SPEC §10.3)."""
+    """A cited chunk id resolves to more than one database (docs/qa.md)."""
 
     @classmethod
     def shared(cls, chunk_id: str, names: Iterable[str | None]) -> AmbiguousCitationError:
@@ -150,7 +150,7 @@ class AmbiguousCitationError(HaikuError):
 
 
 class MigrationRequiredError(HaikuError):
-    """The database (or the tag being read) needs migrations first (SPEC §8.1, §8.3)."""
+    """The database (or the tag being read) needs migrations first (docs/storage.md)."""
 
 
 class ReadOnlyError(HaikuError):

@@ -1,4 +1,4 @@
-"""The shared data model (SPEC §5).
+"""The shared data model (docs/client.md).
 
 ``source`` is the configured database name: never stored, set on every read.
 In memory a document or chunk is identified by ``(source, id)``.

@@ -1,4 +1,4 @@
-"""Which databases a command or client covers (SPEC §2). Opens nothing."""
+"""Which databases a command or client covers (docs/client.md). Opens nothing."""
 
 from __future__ import annotations
 

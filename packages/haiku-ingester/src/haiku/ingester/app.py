@@ -1,4 +1,4 @@
-"""``IngesterApp``: every ingested database from one process (SPEC §14.1).
+"""``IngesterApp``: every ingested database from one process (docs/ingester.md).
 
 One queue, one conversion pool, one embedder and one worker pool serve all the
 databases; each database has its own store, ownership lock and sources. The

@@ -1,4 +1,4 @@
-"""``run-batch``: one sweep of every source, drain the queue, exit (SPEC §14.5)."""
+"""``run-batch``: one sweep of every source, drain the queue, exit (docs/ingester.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Refusals at start (SPEC §14.1): what must hold before the ingester writes anything."""
+"""Refusals at start (docs/ingester.md): what must hold before the ingester writes anything."""
 
 from __future__ import annotations
 

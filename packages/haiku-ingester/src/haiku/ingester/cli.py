@@ -1,4 +1,4 @@
-"""The ``haiku-ingester`` command line (SPEC §14.5).
+"""The ``haiku-ingester`` command line (docs/ingester.md).
 
 A thin shell over ``haiku.ingester``: each command calls the function of the
 same name. Importing this module loads no model library (torch,

@@ -1,4 +1,4 @@
-"""``serve``: the long-running daemon (SPEC §14.5, §14.6).
+"""``serve``: the long-running daemon (docs/ingester.md).
 
 Start: refusals, ownership locks, databases open (created when missing),
 reconcile, conversion workers and model warming, watchers and sweeps, then

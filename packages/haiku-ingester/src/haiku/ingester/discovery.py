@@ -1,4 +1,4 @@
-"""Discovery under ``serve``: watchers and periodic sweeps for each source (SPEC §14.2)."""
+"""Discovery under ``serve``: watchers and periodic sweeps for each source (docs/ingester.md)."""
 
 from __future__ import annotations
 

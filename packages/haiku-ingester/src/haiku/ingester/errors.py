@@ -1,4 +1,4 @@
-"""Every error the ingester raises on its own account (SPEC §14.5).
+"""Every error the ingester raises on its own account (docs/ingester.md).
 
 The CLI prints ``Error: <message>`` and exits 1 for these, like the core errors,
 so each message names what it is about (database, source id, file) and says

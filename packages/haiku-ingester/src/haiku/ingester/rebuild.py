@@ -1,4 +1,4 @@
-"""``rebuild --db-name NAME``: re-embed every chunk with the configured embedder (SPEC §14.5).
+"""``rebuild --db-name NAME``: re-embed every chunk with the configured embedder (docs/ingester.md).
 
 It opens the database skipping the identity check (the point is that the
 identity changed), holds the ingester's ownership lock so no ingester writes

@@ -1,4 +1,4 @@
-"""Bringing a database and its sync state back into agreement on start (SPEC §14.1).
+"""Bringing a database and its sync state back into agreement on start (docs/ingester.md).
 
 The database is the truth: its documents' metadata (``source_id``,
 ``source_revision``, ``content_hash``) rebuild lost or stale sync records, and a

@@ -1,4 +1,4 @@
-"""What a reload may change, and what it changes (SPEC §14.6).
+"""What a reload may change, and what it changes (docs/ingester.md).
 
 Among what the ingester uses, only ``lancedb.databases`` and
 ``ingester.databases`` may differ from the running configuration; any other

@@ -1,4 +1,4 @@
-"""Which failures are worth retrying, and how long to wait (SPEC §14.4)."""
+"""Which failures are worth retrying, and how long to wait (docs/ingester.md)."""
 
 from __future__ import annotations
 

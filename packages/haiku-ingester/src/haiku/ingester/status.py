@@ -1,4 +1,4 @@
-"""``status``: what the queue says about each database and source (SPEC §14.5).
+"""``status``: what the queue says about each database and source (docs/ingester.md).
 
 Read from the queue file alone: no database is opened, no model loaded. A
 file's current state is its latest job, so a file that failed and was later

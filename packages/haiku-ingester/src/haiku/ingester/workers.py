@@ -1,4 +1,4 @@
-"""Workers: claim jobs, run them, finish them; renew leases; reap lost claims (SPEC §14.4).
+"""Workers: claim jobs, run them, finish them; renew leases; reap lost claims (docs/ingester.md).
 
 Jobs run as tasks on the event loop, up to ``in_flight`` at once: enough to keep
 the conversion workers and the encoder busy together. The CPU-bound steps run

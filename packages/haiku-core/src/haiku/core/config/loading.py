@@ -1,4 +1,4 @@
-"""Finding, reading and expanding the YAML configuration (SPEC §1.1)."""
+"""Finding, reading and expanding the YAML configuration (docs/configuration.md)."""
 
 from __future__ import annotations
 
@@ -203,7 +203,7 @@ def config_from_dict(data: dict[str, Any] | None, *, source: Path | None = None)
 
 
 def load_config(path: str | Path | None = None) -> AppConfig:
-    """Load ``./.env``, find the config file (SPEC §1.1) and return the validated ``AppConfig``.
+    """Load ``./.env``, find the config file (docs/configuration.md) and return the validated ``AppConfig``.
 
     Nothing found means every default.
     """

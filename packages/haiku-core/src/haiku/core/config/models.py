@@ -1,4 +1,4 @@
-"""The configuration tree (SPEC §1): one pydantic model per section.
+"""The configuration tree (docs/configuration.md): one pydantic model per section.
 
 Every model forbids unknown keys so a typo fails at load, naming the key.
 """
@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 DEFAULT_DATABASE_NAME = "haiku.rag"
 SUPPORTED_SOURCE_TYPES = ("fs",)
-# The formats the ingester converts (SPEC §1.8): patterns are relative to a
+# The formats the ingester converts (docs/configuration.md): patterns are relative to a
 # source's root; `*` also matches across folders, `**/` spells it out.
 DEFAULT_INCLUDE_PATTERNS = ["*.md", "*.markdown", "*.txt", "*.html", "*.htm", "*.docx", "*.pdf"]
 # Hidden files and folders, Office lock files, editor and temporary files.
@@ -83,7 +83,7 @@ class StorageConfig(_Section):
 
 
 def is_uri(location: str | Path) -> bool:
-    """A location with ``://`` is object storage and stays a string (SPEC §1.3)."""
+    """A location with ``://`` is object storage and stays a string (docs/configuration.md)."""
     return isinstance(location, str) and "://" in location
 
 
@@ -249,7 +249,7 @@ class SearchConfig(_Section):
     vector_refine_factor: int = Field(default=30, gt=0)
     # How hybrid (and full-text) candidates from several databases are fused
     # when no reranker is configured. "rrf" keeps the full-text signal across
-    # databases (SPEC §11.6, docs/fusion.md); "cosine" is the seeds' rule.
+    # databases (docs/fusion.md); "cosine" is the seeds' rule.
     fusion: Literal["rrf", "cosine"] = "rrf"
     # Full-text scores over several databases: "global" weighs each query word
     # by its IDF over all the databases searched together, as one database

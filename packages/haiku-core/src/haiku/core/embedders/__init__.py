@@ -1,4 +1,4 @@
-"""Embedders (SPEC §1.4, §7).
+"""Embedders (docs/configuration.md).
 
 ``get_embedder(config)`` returns a process-wide embedder for the configured
 model: the sentence-transformers model loads once per process, on first use,

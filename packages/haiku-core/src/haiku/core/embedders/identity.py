@@ -1,4 +1,4 @@
-"""Embedder identity and the checks made with it (SPEC §7)."""
+"""Embedder identity and the checks made with it (docs/configuration.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The single-database store (SPEC §6-§8).
+"""The single-database store (docs/storage.md).
 
     from haiku.core.store import Store, SearchType, TagInfo
 

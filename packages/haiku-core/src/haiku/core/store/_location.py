@@ -1,4 +1,4 @@
-"""Where a database lives and how to reach it (SPEC §1.3, §3.2).
+"""Where a database lives and how to reach it (docs/configuration.md, docs/storage.md).
 
 A ``Path`` location is always a local directory, never routed through object
 storage, and is given to LanceDB as an absolute path. A string location is a

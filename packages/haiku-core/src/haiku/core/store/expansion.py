@@ -1,4 +1,4 @@
-"""Context expansion as a pure function (SPEC §9.6)."""
+"""Context expansion as a pure function (docs/client.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Full-text term statistics and IDF-boosted queries (SPEC §11.6, docs/fusion.md).
+"""Full-text term statistics and IDF-boosted queries (docs/fusion.md).
 
 BM25 weighs each query word by its inverse document frequency, which each
 database computes over its own chunks. Over several databases the same chunk

@@ -1,4 +1,4 @@
-"""Indexes (SPEC §6.2).
+"""Indexes (docs/storage.md).
 
 * Scalar (BTree) indexes on ``documents.id``, ``documents.uri``, ``chunks.id``
   and ``chunks.document_id`` serve lookups and the per-document chunk

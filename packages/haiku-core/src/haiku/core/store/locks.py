@@ -1,4 +1,4 @@
-"""Locks that keep one writer per database (SPEC §6.3, §14.1).
+"""Locks that keep one writer per database (docs/storage.md, docs/ingester.md).
 
 Two kinds, both failing with ``DatabaseLockedError`` naming the database:
 
@@ -70,7 +70,7 @@ def _unwritable_location(ref: DatabaseRef, error: OSError) -> SourceUnavailableE
 
 
 def _database_label(ref: DatabaseRef) -> str:
-    # A given path or the legacy unnamed database may show its location (SPEC §3.3).
+    # A given path or the legacy unnamed database may show its location (docs/storage.md).
     return f"database '{ref.name}'" if ref.name is not None else f"the database at {ref.location}"
 
 

@@ -1,4 +1,4 @@
-"""Vacuum, auto-vacuum, migrations and the info report (SPEC §6.3, §8.1, §8.5).
+"""Vacuum, auto-vacuum, migrations and the info report (docs/storage.md).
 
 Vacuum, per table: compact data files, bring indexes up to date, then remove
 versions older than the retention. Tagged versions are always kept: LanceDB's

@@ -1,4 +1,4 @@
-"""The schema-version registry (SPEC §8.1).
+"""The schema-version registry (docs/storage.md).
 
 Version 1 is the initial schema. Each later change to the stored layout adds a
 ``Migration`` to ``MIGRATIONS``; a database whose settings record a lower

@@ -1,4 +1,4 @@
-"""Reading documents and chunks (SPEC §6.3, §9.5).
+"""Reading documents and chunks (docs/storage.md, docs/client.md).
 
 Reads take no lock. A chunk is current when its document row exists and
 carries the chunk's revision (see ``schema``); any other chunk is left by a

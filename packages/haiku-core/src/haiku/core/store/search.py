@@ -1,4 +1,4 @@
-"""One database's search (SPEC §6.2, §9.4, §11.2) and context expansion (§9.6).
+"""One database's search (docs/storage.md, docs/client.md, docs/fusion.md) and context expansion (docs/client.md).
 
 Scores: vector ``1 / (1 + distance)`` (cosine distance by default), full-text
 BM25, hybrid the reciprocal-rank fusion of this database's two lists by

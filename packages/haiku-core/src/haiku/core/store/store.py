@@ -1,4 +1,4 @@
-"""``Store``: one open LanceDB database (SPEC §3, §6, §7, §8).
+"""``Store``: one open LanceDB database (docs/storage.md, docs/configuration.md).
 
 Opening (``Store.open``):
 1. find the database without creating anything; a missing one is created
@@ -8,7 +8,7 @@ Opening (``Store.open``):
 3. check the recorded embedder against the configuration;
 4. open every table, checked out at the tag for a tagged read (read-only).
 
-Errors about a configured database name it (§3.3): the kept types get a
+Errors about a configured database name it (docs/storage.md): the kept types get a
 ``database 'NAME': `` prefix, anything else becomes ``SourceUnavailableError``
 raised outside the handler so nothing (no path, no bucket) rides on its chain.
 """

@@ -1,4 +1,4 @@
-"""Tags and history (SPEC §8.2, §8.4).
+"""Tags and history (docs/storage.md).
 
 A tag is one LanceDB tag of the same name on every table (documents, chunks,
 settings), all taken under the writer lock so they name one consistent

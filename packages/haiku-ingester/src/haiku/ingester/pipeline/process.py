@@ -1,4 +1,4 @@
-"""What one job does (SPEC §14.3): the upsert and delete steps, as plain async functions.
+"""What one job does (docs/ingester.md): the upsert and delete steps, as plain async functions.
 
 Upsert: (1) the stored revision equals the file's → nothing to do; (2) else read
 and hash the bytes; an unchanged hash only rolls the revision forward (document

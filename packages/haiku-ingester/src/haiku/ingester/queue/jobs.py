@@ -1,4 +1,4 @@
-"""Jobs: enqueue with coalescing, claim with a lease, heartbeat, reap, finish (SPEC §14.4).
+"""Jobs: enqueue with coalescing, claim with a lease, heartbeat, reap, finish (docs/ingester.md).
 
 Life of a job: ``queued → claimed → succeeded | dead``. A claim carries a lease
 token; only the holder of the current token can finish the job, so a job the

@@ -2,7 +2,7 @@
 
 A cache of the databases' own document metadata (``source_revision``,
 ``content_hash``): kept beside the queue so sweeps need not open a database, and
-rebuilt from the metadata on start when lost (SPEC §14.1).
+rebuilt from the metadata on start when lost (docs/ingester.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A folder source (SPEC §14.2): which files it holds, their revisions and uris.
+"""A folder source (docs/ingester.md): which files it holds, their revisions and uris.
 
 Patterns are matched against the path relative to the root, in POSIX form and
 case-insensitively (``*.md`` takes ``README.MD``); ``*`` crosses ``/``, so

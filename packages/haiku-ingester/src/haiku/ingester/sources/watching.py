@@ -1,4 +1,4 @@
-"""Watching a folder source with watchdog (SPEC §14.2).
+"""Watching a folder source with watchdog (docs/ingester.md).
 
 Events arrive on watchdog's thread and are handed to the event loop. They are
 debounced per path and then judged by what the filesystem holds at that moment,

@@ -1,5 +1,5 @@
 """The RAG capability: search, cite and execute_code for a model answering questions
-over the databases a configuration places (SPEC §10.2).
+over the databases a configuration places (docs/qa.md).
 
     capability = create_capability(config=config, sources=["manuals", "specs"])
     answer, citations = await capability.ask("What changed?")

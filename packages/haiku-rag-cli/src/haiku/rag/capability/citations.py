@@ -1,4 +1,4 @@
-"""Placing cited chunk ids in the database they came from (SPEC §10.3).
+"""Placing cited chunk ids in the database they came from (docs/qa.md).
 
 A chunk id is unique within one database only, so a citation is placed by
 what this question's searches returned: an id one result carries is cited

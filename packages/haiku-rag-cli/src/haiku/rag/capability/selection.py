@@ -1,5 +1,5 @@
 """What one question, or one tool call, may read: a selection of databases and a
-document filter of ``(database, document id)`` pairs (SPEC §10.5)."""
+document filter of ``(database, document id)`` pairs (docs/qa.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The `haiku-rag` command: search, read and look after databases (SPEC §13).
+"""The `haiku-rag` command: search, read and look after databases (docs/cli.md).
 
 Nothing here imports torch, sentence-transformers or docling: models load on
 first use, so `--help`, `list`, `info` and `tag list` stay fast.

@@ -1,4 +1,4 @@
-"""What every `haiku-rag` command shares: global options, the scope rules (SPEC §13.2), errors.
+"""What every `haiku-rag` command shares: global options, the scope rules (docs/cli.md), errors.
 
 The CLI decides only what it knows (that --db and --db-name say the same
 thing twice, whether a command reads one database or a set) and hands the

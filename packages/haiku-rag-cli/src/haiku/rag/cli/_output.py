@@ -1,4 +1,4 @@
-"""How results and documents read on a terminal (SPEC §13.3, §13.4)."""
+"""How results and documents read on a terminal (docs/cli.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Commands on one database: info, init, migrate, vacuum, create-index, history (SPEC §6.2, §8)."""
+"""Commands on one database: info, init, migrate, vacuum, create-index, history (docs/storage.md)."""
 
 from importlib import metadata
 from pathlib import Path

@@ -1,5 +1,5 @@
 """`haiku-rag ask`, `chat` and `mcp`: they cover the configured set, or the one database
---db-name or --db selects, and always open read-only (SPEC §13.2).
+--db-name or --db selects, and always open read-only (docs/cli.md).
 
 Models and the MCP SDK load inside the commands, never at import.
 """

@@ -1,4 +1,4 @@
-"""`haiku-rag tag create|list|delete|restore`: tags of one live database (SPEC §8.2)."""
+"""`haiku-rag tag create|list|delete|restore`: tags of one live database (docs/storage.md)."""
 
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""The federating client (SPEC §9): ``HaikuRAG`` and the scope it covers.
+"""The federating client (docs/client.md): ``HaikuRAG`` and the scope it covers.
 
     from haiku.rag.client import HaikuRAG, DatabaseScope, SearchType
 """

@@ -1,4 +1,4 @@
-"""The federating client: one object over one database or a configured set (SPEC §9)."""
+"""The federating client: one object over one database or a configured set (docs/client.md)."""
 
 from __future__ import annotations
 
@@ -182,7 +182,7 @@ class HaikuRAG:
         self._shared = _Shared(self._config, opened, {ref.name: i for i, ref in enumerate(scope.databases)})
         self._borrowed = {}
         if not scope.covers_multiple:
-            # A client covering one database opens it on enter (SPEC §3.1).
+            # A client covering one database opens it on enter (docs/storage.md).
             await opened.ensure(scope.databases)
         self._entered = True
         return self
@@ -280,7 +280,7 @@ class HaikuRAG:
         filter: str | None = None,
         sources: Sequence[str] | None = None,
     ) -> _search.SearchResults:
-        """Search the selection and fuse the candidates into one ranking (SPEC §11).
+        """Search the selection and fuse the candidates into one ranking (docs/fusion.md).
 
         A list of results; its ``skipped`` names the databases left out under
         ``search.on_unavailable: skip``, each with why (docs/client.md).
@@ -324,7 +324,7 @@ class HaikuRAG:
     async def ask(
         self, question: str, filter: str | None = None, sources: Sequence[str] | None = None
     ) -> tuple[str, list[Any]]:
-        """Answer with citations (SPEC §10.1); ``sources`` is checked by name before anything runs."""
+        """Answer with citations (docs/qa.md); ``sources`` is checked by name before anything runs."""
         _search.check_query(question)
         await _search.check_document_filter(filter)
         self.check_sources(sources)

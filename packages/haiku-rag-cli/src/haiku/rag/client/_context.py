@@ -1,4 +1,4 @@
-"""Context expansion through each result's own database (SPEC §9.6)."""
+"""Context expansion through each result's own database (docs/client.md)."""
 
 from __future__ import annotations
 

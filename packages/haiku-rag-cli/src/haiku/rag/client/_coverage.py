@@ -1,4 +1,4 @@
-"""Which databases a client covers, decided without opening any (SPEC §2.3, §9.1, §9.2)."""
+"""Which databases a client covers, decided without opening any (docs/cli.md, docs/client.md)."""
 
 from __future__ import annotations
 

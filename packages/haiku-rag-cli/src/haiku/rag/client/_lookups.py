@@ -1,4 +1,4 @@
-"""Listing and lookups across a selection (SPEC §9.5)."""
+"""Listing and lookups across a selection (docs/client.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Opening a client's databases: lazily, together, failures naming the database (SPEC §3).
+"""Opening a client's databases: lazily, together, failures naming the database (docs/storage.md).
 
 ``before_open`` is a test hook: when set, it is awaited with each ref just
 before that database opens. Tests use it to slow opens down (showing they

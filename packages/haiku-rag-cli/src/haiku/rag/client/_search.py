@@ -1,4 +1,4 @@
-"""Federated search (SPEC §11): select, check, embed once, retrieve together, fuse.
+"""Federated search (docs/fusion.md): select, check, embed once, retrieve together, fuse.
 
 Each database answers with bare candidates; only the fused survivors are
 enriched (document fields, orphans dropped), through the database each came

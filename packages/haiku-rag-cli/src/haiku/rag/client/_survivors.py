@@ -1,4 +1,4 @@
-"""Fusing bare candidate lists, then enriching only the survivors (SPEC §11.8, §6.3).
+"""Fusing bare candidate lists, then enriching only the survivors (docs/fusion.md, docs/storage.md).
 
 Each selected database answers with bare candidates: its chunk queries alone,
 without reading document rows (every LanceDB query costs a few milliseconds

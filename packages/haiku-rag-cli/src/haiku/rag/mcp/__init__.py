@@ -1,4 +1,4 @@
-"""The MCP server (SPEC §12): read-only tools over the configured databases.
+"""The MCP server (docs/mcp.md): read-only tools over the configured databases.
 
     server = create_mcp_server(config=config)           # the configured set
     server = create_mcp_server(config=config, client=c) # an open client, reused

@@ -1,4 +1,4 @@
-"""Question answering with citations (SPEC §10.1).
+"""Question answering with citations (docs/qa.md).
 
 ``client.ask(question, filter=None, sources=None)`` lands here: the client
 lends itself to a RAG capability, so no second connection is opened, and the

@@ -1,4 +1,4 @@
-"""The line-oriented chat session (SPEC §13.5).
+"""The line-oriented chat session (docs/cli.md).
 
 Each line is a question, or a command:
 

@@ -1,4 +1,4 @@
-"""How an answer's citations read on a terminal (SPEC §13.4).
+"""How an answer's citations read on a terminal (docs/cli.md).
 
 A citation's header names its database only when the question spanned
 several; ``full`` prints each cited chunk whole instead of an excerpt.

@@ -1,7 +1,7 @@
 """Rerankers: score a query against candidate texts, whatever database they came from.
 
 A reranker is built lazily by the first search that needs one, once per
-covering client, and closed once by it (SPEC §9.3, §11.4).
+covering client, and closed once by it (docs/client.md, docs/fusion.md).
 """
 
 from __future__ import annotations

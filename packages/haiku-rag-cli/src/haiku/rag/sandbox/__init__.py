@@ -1,4 +1,4 @@
-"""``execute_code``: Python over the selected databases' documents, isolated (SPEC §10.4).
+"""``execute_code``: Python over the selected databases' documents, isolated (docs/sandbox.md).
 
     result = await execute_code(client, "print(len(list_documents()))", sources=["papers"])
     print(result.render())

@@ -102,8 +102,9 @@ def test_ambiguous_citation_gist_names_the_id_and_the_databases():
 
 
 def test_repeat_citation_gist_says_it_was_already_cited():
-    assert str(AmbiguousCitationError.already_cited("c1", ["a", "b"])).endswith(
-        "was already cited from another database in this conversation"
+    assert str(AmbiguousCitationError.already_cited("c1", ["a"], "b")) == (
+        "chunk id c1 from database b was already cited from another database (a) in this conversation; "
+        "a citation records the id alone and cannot say which"
     )
 
 

@@ -142,10 +142,10 @@ class AmbiguousCitationError(HaikuError):
         )
 
     @classmethod
-    def already_cited(cls, chunk_id: str, names: Iterable[str | None]) -> AmbiguousCitationError:
+    def already_cited(cls, chunk_id: str, before: Iterable[str | None], now: str | None) -> AmbiguousCitationError:
         return cls(
-            f"chunk id {chunk_id} names a chunk in more than one database ({names_list(names)}); "
-            "it was already cited from another database in this conversation"
+            f"chunk id {chunk_id} from database {now} was already cited from another database "
+            f"({names_list(before)}) in this conversation; a citation records the id alone and cannot say which"
         )
 
 

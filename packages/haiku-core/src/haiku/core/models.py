@@ -21,9 +21,15 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def as_utc(value: datetime) -> datetime:
-    """Timestamps are UTC: a naive one (as Arrow hands them back) is taken as UTC."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+def as_utc(value: datetime, *, naive_is_local: bool = False) -> datetime:
+    """The one rule for timestamps: UTC-aware.
+
+    A naive one is taken as UTC (Arrow hands stored timestamps back naive), or as
+    local time with ``naive_is_local`` (LanceDB's version timestamps are local).
+    """
+    if value.tzinfo is None and not naive_is_local:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
 
 
 class Document(BaseModel):

@@ -53,10 +53,6 @@ class DatabaseRef:
         return self.location if isinstance(self.location, Path) else None
 
     @property
-    def is_uri(self) -> bool:
-        return not isinstance(self.location, Path)
-
-    @property
     def label(self) -> str:
         """How messages name this database."""
         return self.name if self.name is not None else str(self.location)
@@ -93,10 +89,6 @@ class DatabaseScope:
     @property
     def covers_multiple(self) -> bool:
         return len(self.databases) > 1
-
-    @property
-    def single(self) -> DatabaseRef | None:
-        return self.databases[0] if len(self.databases) == 1 else None
 
     def get(self, name: str) -> DatabaseRef:
         for ref in self.databases:

@@ -76,11 +76,6 @@ class StorageConfig(_Section):
             return platform_data_dir()
         return Path(value).expanduser() if isinstance(value, str | Path) else value
 
-    @property
-    def resolved_data_dir(self) -> Path:
-        """Kept for callers written before ``data_dir`` was always resolved."""
-        return self.data_dir
-
 
 def is_uri(location: str | Path) -> bool:
     """A location with ``://`` is object storage and stays a string (docs/configuration.md)."""

@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from haiku.core.embedders import EmbedderIdentity
-from haiku.core.models import Chunk, Document, SearchResult, dumps_metadata, loads_metadata
+from haiku.core.models import Chunk, Document, SearchResult, as_utc, dumps_metadata, loads_metadata
 
 DOCUMENTS = "documents"
 CHUNKS = "chunks"
@@ -129,10 +129,9 @@ def sql_in(column: str, values: Iterable[str]) -> str:
     return f"{column} IN ({', '.join(sql_string(v) for v in values)})"
 
 
-def as_utc(value: datetime | None) -> datetime:
-    if value is None:
-        return datetime.now(UTC)
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+def utc_or_now(value: datetime | None) -> datetime:
+    """A stored or given timestamp as UTC (``haiku.core.models.as_utc``); none means now."""
+    return as_utc(value) if value is not None else datetime.now(UTC)
 
 
 def search_text(headings: Sequence[str], content: str) -> str:
@@ -147,8 +146,8 @@ def document_row(document: Document, revision: str | None = None) -> dict[str, A
         "title": document.title,
         "content": document.content,
         "metadata": dumps_metadata(document.metadata),
-        "created_at": as_utc(document.created_at),
-        "updated_at": as_utc(document.updated_at),
+        "created_at": utc_or_now(document.created_at),
+        "updated_at": utc_or_now(document.updated_at),
     }
 
 
@@ -176,8 +175,8 @@ def document_from_row(row: Mapping[str, Any], source: str | None) -> Document:
         title=row.get("title"),
         content=row.get("content") or "",
         metadata=loads_metadata(row.get("metadata")),
-        created_at=as_utc(row.get("created_at")),
-        updated_at=as_utc(row.get("updated_at")),
+        created_at=utc_or_now(row.get("created_at")),
+        updated_at=utc_or_now(row.get("updated_at")),
         source=source,
     )
 

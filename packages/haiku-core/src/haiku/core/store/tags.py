@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from haiku.core.errors import TagError
+from haiku.core.models import as_utc
 from haiku.core.store._base import StoreBase, log
 from haiku.core.store.schema import CHUNKS, DOCUMENTS, SETTINGS, TABLES, vector_dim_of
 
@@ -224,7 +225,7 @@ class TagsMixin(StoreBase):
             entries = [
                 HistoryEntry(
                     version=int(v["version"]),
-                    timestamp=_as_utc(v["timestamp"]),
+                    timestamp=as_utc(v["timestamp"], naive_is_local=True),
                     tags=sorted(by_version.get(int(v["version"]), [])),
                 )
                 for v in versions
@@ -232,8 +233,3 @@ class TagsMixin(StoreBase):
             entries.sort(key=lambda e: e.version, reverse=True)
             out[table_name] = entries[:limit] if limit is not None else entries
         return out
-
-
-def _as_utc(value: datetime) -> datetime:
-    # LanceDB returns naive local times.
-    return value.astimezone(UTC)

@@ -34,7 +34,6 @@ from haiku.core.store.schema import (
     CHUNKS,
     DOCUMENTS,
     REVISION,
-    as_utc,
     chunk_from_row,
     chunk_row,
     chunks_schema,
@@ -42,6 +41,7 @@ from haiku.core.store.schema import (
     documents_schema,
     sql_in,
     sql_string,
+    utc_or_now,
 )
 
 
@@ -124,9 +124,9 @@ class WritesMixin(IndexMixin, ReadsMixin):
                 if existing is not None:
                     doc_id, created_at = existing
                 elif document.id:
-                    doc_id, created_at = document.id, as_utc(document.created_at)
+                    doc_id, created_at = document.id, utc_or_now(document.created_at)
                 else:
-                    doc_id, created_at = _new_id(), as_utc(document.created_at)
+                    doc_id, created_at = _new_id(), utc_or_now(document.created_at)
                 # A later item naming the same document (by id or uri) resolves to this one.
                 known.by_id.setdefault(doc_id, (doc_id, created_at))
                 if document.uri:
@@ -183,7 +183,7 @@ class WritesMixin(IndexMixin, ReadsMixin):
             .to_list()
         )
         for row in rows:
-            entry = (row["id"], as_utc(row["created_at"]))
+            entry = (row["id"], utc_or_now(row["created_at"]))
             known.by_id[row["id"]] = entry
             if row["uri"]:
                 known.by_uri.setdefault(row["uri"], entry)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from haiku.core.config import AppConfig, load_config
-from haiku.core.errors import AmbiguousDatabaseError, UnknownDatabaseError, names_list
+from haiku.core.errors import AmbiguousDatabaseError, UnknownDatabaseError
 from haiku.core.models import Citation
 from haiku.core.scope import DatabaseScope
 from haiku.rag.capability.selection import DocumentFilter
@@ -87,10 +87,7 @@ class RAGCapability:
             named += [n for n in state.document_filter.databases if n is not None]
         unknown = [n for n in dict.fromkeys(named) if n not in covered]
         if unknown:
-            raise UnknownDatabaseError(
-                f"unknown database(s) {', '.join(unknown)}; this client covers {names_list(covered)}",
-                names=unknown,
-            )
+            raise UnknownDatabaseError.on_client(unknown, covered)
 
     # --- running ---------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from haiku.core.errors import AmbiguousCitationError, UnknownDatabaseError, names_list
+from haiku.core.errors import AmbiguousCitationError, UnknownDatabaseError
 from haiku.core.models import Chunk, Citation, Document, SearchResult
 from haiku.rag.capability.state import RAGState
 
@@ -31,20 +31,6 @@ def normalize_id(raw: object) -> str:
     """What a model wraps around an id it copies: quotes, brackets, a `Chunk ID:` label."""
     text = str(raw).strip().strip("`'\"[]()<> ")
     return _DECORATION.sub("", text).strip().strip("`'\"[]()<> ")
-
-
-def _ambiguous(chunk_id: str, sources: Sequence[str | None]) -> AmbiguousCitationError:
-    return AmbiguousCitationError(
-        f"chunk id {chunk_id} names a chunk in more than one database ({names_list(sources)}); "
-        "a citation records the id alone and cannot say which"
-    )
-
-
-def _cited_elsewhere(chunk_id: str, before: Sequence[str | None], now: str | None) -> AmbiguousCitationError:
-    return AmbiguousCitationError(
-        f"chunk id {chunk_id} from database {now} was already cited from another database "
-        f"({names_list(before)}) in this conversation; a citation records the id alone and cannot say which"
-    )
 
 
 @dataclass
@@ -117,7 +103,7 @@ class CitationDesk:
                 continue
             earlier = [s for s in self.state.cited_from(spot.chunk_id) if s != spot.source]
             if earlier:
-                raise _cited_elsewhere(spot.chunk_id, earlier, spot.source)
+                raise AmbiguousCitationError.already_cited(spot.chunk_id, earlier, spot.source)
             placed.append(spot)
         made = [await self._record(spot) for spot in placed]
         return made, ignored
@@ -130,7 +116,7 @@ class CitationDesk:
                 chunk_id, holders = snapped, self.retrieved.by_id[snapped]
         if holders:
             if len(holders) > 1:
-                raise _ambiguous(chunk_id, list(holders))
+                raise AmbiguousCitationError.shared(chunk_id, list(holders))
             ((source, result),) = holders.items()
             return _Placed(chunk_id, source, result=result)
         return await self._fallback(chunk_id)
@@ -143,7 +129,7 @@ class CitationDesk:
         chunks = await asyncio.gather(*(c.get_chunk_by_id(chunk_id) for c in clients))
         found = [(c, chunk) for c, chunk in zip(clients, chunks, strict=True) if chunk is not None]
         if len(found) > 1:
-            raise _ambiguous(chunk_id, [c.source for c, _ in found])
+            raise AmbiguousCitationError.shared(chunk_id, [c.source for c, _ in found])
         if not found:
             return None
         holder, chunk = found[0]
@@ -153,9 +139,7 @@ class CitationDesk:
     def _check_covered(self, source: str | None) -> None:
         covered = self.client.source_names
         if source is not None and source not in covered:
-            raise UnknownDatabaseError(
-                f"unknown database(s) {source}; this client covers {names_list(covered)}", names=[source]
-            )
+            raise UnknownDatabaseError.on_client([source], covered)
 
     async def _record(self, spot: _Placed) -> Citation:
         self._check_covered(spot.source)

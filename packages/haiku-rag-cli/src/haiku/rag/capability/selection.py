@@ -58,9 +58,7 @@ class DocumentFilter:
             if not doc_id:
                 raise ValueError(f"{token} has no document id after the database name")
             if name not in named:
-                raise UnknownDatabaseError(
-                    f"unknown database(s) {name}; this client covers {names_list(named)}", names=[name]
-                )
+                raise UnknownDatabaseError.on_client([name], named)
             pairs.append((name, doc_id))
         return cls(tuple(dict.fromkeys(pairs)))
 

@@ -53,9 +53,7 @@ def _named_failure(ref: DatabaseRef, error: BaseException) -> BaseException:
     """
     if ref.given or ref.name is None or isinstance(error, _NAMED_TYPES) or not isinstance(error, Exception):
         return error
-    return SourceUnavailableError(
-        f"database '{ref.name}' could not be opened: {type(error).__name__}", database=ref.name
-    )
+    return SourceUnavailableError.unopenable(ref.name, error)
 
 
 class OpenDatabases:

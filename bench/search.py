@@ -66,34 +66,24 @@ def layout_config(root: Path, parts: int):
 
 
 async def _fill(name: str, location: Path, config, docs: list[BeirDoc], vectors) -> None:
-    """Bulk-load through the Store: its writer lock, its tables and row helpers, then its
-    vacuum, which compacts and builds every index. (One upsert per document makes a
-    commit and an index refresh each, most of an hour for SciFact on a small machine.)"""
-    import uuid
-
-    import pyarrow as pa
-
+    """Load through the store's own bulk path (``Store.load_documents``: batched upserts,
+    indexes refreshed once), then its vacuum, which compacts and drops history: each
+    layout is searched settled."""
     from haiku.core.models import Chunk, Document
     from haiku.core.scope import DatabaseRef
-    from haiku.core.store import CHUNKS, DOCUMENTS, Store
-    from haiku.core.store.schema import chunk_row, chunks_schema, document_row, documents_schema
+    from haiku.core.store import Store
 
     store = await Store.open(DatabaseRef.configured(name, location), config, create=True)
     try:
-        document_rows, chunk_rows = [], []
-        for doc, vector in zip(docs, vectors, strict=True):
-            text = doc.full_text
-            document = Document(
-                id=str(uuid.uuid4()), uri=f"scifact://{doc.id}", title=doc.title, content=text,
-                metadata={"beir_id": doc.id},
+        items = (
+            (
+                Document(uri=f"scifact://{doc.id}", title=doc.title, content=doc.full_text, metadata={"beir_id": doc.id}),
+                [Chunk(order=0, content=doc.full_text)],
+                [vector],
             )
-            document_rows.append(document_row(document))
-            chunk_rows.append(chunk_row(Chunk(id=str(uuid.uuid4()), order=0, content=text), document.id, vector))
-        async with store.writer_lock("loading the benchmark corpus"):
-            # Chunks before their documents, as every store write orders them.
-            await store.table(CHUNKS).add(pa.Table.from_pylist(chunk_rows, schema=chunks_schema(store.vector_dim)))
-            await store.table(DOCUMENTS).add(pa.Table.from_pylist(document_rows, schema=documents_schema()))
-        # Compacted, every index built, history dropped: each layout is searched settled.
+            for doc, vector in zip(docs, vectors, strict=True)
+        )
+        await store.load_documents(items)
         await store.vacuum(retention_seconds=0)
     finally:
         await store.close()

@@ -141,3 +141,38 @@ async def test_a_reader_never_sees_a_batched_document_with_a_mixed_or_partial_se
         versions = {re.search(r"version(\d+)", c).group(1) for c in contents}
         assert len(versions) == 1, contents  # never empty, never two versions
         assert sorted(contents) == sorted(version_chunks(k, int(versions.pop()))), contents
+
+
+# --- loading many documents (Store.load_documents) ----------------------------------------------
+
+
+async def test_loading_many_documents_writes_them_all_refreshing_indexes_once(store, fake_embed, monkeypatch):
+    refreshes = []
+    real_upkeep = type(store)._upkeep_after_write
+
+    async def counted(self, *args, **kwargs):
+        refreshes.append(args)
+        return await real_upkeep(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(store), "_upkeep_after_write", counted)
+    seen: list[int] = []
+    items = (item(f"file:///{n}.md", f"stars and planets {n}", f"note {n}", fake_embed=fake_embed) for n in range(23))
+    assert await store.load_documents(items, batch_size=5, progress=seen.append) == 23
+    assert seen == [5, 10, 15, 20, 23]
+    assert len(refreshes) == 1
+    assert await store.count_documents() == 23 and await store.count_chunks() == 46
+    found = await store.search("planets 17", search_type="fts", limit=3)
+    assert found and found[0].document_uri == "file:///17.md"
+
+
+async def test_loading_a_uri_already_stored_replaces_it_as_an_upsert_does(store, fake_embed):
+    first = await store.upsert_document(*item("file:///a.md", "old text", fake_embed=fake_embed))
+    assert await store.load_documents([item("file:///a.md", "new text", fake_embed=fake_embed)]) == 1
+    (again,) = await store.list_documents()
+    assert again.id == first.id and await chunk_texts(store, first.id) == ["new text"]
+
+
+async def test_loading_nothing_writes_nothing_and_a_bad_batch_size_is_refused(store, fake_embed):
+    assert await store.load_documents([]) == 0
+    with pytest.raises(ValueError, match="batch_size must be at least 1"):
+        await store.load_documents([item("file:///a.md", "x", fake_embed=fake_embed)], batch_size=0)

@@ -241,3 +241,36 @@ async def test_many_writes_keep_the_tables_compacted(store, write_doc, monkeypat
     assert stats["fragment_stats"]["num_fragments"] < 4
     assert await store.count_documents() == 10
     assert len(await store.search("number", search_type="fts", limit=20)) == 10
+
+
+async def test_a_reader_whose_chunk_view_lags_its_document_view_reads_again_instead_of_seeing_no_chunks(
+    db_config, fake_embed
+):
+    """The two tables' handles move on their own: here the documents handle has seen an update
+    and the chunks handle has not. The read finds the document's revision in no chunk it sees,
+    brings its handles up to date and reads the new chunks (docs/storage.md)."""
+    config = db_config("papers", lancedb={"read_consistency_interval_seconds": None})
+    ref = DatabaseScope.resolve(config).databases[0]
+    writer = await Store.open(ref, config, create=True)
+    reader = await Store.open(ref, config, read_only=True)
+
+    async def write(*texts: str) -> Document:
+        return await writer.upsert_document(
+            Document(uri="file:///doc.md", content=" ".join(texts)),
+            [Chunk(content=t, order=i) for i, t in enumerate(texts)],
+            [fake_embed(t) for t in texts],
+        )
+
+    try:
+        doc = await write("old words one", "old words two")
+        await reader.table("documents").checkout_latest()
+        await reader.table("chunks").checkout_latest()
+        assert [c.content for c in await reader.get_chunks(doc.id)] == ["old words one", "old words two"]
+        await write("new words one")
+        await reader.table("documents").checkout_latest()  # only the documents handle moves on
+        assert [c.content for c in await reader.get_chunks(doc.id)] == ["new words one"]
+        hits = await reader.search("words", query_vector=fake_embed("words"), search_type="hybrid", limit=5)
+        assert [h.content for h in hits] == ["new words one"]
+    finally:
+        await reader.close()
+        await writer.close()

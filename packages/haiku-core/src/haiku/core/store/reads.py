@@ -4,12 +4,24 @@ Reads take no lock. A chunk is current when its document row exists and
 carries the chunk's revision (see ``schema``); any other chunk is left by a
 write in progress or a crash (an orphan of a new or deleted document, or the
 other version of an updated one), and every read skips it.
+
+The documents and chunks tables are two LanceDB tables with handles that
+move to new versions on their own, and a read takes one after the other: a
+read may see a document row of one revision and chunks of a view taken
+before (or after) the update that made it. Such a read finds chunks whose
+document row exists with another revision; ``consistent_read`` then brings
+every table handle to the latest version and reads again (at most
+``READ_ATTEMPTS`` times: chunks of a write still in flight, or left by a
+crash until the next write removes them, stay skipped). Without it a reader
+could see a document with no chunks for as long as a handle stays stale.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+import functools
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from contextvars import ContextVar
+from typing import Any, TypeVar
 
 from haiku.core.models import Chunk, Document
 from haiku.core.store._base import StoreBase
@@ -33,9 +45,43 @@ def _batches(values: Sequence[str], size: int = _IN_BATCH) -> Iterable[Sequence[
         yield values[start : start + size]
 
 
+READ_ATTEMPTS = 3
+# Set by the outermost consistent read of a task (and the tasks it starts): one
+# flag, raised when a chunk's document row exists with another revision.
+_skew: ContextVar[list[bool] | None] = ContextVar("haiku_store_read_skew", default=None)
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
 def is_current(chunk_revision: str | None, document_row: dict[str, Any] | None) -> bool:
     """Whether a chunk with this revision belongs to the document row as it now stands."""
-    return document_row is not None and chunk_revision == document_row.get(REVISION)
+    current = document_row is not None and chunk_revision == document_row.get(REVISION)
+    if not current and document_row is not None:
+        seen = _skew.get()
+        if seen is not None:
+            seen[0] = True
+    return current
+
+
+def consistent_read(method: F) -> F:
+    """Read again, after bringing every table handle up to date, when the read saw skew (module docstring)."""
+
+    @functools.wraps(method)
+    async def read(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _skew.get() is not None:  # inside another consistent read: that one retries
+            return await method(self, *args, **kwargs)
+        for attempt in range(READ_ATTEMPTS):
+            seen = [False]
+            token = _skew.set(seen)
+            try:
+                result = await method(self, *args, **kwargs)
+            finally:
+                _skew.reset(token)
+            if not seen[0] or self.tag is not None or attempt == READ_ATTEMPTS - 1:
+                return result
+            await self._refresh_to_latest()
+        return result
+
+    return read  # type: ignore[return-value]
 
 
 class ReadsMixin(StoreBase):
@@ -131,6 +177,7 @@ class ReadsMixin(StoreBase):
         return {doc_id: document_from_row(row, self.name) for doc_id, row in rows.items()}
 
     # --- chunks -------------------------------------------------------------------
+    @consistent_read
     async def get_chunk_by_id(self, chunk_id: str, *, with_vector: bool = False) -> Chunk | None:
         self._require_open()
         # Mid-update a chunk id the writer kept may be stored twice, once per revision.
@@ -146,6 +193,7 @@ class ReadsMixin(StoreBase):
                 return chunk_from_row(row, self.name)
         return None
 
+    @consistent_read
     async def get_chunks(self, document_id: str, *, with_vectors: bool = False) -> list[Chunk]:
         """The document's current chunks by ``order``; none when the document row is absent."""
         self._require_open()

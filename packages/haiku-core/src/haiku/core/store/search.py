@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from haiku.core.fusion import Ranked, fuse_rrf, hybrid_depth
 from haiku.core.models import SearchResult, SearchType, loads_metadata
 from haiku.core.store.fulltext import FTS_COLUMN, FullTextStatsMixin, boosted_query
-from haiku.core.store.reads import is_current
+from haiku.core.store.reads import consistent_read, is_current
 from haiku.core.store.schema import CHUNKS, REVISION, result_from_row, sql_in
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ Boosts = Mapping[str, float] | Awaitable[Mapping[str, float]]
 
 class SearchMixin(FullTextStatsMixin):
     # --- public ---------------------------------------------------------------------
+    @consistent_read
     async def search(
         self,
         query: str,
@@ -118,6 +119,7 @@ class SearchMixin(FullTextStatsMixin):
         # An orphan reached the top: fuse checked lists, which skip orphans and refill past them.
         return await fused(True)
 
+    @consistent_read
     async def vector_candidates(
         self,
         query_vector: Sequence[float],
@@ -137,6 +139,7 @@ class SearchMixin(FullTextStatsMixin):
             lambda n: self._vector_rows(self._chunks, query_vector, n, where, with_vectors), limit, enrich
         )
 
+    @consistent_read
     async def fts_candidates(
         self,
         query: str,
@@ -161,6 +164,7 @@ class SearchMixin(FullTextStatsMixin):
             return []
         return await self._fts_list(self._chunks, query, limit, where, with_vectors, enrich, boosts)
 
+    @consistent_read
     async def hybrid_candidates(
         self,
         query: str,
@@ -193,6 +197,7 @@ class SearchMixin(FullTextStatsMixin):
         )
         return vector_list, fts_list
 
+    @consistent_read
     async def enrich(self, results: list[SearchResult]) -> list[SearchResult]:
         """Fill each result's document fields; drop results that are not current (orphans)."""
         self._require_open()
@@ -200,11 +205,12 @@ class SearchMixin(FullTextStatsMixin):
         out: list[SearchResult] = []
         for result in results:
             row = documents.get(result.document_id or "")
-            if row is None or (result._revision is not None and result._revision != (row.get(REVISION) or "")):
+            if row is None or (result._revision is not None and not is_current(result._revision or None, row)):
                 continue
             out.append(result.model_copy(update=_document_fields(row)))
         return out
 
+    @consistent_read
     async def expand_context(self, results: list[SearchResult], max_chars: int) -> list[SearchResult]:
         """Grow each result with neighbouring chunks of its document, up to ``max_chars``.
 

@@ -67,7 +67,7 @@ class MaintenanceMixin(IndexMixin, TagsMixin, ReadsMixin):
         retention = (
             self.config.storage.vacuum_retention_seconds if retention_seconds is None else retention_seconds
         )
-        key = self._lock._inner.key
+        key = self._lock.key
         with _running_lock:
             if key in _running_vacuums:
                 log.info("store.vacuum_already_running", database=self.name)

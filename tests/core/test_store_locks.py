@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
+import haiku.core
 from haiku.core.errors import DatabaseLockedError
 from haiku.core.scope import DatabaseRef, DatabaseScope
-from haiku.core.store import OwnershipLock, Store
+from haiku.core.store import OwnershipLock, Store, WriterLock
+from haiku.core.store.locks import location_key
 
 HOLDER = textwrap.dedent(
     """
@@ -148,3 +152,43 @@ async def test_init_while_the_writer_lock_is_held_raises_database_locked_naming_
     store = await Store.open(ref, config, create=True)
     assert store.created
     await store.close()
+
+
+async def _held_here(lock: WriterLock) -> bool:
+    return lock.held_by_current_task()
+
+
+async def test_held_by_current_task_is_true_only_in_the_holding_task_while_it_holds(papers):
+    _, _, ref = papers
+    lock = WriterLock(ref, 0.5)
+    assert not lock.held_by_current_task()
+    async with lock.hold("a test"):
+        assert lock.held_by_current_task()
+        assert not await asyncio.create_task(_held_here(lock))
+        async with lock.hold("a nested write"):
+            assert lock.held_by_current_task()
+    assert not lock.held_by_current_task()
+
+
+def test_a_writer_lock_key_is_its_database_location_key(papers, tmp_path):
+    _, _, ref = papers
+    assert WriterLock(ref, 0.5).key == location_key(ref) == str((tmp_path / "papers.lancedb").resolve())
+
+
+def test_no_module_outside_locks_reads_a_private_field_of_a_lock():
+    """Stores use the locks' public face (held, held_by_current_task, key, hold)."""
+    source_root = Path(haiku.core.__file__).parents[3]
+    offenders = []
+    for path in source_root.parent.glob("*/src/**/*.py"):
+        if path.name == "locks.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr.lstrip("_").endswith("lock")
+                and not node.attr.startswith("__")
+            ):
+                offenders.append(f"{path.name}:{node.lineno} .{node.value.attr}.{node.attr}")
+    assert offenders == []

@@ -25,8 +25,8 @@ from ingester_support import (
     run_cli,
     snapshot,
     tiny_markdown,
-    write_config,
     write_files,
+    write_ingester_config,
 )
 
 
@@ -64,7 +64,7 @@ async def batch_world(tmp_path_factory) -> BatchWorld:
     )
     world = BatchWorld(
         root=root,
-        config=write_config(
+        config=write_ingester_config(
             root / "cfg.yaml",
             data_dir=root / "data",
             databases={"a": root / "a.lancedb", "b": root / "b.lancedb"},

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -15,23 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from support import cli_env, write_config
 
 _SCRIPT = Path(sys.executable).parent / "haiku-ingester"
 # The installed console script, as an operator runs it.
 CLI = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "haiku.ingester.cli"]
 
 
-def cli_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    env.pop("NOTIFY_SOCKET", None)
-    env.pop("HAIKU_RAG_CONFIG_PATH", None)
-    env.update(extra)
-    return env
-
-
-def write_config(
+def write_ingester_config(
     path: Path,
     *,
     data_dir: Path,
@@ -59,8 +48,7 @@ def write_config(
         },
     }
     data.update(sections)
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
+    return write_config(path, data)
 
 
 def fs_source(root: Path, **options: Any) -> dict[str, Any]:
@@ -275,8 +263,3 @@ async def async_wait_until(predicate: Callable[[], Any], timeout: float, interva
         if time.monotonic() >= deadline:
             return value
         await asyncio.sleep(interval)
-
-
-def copy_tree(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst)
-    return dst

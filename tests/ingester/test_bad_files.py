@@ -6,7 +6,7 @@ import json
 import os
 
 import pytest
-from ingester_support import fs_source, run_cli, snapshot, write_config, write_files
+from ingester_support import fs_source, run_cli, snapshot, write_files, write_ingester_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -53,7 +53,7 @@ async def bad_world(tmp_path_factory):
     if not RUNNING_AS_ROOT:
         write_files(folder, {"unreadable.md": "# Secret\n\nNo access.\n"})
         os.chmod(folder / "unreadable.md", 0)
-    config = write_config(
+    config = write_ingester_config(
         root / "cfg.yaml",
         data_dir=root / "data",
         databases={"docs": root / "docs.lancedb"},

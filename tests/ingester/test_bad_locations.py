@@ -10,13 +10,13 @@ import subprocess
 import uuid
 
 import pytest
-from ingester_support import fs_source, run_cli, write_config, write_files
+from ingester_support import fs_source, run_cli, write_files, write_ingester_config
 
 
 def _config(tmp_path, location):
     folder = tmp_path / "notes"
     write_files(folder, {"a.md": "# A\n\nA short note.\n"})
-    return write_config(
+    return write_ingester_config(
         tmp_path / "cfg.yaml",
         data_dir=tmp_path / "data",
         databases={"notes": location},

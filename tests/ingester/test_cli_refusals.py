@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from ingester_support import CLI, fs_source, run_cli, write_config
+from ingester_support import CLI, fs_source, run_cli, write_ingester_config
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def folders(tmp_path):
 
 def two_databases(tmp, *, a_loc="a.lancedb", b_loc="b.lancedb", a_src=None, b_src=None, ingested=("a", "b")):
     sources = {"a": [a_src or fs_source(tmp / "A")], "b": [b_src or fs_source(tmp / "B")]}
-    return write_config(
+    return write_ingester_config(
         tmp / "cfg.yaml",
         data_dir=tmp / "data",
         databases={"a": tmp / a_loc, "b": tmp / b_loc},

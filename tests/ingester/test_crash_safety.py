@@ -15,7 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from ingester_support import cli_env, fs_source, run_cli, write_config, write_files
+from ingester_support import fs_source, run_cli, write_files, write_ingester_config
+
+from support import cli_env
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -53,7 +55,7 @@ async def test_an_update_killed_between_its_commits_shows_only_the_old_version_t
     folder = tmp_path / "notes"
     write_files(folder, FILES)
     location = tmp_path / "notes.lancedb"
-    config_path = write_config(
+    config_path = write_ingester_config(
         tmp_path / "cfg.yaml",
         data_dir=tmp_path / "data",
         databases={"notes": location},

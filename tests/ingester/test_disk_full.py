@@ -15,7 +15,9 @@ import sys
 import time
 
 import pytest
-from ingester_support import cli_env, fs_source, queue_rows, run_cli, snapshot, write_config, write_files
+from ingester_support import fs_source, queue_rows, run_cli, snapshot, write_files, write_ingester_config
+
+from support import cli_env
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -60,7 +62,7 @@ def full_disk_run(config, mode: str) -> tuple[subprocess.CompletedProcess, float
 async def test_a_full_disk_ends_run_batch_with_exit_1_naming_the_database_and_a_rerun_completes(tmp_path, mode):
     folder = tmp_path / "notes"
     write_files(folder, FILES)
-    config = write_config(
+    config = write_ingester_config(
         tmp_path / "cfg.yaml",
         data_dir=tmp_path / "data",
         databases={"notes": tmp_path / "notes.lancedb"},
@@ -87,7 +89,7 @@ async def test_a_full_disk_ends_run_batch_with_exit_1_naming_the_database_and_a_
 async def test_serve_on_a_full_disk_exits_1_naming_the_database_and_reports_no_job_dead(tmp_path):
     folder = tmp_path / "notes"
     write_files(folder, FILES)
-    config = write_config(
+    config = write_ingester_config(
         tmp_path / "cfg.yaml",
         data_dir=tmp_path / "data",
         databases={"notes": tmp_path / "notes.lancedb"},

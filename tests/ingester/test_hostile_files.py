@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from ingester_support import fs_source, run_cli, snapshot, write_config, write_files
+from ingester_support import fs_source, run_cli, snapshot, write_files, write_ingester_config
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -33,7 +33,7 @@ def hostile(tmp_path_factory):
     os.symlink(outside / "secret.md", folder / "secret-link.md")
     os.symlink(folder / "plain.md", folder / "inside-link.md")
     os.symlink(outside / "dir", folder / "linked-dir")
-    config = write_config(
+    config = write_ingester_config(
         root / "cfg.yaml",
         data_dir=root / "data",
         databases={"notes": root / "notes.lancedb"},
@@ -85,7 +85,7 @@ async def test_follow_external_symlinks_ingests_a_link_out_of_the_root_and_turni
     folder.mkdir()
     os.symlink(outside / "shared.md", folder / "shared.md")
     os.symlink(outside / "dir", folder / "linked-dir")
-    config = write_config(
+    config = write_ingester_config(
         tmp_path / "cfg.yaml",
         data_dir=tmp_path / "data",
         databases={"notes": tmp_path / "notes.lancedb"},
@@ -96,7 +96,7 @@ async def test_follow_external_symlinks_ingests_a_link_out_of_the_root_and_turni
     assert names(await snapshot(tmp_path / "notes.lancedb", "notes")) == {"shared.md"}  # not the linked folder
 
     # Turned off again: the document the link brought in goes, and the link is reported.
-    config = write_config(
+    config = write_ingester_config(
         tmp_path / "cfg.yaml",
         data_dir=tmp_path / "data",
         databases={"notes": tmp_path / "notes.lancedb"},

@@ -15,8 +15,8 @@ from ingester_support import (
     snapshot,
     tiny_markdown,
     wait_until,
-    write_config,
     write_files,
+    write_ingester_config,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -38,7 +38,7 @@ async def interrupted(tmp_path_factory):
     write_files(folder, {f"n{i:03d}.md": tiny_markdown(i) for i in range(FILES)})
 
     def config_for(name: str):
-        return write_config(
+        return write_ingester_config(
             root / f"{name}.yaml",
             data_dir=root / f"{name}-data",
             databases={"notes": root / f"{name}.lancedb"},

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pytest
 import yaml
@@ -13,6 +11,7 @@ from haiku.core.config import config_from_dict
 from haiku.core.embedders import EmbedderIdentity, local_model_path
 from haiku.core.scope import DatabaseRef
 from haiku.ingester.pipeline.convert import embed_text
+from support import copy_database, write_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -26,14 +25,14 @@ async def rebuilt(batch_world, tmp_path_factory):
     from haiku.core.store import Store
 
     root = tmp_path_factory.mktemp("rebuild")
-    location = shutil.copytree(batch_world.a_db, root / "a.lancedb")
+    location = copy_database(batch_world.a_db, root / "a.lancedb")
     raw = yaml.safe_load(batch_world.config.read_text())
     raw["storage"]["data_dir"] = str(root / "data")
     raw["lancedb"]["databases"] = {"a": str(location)}
     raw["ingester"]["databases"] = {"a": raw["ingester"]["databases"]["a"]}
     raw["embeddings"] = {"model": {"provider": "sentence-transformers", "name": local_model_path(), "vector_dim": 384}}
     config_path = root / "cfg.yaml"
-    config_path.write_text(yaml.safe_dump(raw))
+    write_config(config_path, raw)
     config = config_from_dict(raw)
 
     ref = DatabaseRef.configured("a", location)
@@ -88,13 +87,13 @@ def test_a_finished_rebuild_leaves_no_marker(rebuilt):
 
 def copy_of_a(batch_world, root):
     """Database a of the batch world copied under ``root``, with a config naming only it (same embedder)."""
-    location = shutil.copytree(batch_world.a_db, root / "a.lancedb")
+    location = copy_database(batch_world.a_db, root / "a.lancedb")
     raw = yaml.safe_load(batch_world.config.read_text())
     raw["storage"]["data_dir"] = str(root / "data")
     raw["lancedb"]["databases"] = {"a": str(location)}
     raw["ingester"]["databases"] = {"a": raw["ingester"]["databases"]["a"]}
     config_path = root / "cfg.yaml"
-    config_path.write_text(yaml.safe_dump(raw))
+    write_config(config_path, raw)
     return config_path, config_from_dict(raw), DatabaseRef.configured("a", location)
 
 

@@ -14,12 +14,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from ingester_support import EncoderCount, fs_source, write_config
+from ingester_support import EncoderCount, fs_source, write_ingester_config
 
 from haiku.core.config import load_config
 from haiku.core.embedders import EmbedderIdentity
 from haiku.core.scope import DatabaseRef
 from haiku.ingester.checks import ingested_refs
+from support import copy_database
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -94,7 +95,7 @@ async def edit_world(tmp_path_factory, embedder) -> EditWorld:
     folder, fresh_folder = root / "notes", root / "fresh"
     folder.mkdir()
     fresh_folder.mkdir()
-    path = write_config(
+    path = write_ingester_config(
         root / "cfg.yaml",
         data_dir=root / "data",
         databases={"notes": root / "notes.lancedb", "fresh": root / "fresh.lancedb"},
@@ -201,7 +202,7 @@ async def test_a_changed_embedder_identity_embeds_every_chunk(edit_world, embedd
             return embedder.encode(texts)
 
     config = edit_world.config
-    location = shutil.copytree(ingested_refs(config, ["notes"])["notes"].location, tmp_path / "notes.lancedb")
+    location = copy_database(ingested_refs(config, ["notes"])["notes"].location, tmp_path / "notes.lancedb")
     queue_path = tmp_path / "ingester.db"
     shutil.copy(config.queue_path, queue_path)
     edit_world.file.write_text(long_markdown().replace(OLD_SENTENCE, NEW_SENTENCE))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from ingester_support import chunk_document_ids, fs_source, run_cli, write_config, write_files
+from ingester_support import chunk_document_ids, fs_source, run_cli, write_files, write_ingester_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -129,7 +129,7 @@ async def test_run_batch_with_db_name_ingests_only_that_database(tmp_path):
 
     write_files(tmp_path / "A", {"x.md": "# X\n\nAbout x.\n"})
     write_files(tmp_path / "B", {"y.md": "# Y\n\nAbout y.\n"})
-    config = write_config(
+    config = write_ingester_config(
         tmp_path / "cfg.yaml",
         data_dir=tmp_path / "data",
         databases={"a": tmp_path / "a.lancedb", "b": tmp_path / "b.lancedb"},

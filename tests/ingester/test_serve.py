@@ -16,9 +16,11 @@ from ingester_support import (
     run_cli,
     snapshot,
     wait_until,
-    write_config,
     write_files,
+    write_ingester_config,
 )
+
+from support import write_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -101,7 +103,7 @@ async def served(tmp_path_factory):
         "a": [fs_source(a_dir, poll_interval_s=NEVER)],
         "b": [fs_source(b_dir, poll_interval_s=NEVER)],
     }
-    config = write_config(root / "cfg.yaml", data_dir=root / "data", databases=databases, ingested=ingested)
+    config = write_ingester_config(root / "cfg.yaml", data_dir=root / "data", databases=databases, ingested=ingested)
     base = yaml.safe_load(config.read_text())
     facts: dict[str, object] = {}
     daemon = ServeProcess(config, root)
@@ -148,7 +150,7 @@ async def served(tmp_path_factory):
 
         # a reload changing a section the ingester uses is refused, and serving continues
         refused = dict(base, processing={"chunk_size": 100})
-        config.write_text(yaml.safe_dump(refused, sort_keys=False))
+        write_config(config, refused)
         daemon.signal(signal.SIGHUP)
         facts["refused_logged"] = wait_until(lambda: "reload refused" in daemon.log_text(), 60)
         write_files(a_dir, {"after-refusal.md": "# Later\n\nWritten after a refused reload.\n"})
@@ -165,7 +167,7 @@ async def served(tmp_path_factory):
             **base["ingester"]["databases"],
             "c": {"sources": [fs_source(c_dir, poll_interval_s=NEVER)]},
         }
-        config.write_text(yaml.safe_dump(added, sort_keys=False))
+        write_config(config, added)
         daemon.signal(signal.SIGHUP)
         state = await wait_for_documents(root / "c.lancedb", "c", lambda s: uri(c_dir / "c1.md") in s)
         facts["c_existing"] = set(state)

@@ -9,7 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rag_support import EXTRA, PAPERS, WIKI, add_document, build_config, build_database, copy_database
+from rag_support import EXTRA, PAPERS, WIKI, add_document, build_config, build_database
+
+from support import copy_database
 
 
 @pytest.fixture(scope="session")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -11,11 +9,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from haiku.core.config import AppConfig, config_from_dict
 from haiku.core.models import Chunk, Document
 from haiku.core.scope import DatabaseRef
+from support import cli_env
 
 # Short texts: the encoder is slow on this machine.
 PAPERS = [
@@ -48,11 +45,6 @@ def build_config(data_dir: Path, databases: dict[str, Any] | None = None, **sect
     return config_from_dict(config_data(data_dir, databases, **sections))
 
 
-def write_config(path: Path, data: dict[str, Any]) -> Path:
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    return path
-
-
 async def add_document(store, embedder, title: str, texts: Sequence[str]) -> Document:
     vectors = await embedder.embed_documents(list(texts))
     return await store.upsert_document(
@@ -70,18 +62,6 @@ async def build_database(path: Path, name: str, docs, embedder, config: AppConfi
         return {title: await add_document(store, embedder, title, texts) for title, texts in docs}
     finally:
         await store.close()
-
-
-def copy_database(source: Path, target: Path) -> Path:
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns(".haiku-*.lock"))
-    return target
-
-
-def cli_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HAIKU_RAG_")}
-    env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"})
-    env.update(extra)
-    return env
 
 
 def cli(*args: str, config: Path | None = None, cwd: Path | None = None, input: str | None = None,

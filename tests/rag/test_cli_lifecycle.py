@@ -8,19 +8,11 @@ import sys
 
 import pytest
 from filelock import FileLock
-from rag_support import (
-    EXTRA,
-    add_document,
-    build_config,
-    cli,
-    cli_all,
-    config_data,
-    copy_database,
-    write_config,
-)
+from rag_support import EXTRA, add_document, build_config, cli, cli_all, config_data
 
 from haiku.core.errors import MigrationRequiredError
 from haiku.rag.client import HaikuRAG
+from support import copy_database, write_config
 
 
 @pytest.fixture

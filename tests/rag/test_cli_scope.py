@@ -8,7 +8,9 @@ import subprocess
 import sys
 
 import pytest
-from rag_support import HAIKU_RAG, cli, cli_all, config_data, copy_database, write_config
+from rag_support import HAIKU_RAG, cli, cli_all, config_data
+
+from support import copy_database, write_config
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from rag_support import cli_env, config_data, write_config
+from rag_support import config_data
+
+from support import cli_env, write_config
 
 HEAVY = (
     "torch", "transformers", "sentence_transformers", "pandas", "lance_namespace_urllib3_client.api", "structlog", "lancedb"

@@ -32,7 +32,7 @@ async def test_client_over_one_configured_database_names_every_result(built, tmp
 
 
 async def test_default_database_is_named_haiku_rag_and_a_path_by_its_stem(built, tmp_path):
-    from rag_support import copy_database
+    from support import copy_database
 
     config = build_config(tmp_path / "data")
     copy_database(built["papers"], tmp_path / "data" / "haiku.rag.lancedb")

@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from rag_support import cli, config_data, copy_database, write_config
+from rag_support import cli, config_data
+
+from support import copy_database, write_config
 
 
 def _remove_chunk_data(path: Path) -> None:

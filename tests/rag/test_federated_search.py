@@ -9,11 +9,12 @@ import warnings
 
 import numpy as np
 import pytest
-from rag_support import build_config, copy_database
+from rag_support import build_config
 
 from haiku.core.errors import ConfigMismatchError, UnknownDatabaseError
 from haiku.core.store import Store
 from haiku.rag.client import HaikuRAG
+from support import copy_database
 
 QUERY = "learning from data"
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from rag_support import EXTRA, add_document, build_config, copy_database
+from rag_support import EXTRA, add_document, build_config
 
 from haiku.core.errors import ReadOnlyError, TagError, UnknownDatabaseError
 from haiku.rag.client import HaikuRAG
+from support import copy_database
 
 
 async def test_list_documents_over_two_databases_alternates_and_counts_in_total(two_db):

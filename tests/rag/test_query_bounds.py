@@ -5,11 +5,12 @@ from __future__ import annotations
 import time
 
 import pytest
-from rag_support import cli, config_data, write_config
+from rag_support import cli, config_data
 
 from haiku.core.errors import QueryTooLongError
 from haiku.core.store.fulltext import MAX_QUERY_WORDS, query_words
 from haiku.rag.client import HaikuRAG
+from support import write_config
 
 
 def test_a_query_past_max_query_chars_fails_at_once_with_a_clear_error(built, tmp_path):

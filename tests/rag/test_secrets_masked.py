@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from rag_support import cli, config_data, write_config
+from rag_support import cli, config_data
 
 from haiku.core.masking import mask_log_event, mask_urls
+from support import write_config
 
 SECRETS = ("PASSWORD", "hunter2", "tok-123", "sig-456")
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from rag_support import build_config, cli, config_data, copy_database, write_config
+from rag_support import build_config, cli, config_data
 
 from haiku.core.errors import SourceUnavailableError
 from haiku.rag.client import HaikuRAG
+from support import copy_database, write_config
 
 
 def _damaged_wiki(built, tmp_path):

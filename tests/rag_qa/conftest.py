@@ -8,7 +8,6 @@ shares ids. The model is ``ScriptedModel`` (see qa_scripted_model.py).
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,8 @@ from typing import Any
 
 import pytest
 from qa_scripted_model import ScriptedModel
+
+from support import copy_database
 
 PAPERS = [
     (
@@ -86,7 +87,7 @@ async def qa_databases(tmp_path_factory: pytest.TempPathFactory, embedder: Any) 
     papers_docs, papers_chunks = await _build("papers", locations["papers"], PAPERS, embedder, config)
     wiki_docs, wiki_chunks = await _build("wiki", locations["wiki"], WIKI, embedder, config)
     # A copied database: the real way two databases come to share ids.
-    shutil.copytree(locations["papers"], locations["mirror"])
+    copy_database(locations["papers"], locations["mirror"])
     return Databases(
         root=root,
         locations=locations,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from qa_cli_support import run_cli, write_config
+from qa_cli_support import run_cli, write_qa_config
 from qa_scripted_model import answer, call
 
 WHOLE_CHUNK = "Honey bees tell their hive mates where flowers are with the waggle dance."
@@ -14,7 +14,7 @@ WHOLE_CHUNK = "Honey bees tell their hive mates where flowers are with the waggl
 @pytest.fixture
 def config_file(tmp_path, qa_databases, scripted_model):
     def build(*names: str, model_url: str | None = None):
-        return write_config(
+        return write_qa_config(
             tmp_path / "haiku.rag.yaml",
             {n: qa_databases.locations[n] for n in names},
             model_url or scripted_model.base_url,

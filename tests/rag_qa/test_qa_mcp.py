@@ -15,7 +15,9 @@ import time
 from typing import Any
 
 import pytest
-from qa_cli_support import CLI, cli_env, write_config
+from qa_cli_support import CLI, write_qa_config
+
+from support import cli_env
 
 PAPERS_QUERY = "chlorophyll vaccines protein"
 
@@ -29,7 +31,7 @@ async def stdio_calls(qa_databases, scripted_model, tmp_path_factory) -> dict[st
     from mcp import Client, StdioServerParameters
 
     tmp = tmp_path_factory.mktemp("mcp-stdio")
-    config = write_config(
+    config = write_qa_config(
         tmp / "haiku.rag.yaml",
         {"papers": qa_databases.locations["papers"], "wiki": qa_databases.locations["wiki"]},
         scripted_model.base_url,
@@ -150,7 +152,7 @@ async def _wait_listening(port: int, process: subprocess.Popen, timeout: float =
 async def test_mcp_over_streamable_http_on_127_0_0_1_lists_documents(qa_databases, scripted_model, tmp_path):
     from mcp import Client
 
-    config = write_config(
+    config = write_qa_config(
         tmp_path / "haiku.rag.yaml", {"wiki": qa_databases.locations["wiki"]}, scripted_model.base_url, tmp_path / "d"
     )
     port = _free_port()
@@ -176,7 +178,7 @@ async def test_mcp_over_streamable_http_on_127_0_0_1_lists_documents(qa_database
 async def test_mcp_on_a_non_loopback_host_warns_on_stderr_that_it_serves_unauthenticated(
     qa_databases, scripted_model, tmp_path
 ):
-    config = write_config(
+    config = write_qa_config(
         tmp_path / "haiku.rag.yaml", {"wiki": qa_databases.locations["wiki"]}, scripted_model.base_url, tmp_path / "d"
     )
     port = _free_port()
@@ -207,7 +209,7 @@ def test_only_loopback_hosts_serve_mcp_without_a_warning():
 def test_mcp_over_a_missing_database_fails_at_start_naming_it(qa_databases, scripted_model, tmp_path):
     from qa_cli_support import run_cli
 
-    config = write_config(
+    config = write_qa_config(
         tmp_path / "haiku.rag.yaml", {"ghost": tmp_path / "ghost.lancedb"}, scripted_model.base_url, tmp_path / "d"
     )
     done = run_cli("--config", str(config), "mcp", "--stdio", stdin="")

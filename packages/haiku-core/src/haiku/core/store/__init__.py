@@ -21,6 +21,7 @@ from haiku.core.store.migrations import (
     Migration,
     current_schema_version,
 )
+from haiku.core.store.reports import StoreInfo
 from haiku.core.store.schema import CHUNKS, DOCUMENTS, SETTINGS, TABLES, StoreSettings
 from haiku.core.store.search import SearchType
 from haiku.core.store.store import Store
@@ -39,6 +40,7 @@ __all__ = [
     "OwnershipLock",
     "SearchType",
     "Store",
+    "StoreInfo",
     "StoreSettings",
     "TagInfo",
     "VacuumReport",

@@ -162,7 +162,7 @@ class StoreBase:
     @asynccontextmanager
     async def _writing(self, action: str, *, timeout_s: float | None = None) -> AsyncIterator[None]:
         self._require_writable(action)
-        outermost = not self._lock.held or self._lock._owner is not asyncio.current_task()
+        outermost = not self._lock.held_by_current_task()
         async with self._lock.hold(action, timeout_s):
             if outermost:
                 await self._refresh_to_latest()

@@ -29,6 +29,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from haiku.core.store._base import StoreBase, log
+from haiku.core.store.reports import ChunkIndexes, IndexState
 from haiku.core.store.schema import CHUNKS, DOCUMENTS
 
 if TYPE_CHECKING:
@@ -153,13 +154,13 @@ class IndexMixin(StoreBase):
             log.info("store.vector_index_built", database=self.name, chunks=rows, metric=metric)
             return True
 
-    async def index_state(self) -> dict[str, Any]:
+    async def index_state(self) -> ChunkIndexes:
         """What ``info`` and ``doctor`` report about the chunk indexes."""
         self._require_open()
         rows = await self._chunks.count_rows()
         indices = {tuple(ix.columns): ix for ix in await self._chunks.list_indices()}
 
-        def describe(column: str) -> dict[str, Any]:
+        def describe(column: str) -> IndexState:
             index = indices.get((column,))
             if index is None:
                 return {"exists": False, "indexed_rows": 0, "unindexed_rows": rows}

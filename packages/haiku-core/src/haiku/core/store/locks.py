@@ -148,6 +148,15 @@ class WriterLock:
     def held(self) -> bool:
         return self._owner is not None
 
+    @property
+    def key(self) -> str:
+        """The database location this lock guards (``location_key(ref)``)."""
+        return self._inner.key
+
+    def held_by_current_task(self) -> bool:
+        """Whether the running task holds the lock, so a ``hold()`` now would re-enter it."""
+        return self._owner is not None and self._owner is asyncio.current_task()
+
     def _locked_error(self, action: str, timeout: float) -> DatabaseLockedError:
         return DatabaseLockedError(
             f"{_database_label(self.ref)} is locked by another writer: its writer lock was not free "

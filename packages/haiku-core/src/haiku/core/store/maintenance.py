@@ -14,12 +14,12 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Any
 
 from haiku.core.store._base import log
 from haiku.core.store.indexes import NO_PRUNE, IndexMixin
 from haiku.core.store.migrations import current_schema_version, pending_migrations
 from haiku.core.store.reads import ReadsMixin
+from haiku.core.store.reports import StoreInfo
 from haiku.core.store.schema import TABLES
 from haiku.core.store.tags import TagsMixin
 
@@ -67,7 +67,7 @@ class MaintenanceMixin(IndexMixin, TagsMixin, ReadsMixin):
         retention = (
             self.config.storage.vacuum_retention_seconds if retention_seconds is None else retention_seconds
         )
-        key = self._lock._inner.key
+        key = self._lock.key
         with _running_lock:
             if key in _running_vacuums:
                 log.info("store.vacuum_already_running", database=self.name)
@@ -146,7 +146,7 @@ class MaintenanceMixin(IndexMixin, TagsMixin, ReadsMixin):
         return applied
 
     # --- info -----------------------------------------------------------------------
-    async def info(self) -> dict[str, Any]:
+    async def info(self) -> StoreInfo:
         """Everything ``haiku-rag info`` reports about this database."""
         self._require_open()
         indexes = await self.index_state()

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from haiku.core.config import AppConfig, load_config
-from haiku.core.models import Chunk, Document, SearchResult, SearchType
+from haiku.core.models import Chunk, Citation, Document, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.rag.client import _context, _coverage, _lookups, _search
 from haiku.rag.client._opening import OpenDatabases
 
 if TYPE_CHECKING:
-    from haiku.core.store import Store, VacuumReport
+    from haiku.core.store import HistoryEntry, Store, StoreInfo, TagInfo, VacuumReport
     from haiku.rag.rerankers import Reranker
 
 
@@ -323,7 +323,7 @@ class HaikuRAG:
 
     async def ask(
         self, question: str, filter: str | None = None, sources: Sequence[str] | None = None
-    ) -> tuple[str, list[Any]]:
+    ) -> tuple[str, list[Citation]]:
         """Answer with citations (docs/qa.md); ``sources`` is checked by name before anything runs."""
         _search.check_query(question)
         await _search.check_document_filter(filter)
@@ -349,10 +349,10 @@ class HaikuRAG:
     async def create_index(self) -> bool:
         return await self._single("create_index").create_index()
 
-    async def create_tag(self, name: str) -> Any:
+    async def create_tag(self, name: str) -> TagInfo:
         return await self._single("create_tag").create_tag(name)
 
-    async def list_tags(self) -> list[Any]:
+    async def list_tags(self) -> list[TagInfo]:
         return await self._single("list_tags").list_tags()
 
     async def delete_tag(self, name: str) -> None:
@@ -361,9 +361,11 @@ class HaikuRAG:
     async def restore_tag(self, name: str) -> str:
         return await self._single("restore_tag").restore_tag(name)
 
-    async def history(self, table: str | None = None, limit: int | None = None) -> dict[str, list[Any]]:
+    async def history(
+        self, table: str | None = None, limit: int | None = None
+    ) -> dict[str, list[HistoryEntry]]:
         return await self._single("history").history(table, limit)
 
-    async def info(self) -> dict[str, Any]:
+    async def info(self) -> StoreInfo:
         return await self._single("info").info()
 

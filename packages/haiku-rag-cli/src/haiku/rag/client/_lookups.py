@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
 from haiku.core.models import Chunk, Document
 from haiku.core.store.filters import check_document_filter
@@ -74,7 +74,22 @@ async def count_documents(client: HaikuRAG, *, filter: str | None, sources: Sequ
     return sum(counts)
 
 
-async def first_holder(client: HaikuRAG, method: str, key: str, source: str | None) -> Any:
+@overload
+async def first_holder(
+    client: HaikuRAG,
+    method: Literal["get_document_by_id", "get_document_by_uri"],
+    key: str,
+    source: str | None,
+) -> Document | None: ...
+
+
+@overload
+async def first_holder(
+    client: HaikuRAG, method: Literal["get_chunk_by_id"], key: str, source: str | None
+) -> Chunk | None: ...
+
+
+async def first_holder(client: HaikuRAG, method: str, key: str, source: str | None) -> Document | Chunk | None:
     """With ``source``, ask that database alone; else ask every covered one together and
     answer from the first holder in configured order."""
     if source is not None:

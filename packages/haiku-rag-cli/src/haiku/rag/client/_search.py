@@ -237,7 +237,9 @@ def _ranked(lists: dict[int, list[SearchResult]]) -> list[Ranked]:
     return [Ranked(order, lists[order]) for order in sorted(lists)]
 
 
-def _sync(fuse: Callable[[dict[int, list[SearchResult]]], list[SearchResult]]):
+def _sync(
+    fuse: Callable[[dict[int, list[SearchResult]]], list[SearchResult]],
+) -> Callable[[dict[int, list[SearchResult]]], Awaitable[list[SearchResult]]]:
     async def run(lists: dict[int, list[SearchResult]]) -> list[SearchResult]:
         return fuse(lists)
 

@@ -1,0 +1,56 @@
+"""HaikuRAG's public face is typed: each public method and property says what it returns, never ``Any``."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Iterator
+
+import pytest
+
+import haiku.core.store as store_module
+import haiku.rag.client._client as client_module
+from haiku.core.store import StoreInfo
+from haiku.rag.client import HaikuRAG
+from haiku.rag.rerankers import Reranker
+
+# _client.py imports these for annotations only (they load LanceDB); the test supplies them.
+_NAMESPACE = {
+    **vars(client_module),
+    **{name: getattr(store_module, name) for name in store_module.__all__ if name != "STORE_SCHEMA_VERSION"},
+    "Reranker": Reranker,
+}
+
+
+def _public_face() -> Iterator[tuple[str, Callable[..., object]]]:
+    for name, member in inspect.getmembers(HaikuRAG):
+        if name.startswith("_") and name not in ("__aenter__", "__aexit__"):
+            continue
+        if isinstance(member, property):
+            assert member.fget is not None
+            yield name, member.fget
+        elif callable(member):
+            yield name, getattr(member, "__func__", member)
+
+
+def _mentions_any(hint: object) -> bool:
+    return hint is typing.Any or any(_mentions_any(arg) for arg in typing.get_args(hint))
+
+
+def test_the_public_face_has_methods_to_check():
+    names = {name for name, _ in _public_face()}
+    assert {"search", "ask", "info", "history", "create_tag", "list_tags", "scope"} <= names
+
+
+@pytest.mark.parametrize("name,member", list(_public_face()), ids=[name for name, _ in _public_face()])
+def test_a_public_method_of_haikurag_declares_its_return_type_without_any(name, member):
+    hints = typing.get_type_hints(member, globalns=_NAMESPACE)
+    assert "return" in hints, f"HaikuRAG.{name} has no return annotation"
+    assert not _mentions_any(hints["return"]), f"HaikuRAG.{name} returns {hints['return']}"
+
+
+async def test_info_answers_exactly_the_keys_store_info_declares(two_db):
+    async with HaikuRAG(config=two_db, sources=["papers"]) as client:
+        info = await client.info()
+    assert set(info) == set(typing.get_type_hints(StoreInfo))
+    assert set(info["fts_index"]) <= set(typing.get_type_hints(store_module.reports.IndexState))

@@ -1,8 +1,7 @@
 """Commands on one database: info, init, migrate, vacuum, create-index, history (docs/storage.md)."""
 
-from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -11,7 +10,6 @@ from haiku.rag.cli._common import (
     client_for,
     db_option,
     echo_json,
-    fail,
     one_scope,
     options,
     refuse_read_only,
@@ -19,17 +17,8 @@ from haiku.rag.cli._common import (
     writable_scope,
 )
 
-PACKAGES = ("haiku-core", "haiku-rag-cli", "haiku-ingester", "lancedb")
-
-
-def _package_versions() -> dict[str, str]:
-    versions = {}
-    for name in PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return versions
+if TYPE_CHECKING:
+    from haiku.rag.client import DatabaseInfo
 
 
 def _index_line(state: dict[str, Any]) -> str:
@@ -43,42 +32,33 @@ def _index_line(state: dict[str, Any]) -> str:
     return line
 
 
-def _print_info(report: dict[str, Any]) -> None:
-    embedder = report.get("embedder")
-    typer.echo(f"name: {report.get('name')}")
-    typer.echo(f"path: {report.get('configured_location', report.get('location'))}")
-    if report.get("tag"):
-        typer.echo(f"tag: {report['tag']} (read-only)")
-    typer.echo(f"schema version: {report.get('schema_version')} (this code: {report.get('current_schema_version')})")
-    if embedder:
+def _print_info(info: "DatabaseInfo") -> None:
+    typer.echo(f"name: {info.name}")
+    typer.echo(f"path: {info.configured_location}")
+    if info.tag:
+        typer.echo(f"tag: {info.tag} (read-only)")
+    typer.echo(f"schema version: {info.schema_version} (this code: {info.current_schema_version})")
+    if info.embedder:
+        embedder = info.embedder
         typer.echo(f"embedder: {embedder['provider']}/{embedder['model']} ({embedder['vector_dim']})")
     else:
         typer.echo("embedder: not recorded")
-    typer.echo(f"vector dimension: {report.get('vector_dim')}")
-    typer.echo(f"documents: {report.get('documents')}")
-    typer.echo(f"chunks: {report.get('chunks')}")
-    typer.echo(f"fts index: {_index_line(report.get('fts_index') or {})}")
-    typer.echo(f"vector index: {_index_line(report.get('vector_index') or {})}")
-    versions = report.get("table_versions") or {}
-    typer.echo("table versions: " + " ".join(f"{t}=v{v}" for t, v in sorted(versions.items())))
-    typer.echo(f"tags: {report.get('tags')}")
-    pending = report.get("pending_migrations") or []
-    if pending:
-        typer.echo(f"pending migrations: {len(pending)} (run `haiku-rag migrate`)")
-        for step in pending:
+    typer.echo(f"vector dimension: {info.vector_dim}")
+    typer.echo(f"documents: {info.documents}")
+    typer.echo(f"chunks: {info.chunks}")
+    typer.echo(f"fts index: {_index_line(info.fts_index or {})}")
+    typer.echo(f"vector index: {_index_line(info.vector_index or {})}")
+    typer.echo("table versions: " + " ".join(f"{t}=v{v}" for t, v in sorted(info.table_versions.items())))
+    typer.echo(f"tags: {info.tags}")
+    if info.pending_migrations:
+        typer.echo(f"pending migrations: {len(info.pending_migrations)} (run `haiku-rag migrate`)")
+        for step in info.pending_migrations:
             typer.echo(f"  - {step['version']}: {step['description']}")
     else:
         typer.echo("pending migrations: none")
-    if report.get("rebuild_marker"):
-        typer.echo(f"rebuild: interrupted ({report['rebuild_marker']}); rerun `haiku-ingester rebuild`")
-    typer.echo("packages: " + ", ".join(f"{n} {v}" for n, v in report.get("packages", {}).items()))
-
-
-def missing_message(ref: Any) -> str:
-    """The one "does not exist" wording; the location only for a database given by path."""
-    from haiku.core.errors import missing_database
-
-    return missing_database(ref.name, at=str(ref.location) if ref.given or ref.name is None else None)
+    if info.rebuild_marker:
+        typer.echo(f"rebuild: interrupted ({info.rebuild_marker}); rerun `haiku-ingester rebuild`")
+    typer.echo("packages: " + ", ".join(f"{n} {v}" for n, v in info.packages.items()))
 
 
 def info(
@@ -91,18 +71,11 @@ def info(
     opts = options(ctx)
 
     async def work() -> None:
-        from haiku.core.store import Store
-
         scope = one_scope(opts, db, at=at)
-        ref = scope.databases[0]
-        if not await Store.exists(ref, opts.config()):
-            raise fail(missing_message(ref))
         async with client_for(opts, scope, read_only=True, skip_validation=True) as client:
             report = await client.info()
-        report["configured_location"] = str(ref.location)
-        report["packages"] = _package_versions()
         if as_json:
-            echo_json(report)
+            echo_json(report.as_dict())
         else:
             _print_info(report)
 
@@ -215,19 +188,13 @@ def history(
     async def work() -> None:
         scope = one_scope(opts, db, live="`haiku-rag history` reads")
         async with client_for(opts, scope, read_only=True, skip_validation=True) as client:
-            entries = await client.history(table, limit)
-            notices = list(getattr(client.store, "history_notices", []))
-        for notice in notices:
+            history = await client.history(table, limit)
+        for notice in history.notices:
             typer.echo(f"Notice: {notice}", err=True)
         if as_json:
-            echo_json(
-                {
-                    name: [{"version": e.version, "timestamp": e.timestamp.isoformat(), "tags": e.tags} for e in rows]
-                    for name, rows in entries.items()
-                }
-            )
+            echo_json(history.as_dict())
             return
-        for name, rows in entries.items():
+        for name, rows in history.tables.items():
             typer.echo(f"{name}:")
             for entry in rows:
                 tags = f"  <- {', '.join(entry.tags)}" if entry.tags else ""

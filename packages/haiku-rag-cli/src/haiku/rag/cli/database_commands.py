@@ -7,6 +7,7 @@ import typer
 
 from haiku.rag.cli._common import (
     at_option,
+    client_command,
     client_for,
     db_option,
     echo_json,
@@ -18,7 +19,9 @@ from haiku.rag.cli._common import (
 )
 
 if TYPE_CHECKING:
-    from haiku.rag.client import DatabaseInfo
+    from haiku.core.scope import DatabaseScope
+    from haiku.core.store import VacuumReport
+    from haiku.rag.client import DatabaseInfo, HaikuRAG, History
 
 
 def _index_line(state: dict[str, Any]) -> str:
@@ -68,18 +71,14 @@ def info(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Where the database is, its schema, embedder, counts, indexes, versions and tags."""
-    opts = options(ctx)
 
-    async def work() -> None:
-        scope = one_scope(opts, db, at=at)
-        async with client_for(opts, scope, read_only=True, skip_validation=True) as client:
-            report = await client.info()
+    def show(report: "DatabaseInfo", _: "DatabaseScope") -> None:
         if as_json:
             echo_json(report.as_dict())
         else:
             _print_info(report)
 
-    run(work)
+    client_command(ctx, lambda opts: one_scope(opts, db, at=at), lambda client: client.info(), show, skip_validation=True)
 
 
 def init(ctx: typer.Context, db: Path | None = db_option()) -> None:
@@ -104,12 +103,8 @@ def init(ctx: typer.Context, db: Path | None = db_option()) -> None:
 
 def migrate(ctx: typer.Context, db: Path | None = db_option()) -> None:
     """Apply pending schema migrations."""
-    opts = options(ctx)
 
-    async def work() -> None:
-        scope = writable_scope(opts, db, "migrate")
-        async with client_for(opts, scope, read_only=False, skip_validation=True) as client:
-            applied = await client.migrate()
+    def show(applied: list[str], _: "DatabaseScope") -> None:
         if not applied:
             typer.echo("No migrations pending. Database is up to date.")
             return
@@ -118,7 +113,10 @@ def migrate(ctx: typer.Context, db: Path | None = db_option()) -> None:
             typer.echo(f"  - {line}")
         typer.echo("Migration completed successfully.")
 
-    run(work, prefix="Migration failed: ")
+    client_command(
+        ctx, lambda opts: writable_scope(opts, db, "migrate"), lambda client: client.migrate(), show,
+        read_only=False, prefix="Migration failed: ", skip_validation=True,
+    )
 
 
 def _size(count: int) -> str:
@@ -138,30 +136,28 @@ def vacuum(
     db: Path | None = db_option(),
 ) -> None:
     """Compact files, optimise indexes and drop old versions (tagged versions are kept)."""
-    opts = options(ctx)
 
-    async def work() -> None:
-        scope = writable_scope(opts, db, "vacuum")
-        async with client_for(opts, scope, read_only=False) as client:
-            report = await client.vacuum(retention_seconds)
+    def show(report: "VacuumReport | None", _: "DatabaseScope") -> None:
         if report is None:
             typer.echo("A vacuum of this database is already running.")
             return
         versions = f"{report.versions_removed} old table version{'' if report.versions_removed == 1 else 's'}"
         typer.echo(f"Vacuum completed successfully. Removed {versions}, {_size(report.bytes_removed)}.")
 
-    run(work)
+    client_command(
+        ctx, lambda opts: writable_scope(opts, db, "vacuum"), lambda client: client.vacuum(retention_seconds), show,
+        read_only=False,
+    )
 
 
 def create_index(ctx: typer.Context, db: Path | None = db_option()) -> None:
     """Build the vector index (IVF-PQ); needs at least 256 chunks."""
-    opts = options(ctx)
 
-    async def work() -> None:
-        scope = writable_scope(opts, db, "create-index")
-        async with client_for(opts, scope, read_only=False) as client:
-            built = await client.create_index()
-            chunks = await client.store.count_chunks()
+    async def call(client: "HaikuRAG") -> tuple[bool, int]:
+        return await client.create_index(), await client.store.count_chunks()
+
+    def show(outcome: tuple[bool, int], scope: "DatabaseScope") -> None:
+        built, chunks = outcome
         name = scope.databases[0].label
         if built:
             typer.echo(f"Vector index created on database '{name}' ({chunks} chunks).")
@@ -172,7 +168,7 @@ def create_index(ctx: typer.Context, db: Path | None = db_option()) -> None:
                 err=True,
             )
 
-    run(work)
+    client_command(ctx, lambda opts: writable_scope(opts, db, "create-index"), call, show, read_only=False)
 
 
 def history(
@@ -183,12 +179,8 @@ def history(
     as_json: bool = typer.Option(False, "--json", help="Print the history as JSON."),
 ) -> None:
     """Table versions, newest first, with the tags pointing at them."""
-    opts = options(ctx)
 
-    async def work() -> None:
-        scope = one_scope(opts, db, live="`haiku-rag history` reads")
-        async with client_for(opts, scope, read_only=True, skip_validation=True) as client:
-            history = await client.history(table, limit)
+    def show(history: "History", _: "DatabaseScope") -> None:
         for notice in history.notices:
             typer.echo(f"Notice: {notice}", err=True)
         if as_json:
@@ -200,7 +192,10 @@ def history(
                 tags = f"  <- {', '.join(entry.tags)}" if entry.tags else ""
                 typer.echo(f"  v{entry.version}: {entry.timestamp.isoformat()}{tags}")
 
-    run(work)
+    client_command(
+        ctx, lambda opts: one_scope(opts, db, live="`haiku-rag history` reads"),
+        lambda client: client.history(table, limit), show, skip_validation=True,
+    )
 
 
 def register(app: typer.Typer) -> None:

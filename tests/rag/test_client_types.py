@@ -52,5 +52,6 @@ def test_a_public_method_of_haikurag_declares_its_return_type_without_any(name, 
 async def test_info_answers_exactly_the_keys_store_info_declares(two_db):
     async with HaikuRAG(config=two_db, sources=["papers"]) as client:
         info = await client.info()
-    assert set(info) == set(typing.get_type_hints(StoreInfo))
-    assert set(info["fts_index"]) <= set(typing.get_type_hints(store_module.reports.IndexState))
+    # The store's report, and what the client adds to it (where it is configured, package versions).
+    assert set(info.as_dict()) == set(typing.get_type_hints(StoreInfo)) | {"configured_location", "packages"}
+    assert set(info.fts_index) <= set(typing.get_type_hints(store_module.reports.IndexState))

@@ -133,6 +133,14 @@ class ReadsMixin(StoreBase):
         self._require_open()
         return await self._chunks.count_rows()
 
+    async def count_orphan_chunks(self) -> int:
+        """Chunks no reader shows (see the module docstring); the next write removes them."""
+        self._require_open()
+        chunk_columns = ["document_id", REVISION] if self._revisioned else ["document_id"]
+        chunks = (await self._chunks.query().select(chunk_columns).to_arrow()).to_pylist()
+        documents = await self._document_rows(row["document_id"] for row in chunks)
+        return sum(1 for row in chunks if not is_current(row.get(REVISION), documents.get(row["document_id"])))
+
     async def list_documents(
         self,
         limit: int | None = None,

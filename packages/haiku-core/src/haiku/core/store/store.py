@@ -73,6 +73,7 @@ def _prefix_with_name(error: Exception, name: str) -> None:
     "list_documents",
     "count_documents",
     "count_chunks",
+    "count_orphan_chunks",
     "get_document_by_id",
     "get_document_by_uri",
     "get_documents_by_ids",

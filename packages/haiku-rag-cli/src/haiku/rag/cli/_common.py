@@ -140,6 +140,33 @@ def client_for(
     return HaikuRAG.from_scope(scope, opts.config(), read_only=read_only or opts.read_only, **kwargs)
 
 
+def client_command(
+    ctx: typer.Context,
+    select: Callable[[GlobalOptions], "DatabaseScope"],
+    call: Callable[["HaikuRAG"], Awaitable[T]],
+    show: Callable[[T, "DatabaseScope"], None] | None = None,
+    *,
+    read_only: bool = True,
+    prefix: str = "",
+    **open_options: Any,
+) -> None:
+    """The body of a command over the client: select the scope, open, ``call``, close, ``show``.
+
+    ``show`` prints after the client is closed; like ``call``, it runs inside
+    ``run``, so its errors and a closed pipe are handled as every command's are.
+    """
+    opts = options(ctx)
+
+    async def work() -> None:
+        scope = select(opts)
+        async with client_for(opts, scope, read_only=read_only, **open_options) as client:
+            value = await call(client)
+        if show is not None:
+            show(value, scope)
+
+    run(work, prefix=prefix)
+
+
 def writable_scope(opts: GlobalOptions, db: Path | None, command: str, *, verb: str = "changes") -> "DatabaseScope":
     """The one live database a writing command works on, refused under --read-only.
 

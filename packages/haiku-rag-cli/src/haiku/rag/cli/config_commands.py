@@ -5,7 +5,7 @@ from typing import Any
 
 import typer
 
-from haiku.rag.cli._common import fail, options
+from haiku.rag.cli._common import options
 
 SECRET_WORDS = ("key", "secret", "token", "password", "credential", "session")
 
@@ -50,76 +50,17 @@ def settings(ctx: typer.Context) -> None:
     run(work)
 
 
-DEFAULT_CONFIG = """\
-# haiku configuration (haiku-rag, haiku-ingester and the Python client read it).
-# Every key is optional; values may use ${VAR} and ${VAR:-default}.
-
-storage:
-  data_dir: ""                      # blank: the platform data dir (~/.local/share/haiku.rag)
-  auto_vacuum: true
-  vacuum_retention_seconds: 86400   # tagged versions are always kept
-  writer_lock_timeout_s: 60
-
-lancedb:
-  # Name each database; results, citations and errors carry the name.
-  # With none configured, one database named haiku.rag lives in data_dir.
-  databases: {}
-  #   papers: ./papers.lancedb
-  #   wiki: s3://my-bucket/wiki.lancedb
-  #   papers-release-1:
-  #     location: ./papers.lancedb
-  #     tag: release-1
-  storage_options: {}               # object storage: endpoint, credentials, allow_http
-  read_consistency_interval_seconds: 30
-
-embeddings:
-  model:
-    provider: sentence-transformers # or openai (any OpenAI-compatible /embeddings endpoint)
-    name: all-MiniLM-L6-v2
-    vector_dim: 384
-  batch_size: 64
-
-reranking:
-  model: null
-  # model: {provider: http, name: rerank-model, base_url: http://localhost:8080/v1}
-  # model: {provider: cross-encoder, name: /models/my-cross-encoder}
-
-search:
-  limit: 5
-  rerank_pool_factor: 10
-  max_context_chars: 5000
-  fusion: rrf                       # hybrid across databases; cosine: rank by cosine to the query
-
-qa:
-  model:
-    provider: openai
-    name: qwen3
-    base_url: http://localhost:11434/v1
-  request_limit: 30
-
-processing:
-  chunk_size: 256
-
-ingester:
-  databases: {}
-  #   papers:
-  #     sources:
-  #       - type: fs
-  #         root: /srv/documents/papers
-"""
-
-
 def init_config(
     output: Path = typer.Argument(Path("haiku.rag.yaml"), help="Where to write the configuration."),
 ) -> None:
-    """Write a default configuration file (never over an existing one)."""
-    if output.exists():
-        raise fail(f"{output} already exists; remove it or choose another path")
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(DEFAULT_CONFIG, encoding="utf-8")
-    except OSError as exc:
-        raise fail(f"cannot write {output}: {exc}") from None
+    """Write the example configuration (configs/haiku.rag.example.yaml), never over an existing file."""
+    from haiku.rag.cli._common import run
+    from haiku.rag.client import write_example_config
+
+    async def work() -> None:
+        write_example_config(output)
+
+    run(work)
     typer.echo(f"Configuration written to {output}")
 
 

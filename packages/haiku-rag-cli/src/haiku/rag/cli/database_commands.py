@@ -1,17 +1,16 @@
 """Commands on one database: info, init, migrate, vacuum, create-index, history (docs/storage.md)."""
 
-from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from haiku.rag.cli._common import (
     at_option,
+    client_command,
     client_for,
     db_option,
     echo_json,
-    fail,
     one_scope,
     options,
     refuse_read_only,
@@ -19,17 +18,10 @@ from haiku.rag.cli._common import (
     writable_scope,
 )
 
-PACKAGES = ("haiku-core", "haiku-rag-cli", "haiku-ingester", "lancedb")
-
-
-def _package_versions() -> dict[str, str]:
-    versions = {}
-    for name in PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return versions
+if TYPE_CHECKING:
+    from haiku.core.scope import DatabaseScope
+    from haiku.core.store import VacuumReport
+    from haiku.rag.client import DatabaseInfo, HaikuRAG, History
 
 
 def _index_line(state: dict[str, Any]) -> str:
@@ -43,42 +35,33 @@ def _index_line(state: dict[str, Any]) -> str:
     return line
 
 
-def _print_info(report: dict[str, Any]) -> None:
-    embedder = report.get("embedder")
-    typer.echo(f"name: {report.get('name')}")
-    typer.echo(f"path: {report.get('configured_location', report.get('location'))}")
-    if report.get("tag"):
-        typer.echo(f"tag: {report['tag']} (read-only)")
-    typer.echo(f"schema version: {report.get('schema_version')} (this code: {report.get('current_schema_version')})")
-    if embedder:
+def _print_info(info: "DatabaseInfo") -> None:
+    typer.echo(f"name: {info.name}")
+    typer.echo(f"path: {info.configured_location}")
+    if info.tag:
+        typer.echo(f"tag: {info.tag} (read-only)")
+    typer.echo(f"schema version: {info.schema_version} (this code: {info.current_schema_version})")
+    if info.embedder:
+        embedder = info.embedder
         typer.echo(f"embedder: {embedder['provider']}/{embedder['model']} ({embedder['vector_dim']})")
     else:
         typer.echo("embedder: not recorded")
-    typer.echo(f"vector dimension: {report.get('vector_dim')}")
-    typer.echo(f"documents: {report.get('documents')}")
-    typer.echo(f"chunks: {report.get('chunks')}")
-    typer.echo(f"fts index: {_index_line(report.get('fts_index') or {})}")
-    typer.echo(f"vector index: {_index_line(report.get('vector_index') or {})}")
-    versions = report.get("table_versions") or {}
-    typer.echo("table versions: " + " ".join(f"{t}=v{v}" for t, v in sorted(versions.items())))
-    typer.echo(f"tags: {report.get('tags')}")
-    pending = report.get("pending_migrations") or []
-    if pending:
-        typer.echo(f"pending migrations: {len(pending)} (run `haiku-rag migrate`)")
-        for step in pending:
+    typer.echo(f"vector dimension: {info.vector_dim}")
+    typer.echo(f"documents: {info.documents}")
+    typer.echo(f"chunks: {info.chunks}")
+    typer.echo(f"fts index: {_index_line(info.fts_index or {})}")
+    typer.echo(f"vector index: {_index_line(info.vector_index or {})}")
+    typer.echo("table versions: " + " ".join(f"{t}=v{v}" for t, v in sorted(info.table_versions.items())))
+    typer.echo(f"tags: {info.tags}")
+    if info.pending_migrations:
+        typer.echo(f"pending migrations: {len(info.pending_migrations)} (run `haiku-rag migrate`)")
+        for step in info.pending_migrations:
             typer.echo(f"  - {step['version']}: {step['description']}")
     else:
         typer.echo("pending migrations: none")
-    if report.get("rebuild_marker"):
-        typer.echo(f"rebuild: interrupted ({report['rebuild_marker']}); rerun `haiku-ingester rebuild`")
-    typer.echo("packages: " + ", ".join(f"{n} {v}" for n, v in report.get("packages", {}).items()))
-
-
-def missing_message(ref: Any) -> str:
-    """The one "does not exist" wording; the location only for a database given by path."""
-    from haiku.core.errors import missing_database
-
-    return missing_database(ref.name, at=str(ref.location) if ref.given or ref.name is None else None)
+    if info.rebuild_marker:
+        typer.echo(f"rebuild: interrupted ({info.rebuild_marker}); rerun `haiku-ingester rebuild`")
+    typer.echo("packages: " + ", ".join(f"{n} {v}" for n, v in info.packages.items()))
 
 
 def info(
@@ -88,25 +71,14 @@ def info(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Where the database is, its schema, embedder, counts, indexes, versions and tags."""
-    opts = options(ctx)
 
-    async def work() -> None:
-        from haiku.core.store import Store
-
-        scope = one_scope(opts, db, at=at)
-        ref = scope.databases[0]
-        if not await Store.exists(ref, opts.config()):
-            raise fail(missing_message(ref))
-        async with client_for(opts, scope, read_only=True, skip_validation=True) as client:
-            report = await client.info()
-        report["configured_location"] = str(ref.location)
-        report["packages"] = _package_versions()
+    def show(report: "DatabaseInfo", _: "DatabaseScope") -> None:
         if as_json:
-            echo_json(report)
+            echo_json(report.as_dict())
         else:
             _print_info(report)
 
-    run(work)
+    client_command(ctx, lambda opts: one_scope(opts, db, at=at), lambda client: client.info(), show, skip_validation=True)
 
 
 def init(ctx: typer.Context, db: Path | None = db_option()) -> None:
@@ -131,12 +103,8 @@ def init(ctx: typer.Context, db: Path | None = db_option()) -> None:
 
 def migrate(ctx: typer.Context, db: Path | None = db_option()) -> None:
     """Apply pending schema migrations."""
-    opts = options(ctx)
 
-    async def work() -> None:
-        scope = writable_scope(opts, db, "migrate")
-        async with client_for(opts, scope, read_only=False, skip_validation=True) as client:
-            applied = await client.migrate()
+    def show(applied: list[str], _: "DatabaseScope") -> None:
         if not applied:
             typer.echo("No migrations pending. Database is up to date.")
             return
@@ -145,7 +113,10 @@ def migrate(ctx: typer.Context, db: Path | None = db_option()) -> None:
             typer.echo(f"  - {line}")
         typer.echo("Migration completed successfully.")
 
-    run(work, prefix="Migration failed: ")
+    client_command(
+        ctx, lambda opts: writable_scope(opts, db, "migrate"), lambda client: client.migrate(), show,
+        read_only=False, prefix="Migration failed: ", skip_validation=True,
+    )
 
 
 def _size(count: int) -> str:
@@ -165,30 +136,28 @@ def vacuum(
     db: Path | None = db_option(),
 ) -> None:
     """Compact files, optimise indexes and drop old versions (tagged versions are kept)."""
-    opts = options(ctx)
 
-    async def work() -> None:
-        scope = writable_scope(opts, db, "vacuum")
-        async with client_for(opts, scope, read_only=False) as client:
-            report = await client.vacuum(retention_seconds)
+    def show(report: "VacuumReport | None", _: "DatabaseScope") -> None:
         if report is None:
             typer.echo("A vacuum of this database is already running.")
             return
         versions = f"{report.versions_removed} old table version{'' if report.versions_removed == 1 else 's'}"
         typer.echo(f"Vacuum completed successfully. Removed {versions}, {_size(report.bytes_removed)}.")
 
-    run(work)
+    client_command(
+        ctx, lambda opts: writable_scope(opts, db, "vacuum"), lambda client: client.vacuum(retention_seconds), show,
+        read_only=False,
+    )
 
 
 def create_index(ctx: typer.Context, db: Path | None = db_option()) -> None:
     """Build the vector index (IVF-PQ); needs at least 256 chunks."""
-    opts = options(ctx)
 
-    async def work() -> None:
-        scope = writable_scope(opts, db, "create-index")
-        async with client_for(opts, scope, read_only=False) as client:
-            built = await client.create_index()
-            chunks = await client.store.count_chunks()
+    async def call(client: "HaikuRAG") -> tuple[bool, int]:
+        return await client.create_index(), await client.store.count_chunks()
+
+    def show(outcome: tuple[bool, int], scope: "DatabaseScope") -> None:
+        built, chunks = outcome
         name = scope.databases[0].label
         if built:
             typer.echo(f"Vector index created on database '{name}' ({chunks} chunks).")
@@ -199,7 +168,7 @@ def create_index(ctx: typer.Context, db: Path | None = db_option()) -> None:
                 err=True,
             )
 
-    run(work)
+    client_command(ctx, lambda opts: writable_scope(opts, db, "create-index"), call, show, read_only=False)
 
 
 def history(
@@ -210,30 +179,23 @@ def history(
     as_json: bool = typer.Option(False, "--json", help="Print the history as JSON."),
 ) -> None:
     """Table versions, newest first, with the tags pointing at them."""
-    opts = options(ctx)
 
-    async def work() -> None:
-        scope = one_scope(opts, db, live="`haiku-rag history` reads")
-        async with client_for(opts, scope, read_only=True, skip_validation=True) as client:
-            entries = await client.history(table, limit)
-            notices = list(getattr(client.store, "history_notices", []))
-        for notice in notices:
+    def show(history: "History", _: "DatabaseScope") -> None:
+        for notice in history.notices:
             typer.echo(f"Notice: {notice}", err=True)
         if as_json:
-            echo_json(
-                {
-                    name: [{"version": e.version, "timestamp": e.timestamp.isoformat(), "tags": e.tags} for e in rows]
-                    for name, rows in entries.items()
-                }
-            )
+            echo_json(history.as_dict())
             return
-        for name, rows in entries.items():
+        for name, rows in history.tables.items():
             typer.echo(f"{name}:")
             for entry in rows:
                 tags = f"  <- {', '.join(entry.tags)}" if entry.tags else ""
                 typer.echo(f"  v{entry.version}: {entry.timestamp.isoformat()}{tags}")
 
-    run(work)
+    client_command(
+        ctx, lambda opts: one_scope(opts, db, live="`haiku-rag history` reads"),
+        lambda client: client.history(table, limit), show, skip_validation=True,
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -1,21 +1,16 @@
 """`haiku-rag list` and `get`: one database, read-only."""
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from haiku.rag.cli._common import (
-    at_option,
-    client_for,
-    db_option,
-    echo_json,
-    fail,
-    one_scope,
-    options,
-    run,
-    set_scope,
-)
+from haiku.rag.cli._common import at_option, client_command, db_option, echo_json, fail, one_scope, set_scope
 from haiku.rag.cli._output import document_json, print_document, print_document_summary
+
+if TYPE_CHECKING:
+    from haiku.core.models import Document
+    from haiku.core.scope import DatabaseScope
 
 
 def list_documents(
@@ -31,12 +26,8 @@ def list_documents(
     Over several databases each document names its database, and they alternate
     between databases (as `client.list_documents` does); --limit counts them all.
     """
-    opts = options(ctx)
 
-    async def work() -> None:
-        scope = set_scope(opts, db, at)
-        async with client_for(opts, scope, read_only=True) as client:
-            documents = await client.list_documents(limit=limit, filter=filter)
+    def show(documents: "list[Document]", scope: "DatabaseScope") -> None:
         if as_json:
             echo_json([document_json(d, content=False) for d in documents])
         elif not documents:
@@ -45,7 +36,9 @@ def list_documents(
             for document in documents:
                 print_document_summary(document, label=scope.covers_multiple)
 
-    run(work)
+    client_command(
+        ctx, lambda opts: set_scope(opts, db, at), lambda client: client.list_documents(limit=limit, filter=filter), show
+    )
 
 
 def get(
@@ -56,12 +49,8 @@ def get(
     as_json: bool = typer.Option(False, "--json", help="Print the document as JSON."),
 ) -> None:
     """Print one document of one database."""
-    opts = options(ctx)
 
-    async def work() -> None:
-        scope = one_scope(opts, db, at=at)
-        async with client_for(opts, scope, read_only=True) as client:
-            document = await client.get_document_by_id(doc_id)
+    def show(document: "Document | None", _: "DatabaseScope") -> None:
         if document is None:
             raise fail(f"Document with id {doc_id} not found.")
         if as_json:
@@ -69,7 +58,7 @@ def get(
         else:
             print_document(document)
 
-    run(work)
+    client_command(ctx, lambda opts: one_scope(opts, db, at=at), lambda client: client.get_document_by_id(doc_id), show)
 
 
 def register(app: typer.Typer) -> None:

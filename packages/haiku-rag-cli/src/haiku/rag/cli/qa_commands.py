@@ -10,19 +10,23 @@ import asyncio
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from haiku.rag.cli._common import (
+    GlobalOptions,
     at_option,
-    client_for,
+    client_command,
     db_option,
     fail,
-    options,
     query_argument,
-    run,
     set_scope,
 )
+
+if TYPE_CHECKING:
+    from haiku.core.scope import DatabaseScope
+    from haiku.rag.client import HaikuRAG
 
 
 def _print_answer(question: str, answer: str, citations: list, *, label: bool, full: bool) -> None:
@@ -53,15 +57,12 @@ def ask(
     at: str | None = at_option(),
 ) -> None:
     """Answer a question from the documents, with citations (model: qa.model)."""
-    opts = options(ctx)
 
-    async def work() -> None:
-        scope = set_scope(opts, db, at)
-        async with client_for(opts, scope, read_only=True) as client:
-            answer, citations = await client.ask(question, filter=filter)
+    def show(outcome: tuple[str, list], scope: DatabaseScope) -> None:
+        answer, citations = outcome
         _print_answer(question, answer, citations, label=scope.covers_multiple, full=full_citations)
 
-    run(work)
+    client_command(ctx, lambda opts: set_scope(opts, db, at), lambda client: client.ask(question, filter=filter), show)
 
 
 def chat(
@@ -71,33 +72,30 @@ def chat(
     at: str | None = at_option(),
 ) -> None:
     """An interactive session: one question per line; /sources, /filter, /help, /quit."""
-    opts = options(ctx)
 
-    async def work() -> None:
+    async def converse(client: HaikuRAG) -> None:
         from haiku.rag.llm.model import ChatModel
         from haiku.rag.qa.chat import HELP, ChatSession
 
-        scope = set_scope(opts, db, at)
-        config = opts.config()
-        model_config = config.qa.model if model is None else config.qa.model.model_copy(update={"name": model})
+        configured = client.config.qa.model
+        model_config = configured if model is None else configured.model_copy(update={"name": model})
         interactive = sys.stdin.isatty()
         chat_model = ChatModel(model_config)
         try:
-            async with client_for(opts, scope, read_only=True) as client:
-                session = ChatSession(client, chat_model, typer.echo)
+            session = ChatSession(client, chat_model, typer.echo)
+            if interactive:
+                typer.echo(f"haiku-rag chat over {', '.join(map(str, client.source_names))} "
+                           f"(model {model_config.name})\n{HELP}")
+            while True:
                 if interactive:
-                    typer.echo(f"haiku-rag chat over {', '.join(map(str, scope.names))} "
-                               f"(model {model_config.name})\n{HELP}")
-                while True:
-                    if interactive:
-                        typer.echo("> ", nl=False)
-                    line = await asyncio.to_thread(sys.stdin.readline)
-                    if not line or not await session.handle(line):
-                        break
+                    typer.echo("> ", nl=False)
+                line = await asyncio.to_thread(sys.stdin.readline)
+                if not line or not await session.handle(line):
+                    break
         finally:
             await chat_model.aclose()
 
-    run(work)
+    client_command(ctx, lambda opts: set_scope(opts, db, at), converse)
 
 
 def _check_port(host: str, port: int) -> None:
@@ -124,10 +122,9 @@ def mcp(
     at: str | None = at_option(),
 ) -> None:
     """Serve the documents to MCP clients (streamable HTTP at /mcp, or --stdio)."""
-    opts = options(ctx)
 
-    async def work() -> None:
-        from haiku.rag.mcp import exposure_warning, serve
+    def select(opts: GlobalOptions) -> DatabaseScope:
+        from haiku.rag.mcp import exposure_warning
 
         scope = set_scope(opts, db, at)
         if not stdio:
@@ -135,13 +132,17 @@ def mcp(
             warning = exposure_warning(host)
             if warning is not None:
                 typer.echo(f"Warning: {warning}", err=True)
-        async with client_for(opts, scope, read_only=True) as client:
-            if not stdio:
-                typer.echo(f"Serving MCP on http://{host}:{port}/mcp (Ctrl+C to stop)", err=True)
-            await serve(client, stdio=stdio, host=host, port=port)
+        return scope
+
+    async def serve_client(client: HaikuRAG) -> None:
+        from haiku.rag.mcp import serve
+
+        if not stdio:
+            typer.echo(f"Serving MCP on http://{host}:{port}/mcp (Ctrl+C to stop)", err=True)
+        await serve(client, stdio=stdio, host=host, port=port)
 
     try:
-        run(work)
+        client_command(ctx, select, serve_client)
     except KeyboardInterrupt:
         raise typer.Exit(0) from None
 

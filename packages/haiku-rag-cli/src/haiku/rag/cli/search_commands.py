@@ -1,21 +1,25 @@
 """`haiku-rag search`: the configured set, or the one database selected."""
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from haiku.core.models import SearchType
 from haiku.rag.cli._common import (
     at_option,
-    client_for,
+    client_command,
     db_option,
     echo_json,
     options,
     query_argument,
-    run,
     set_scope,
 )
 from haiku.rag.cli._output import print_results, result_json
+
+if TYPE_CHECKING:
+    from haiku.core.scope import DatabaseScope
+    from haiku.rag.client import HaikuRAG, SearchResults
 
 
 def search(
@@ -29,13 +33,12 @@ def search(
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
 ) -> None:
     """Search every configured database (or the one --db-name selects) and fuse the results."""
-    opts = options(ctx)
 
-    async def work() -> None:
-        scope = set_scope(opts, db, at)
-        async with client_for(opts, scope, read_only=True) as client:
-            results = await client.search(query, limit=limit, search_type=search_type, filter=filter)
-            skip_mode = client.config.search.on_unavailable == "skip"
+    async def call(client: "HaikuRAG") -> "SearchResults":
+        return await client.search(query, limit=limit, search_type=search_type, filter=filter)
+
+    def show(results: "SearchResults", scope: "DatabaseScope") -> None:
+        skip_mode = options(ctx).config().search.on_unavailable == "skip"
         for name, why in results.skipped.items():
             typer.echo(f"Warning: database '{name}' skipped: {why}", err=True)
         if as_json and skip_mode:  # the shape that can say what was skipped (docs/cli.md)
@@ -46,7 +49,7 @@ def search(
         else:
             print_results(results, label=scope.covers_multiple)
 
-    run(work)
+    client_command(ctx, lambda opts: set_scope(opts, db, at), call, show)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,10 +1,23 @@
 """`haiku-rag tag create|list|delete|restore`: tags of one live database (docs/storage.md)."""
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from haiku.rag.cli._common import client_for, db_option, echo_json, one_scope, options, run, writable_scope
+from haiku.rag.cli._common import (
+    client_command,
+    db_option,
+    echo_json,
+    one_scope,
+    options,
+    run,
+    writable_scope,
+)
+
+if TYPE_CHECKING:
+    from haiku.core.scope import DatabaseScope
+    from haiku.core.store import TagInfo
 
 tag_app = typer.Typer(help="Create, list, delete and restore tags of one database.", no_args_is_help=True)
 
@@ -28,16 +41,15 @@ def create(
     db: Path | None = db_option(),
 ) -> None:
     """Tag the current version of every table."""
-    opts = options(ctx)
 
-    async def work() -> None:
-        scope = writable_scope(opts, db, "tag create", verb="tags")
-        async with client_for(opts, scope, read_only=False) as client:
-            tag = await client.create_tag(name)
+    def show(tag: "TagInfo", scope: "DatabaseScope") -> None:
         typer.echo(f"Tag '{name}' created on database '{scope.databases[0].label}'")
         typer.echo(_tag_line(tag))
 
-    run(work)
+    client_command(
+        ctx, lambda opts: writable_scope(opts, db, "tag create", verb="tags"), lambda client: client.create_tag(name),
+        show, read_only=False,
+    )
 
 
 @tag_app.command("list")
@@ -47,12 +59,8 @@ def list_tags(
     as_json: bool = typer.Option(False, "--json", help="Print the tags as JSON."),
 ) -> None:
     """List the tags with the table versions they point at."""
-    opts = options(ctx)
 
-    async def work() -> None:
-        scope = one_scope(opts, db, live="`haiku-rag tag list` reads")
-        async with client_for(opts, scope, read_only=True, skip_validation=True) as client:
-            tags = await client.list_tags()
+    def show(tags: "list[TagInfo]", _: "DatabaseScope") -> None:
         if as_json:
             echo_json([_tag_json(t) for t in tags])
         elif not tags:
@@ -62,7 +70,10 @@ def list_tags(
             for tag in tags:
                 typer.echo(_tag_line(tag))
 
-    run(work)
+    client_command(
+        ctx, lambda opts: one_scope(opts, db, live="`haiku-rag tag list` reads"), lambda client: client.list_tags(),
+        show, skip_validation=True,
+    )
 
 
 @tag_app.command("delete")
@@ -72,15 +83,10 @@ def delete(
     db: Path | None = db_option(),
 ) -> None:
     """Remove a tag from every table carrying it (the versions may then be vacuumed)."""
-    opts = options(ctx)
-
-    async def work() -> None:
-        scope = writable_scope(opts, db, "tag delete")
-        async with client_for(opts, scope, read_only=False) as client:
-            await client.delete_tag(name)
-        typer.echo(f"Tag '{name}' deleted")
-
-    run(work)
+    client_command(
+        ctx, lambda opts: writable_scope(opts, db, "tag delete"), lambda client: client.delete_tag(name),
+        lambda *_: typer.echo(f"Tag '{name}' deleted"), read_only=False,
+    )
 
 
 @tag_app.command("restore")
@@ -91,15 +97,12 @@ def restore(
     db: Path | None = db_option(),
 ) -> None:
     """Make the state at a tag the current state (a safety tag keeps the state before)."""
-    opts = options(ctx)
-    scope_holder: list = []
 
-    async def check() -> None:
-        scope = writable_scope(opts, db, "tag restore")
-        scope_holder.append(scope)
+    async def check() -> "DatabaseScope":
+        return writable_scope(options(ctx), db, "tag restore")
 
-    run(check)
-    ref = scope_holder[0].databases[0]
+    scope = run(check)
+    ref = scope.databases[0]
     if not yes:
         typer.echo(
             f"Warning: this restores database '{ref.label}' at {ref.location} to tag '{name}'.\n"
@@ -111,12 +114,11 @@ def restore(
             typer.echo("Restore cancelled.", err=True)
             raise typer.Exit(1)
 
-    async def work() -> None:
-        async with client_for(opts, scope_holder[0], read_only=False) as client:
-            safety = await client.restore_tag(name)
-        typer.echo(f"Restored tag '{name}'; the previous state is kept under tag '{safety}'")
-
-    run(work)
+    client_command(
+        ctx, lambda _: scope, lambda client: client.restore_tag(name),
+        lambda safety, _: typer.echo(f"Restored tag '{name}'; the previous state is kept under tag '{safety}'"),
+        read_only=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

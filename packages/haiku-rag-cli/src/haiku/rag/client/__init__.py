@@ -6,6 +6,20 @@
 from haiku.core.models import SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.rag.client._client import HaikuRAG
+from haiku.rag.client._diagnostics import Check, DatabaseInfo, History, doctor
+from haiku.rag.client._example_config import example_config, write_example_config
 from haiku.rag.client._search import SearchResults
 
-__all__ = ["DatabaseRef", "DatabaseScope", "HaikuRAG", "SearchResults", "SearchType"]
+__all__ = [
+    "Check",
+    "DatabaseInfo",
+    "DatabaseRef",
+    "DatabaseScope",
+    "HaikuRAG",
+    "History",
+    "SearchResults",
+    "SearchType",
+    "doctor",
+    "example_config",
+    "write_example_config",
+]

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING
 from haiku.core.config import AppConfig, load_config
 from haiku.core.models import Chunk, Citation, Document, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
-from haiku.rag.client import _context, _coverage, _lookups, _search
+from haiku.rag.client import _context, _coverage, _diagnostics, _lookups, _search
+from haiku.rag.client._diagnostics import DatabaseInfo, History
 from haiku.rag.client._opening import OpenDatabases
 
 if TYPE_CHECKING:
-    from haiku.core.store import HistoryEntry, Store, StoreInfo, TagInfo, VacuumReport
+    from haiku.core.store import Store, TagInfo, VacuumReport
     from haiku.rag.rerankers import Reranker
 
 
@@ -361,11 +362,11 @@ class HaikuRAG:
     async def restore_tag(self, name: str) -> str:
         return await self._single("restore_tag").restore_tag(name)
 
-    async def history(
-        self, table: str | None = None, limit: int | None = None
-    ) -> dict[str, list[HistoryEntry]]:
-        return await self._single("history").history(table, limit)
+    async def history(self, table: str | None = None, limit: int | None = None) -> History:
+        """Per table, versions newest first with their tags, and notices of what could not be read."""
+        return await _diagnostics.database_history(self._single("history"), table, limit)
 
-    async def info(self) -> StoreInfo:
-        return await self._single("info").info()
+    async def info(self) -> DatabaseInfo:
+        """Where the database is, its schema, embedder, counts, indexes, versions and tags."""
+        return await _diagnostics.database_info(self._single("info"), self._scope().databases[0])
 

@@ -1,0 +1,247 @@
+"""What `haiku-rag doctor`, `info` and `history` report, as typed values (docs/cli.md).
+
+The CLI only prints these; a Python caller gets the same checks and reports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from haiku.core.errors import ConfigMismatchError, HaikuError
+
+if TYPE_CHECKING:
+    from haiku.core.config import AppConfig
+    from haiku.core.embedders import EmbedderIdentity
+    from haiku.core.scope import DatabaseRef, DatabaseScope
+    from haiku.core.store import HistoryEntry, Store
+
+Status = Literal["ok", "warn", "fail"]
+
+PACKAGES = ("haiku-core", "haiku-rag-cli", "haiku-ingester", "lancedb")
+
+
+@dataclass
+class Check:
+    """One line of `doctor`: what was checked, how it went, and about which database."""
+
+    name: str
+    status: Status
+    detail: str
+    database: str | None = None  # which database, when the check is about one over a set
+
+
+@dataclass(frozen=True)
+class DatabaseInfo:
+    """Everything `haiku-rag info` reports about one database."""
+
+    name: str | None
+    location: str
+    tag: str | None
+    read_only: bool
+    schema_version: int
+    current_schema_version: int
+    pending_migrations: list[dict[str, Any]]
+    embedder: dict[str, Any] | None
+    vector_dim: int | None
+    created_at: str | None
+    documents: int
+    chunks: int
+    fts_index: dict[str, Any]
+    vector_index: dict[str, Any]
+    table_versions: dict[str, int]
+    tags: int
+    rebuild_marker: dict[str, Any] | None
+    configured_location: str
+    packages: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class History:
+    """Per table, versions newest first; ``notices`` say what could not be read (tags shown without)."""
+
+    tables: dict[str, list[HistoryEntry]]
+    notices: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, list[dict[str, Any]]]:
+        return {
+            name: [{"version": e.version, "timestamp": e.timestamp.isoformat(), "tags": e.tags} for e in rows]
+            for name, rows in self.tables.items()
+        }
+
+
+def package_versions() -> dict[str, str]:
+    """The installed versions of the packages `info` names; absent ones are left out."""
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+async def database_info(store: Store, ref: DatabaseRef) -> DatabaseInfo:
+    report = await store.info()
+    return DatabaseInfo(**report, configured_location=str(ref.location), packages=package_versions())
+
+
+async def database_history(store: Store, table: str | None, limit: int | None) -> History:
+    tables = await store.history(table, limit)
+    return History(tables, list(store.history_notices))
+
+
+# --- doctor --------------------------------------------------------------------------------
+
+
+def identity_check(recorded: EmbedderIdentity | None, configured: EmbedderIdentity, name: str | None) -> Check:
+    """The database's embedder against the configuration, by the rule opening a database applies."""
+    from haiku.core.embedders import check_identity_on_open
+
+    if recorded is None:
+        return Check("embedder", "warn", "the database records no embedder identity")
+    try:
+        with warnings.catch_warnings(record=True) as drift:
+            warnings.simplefilter("always")
+            check_identity_on_open(recorded, configured, read_only=True, name=name)
+    except ConfigMismatchError as exc:
+        return Check("embedder", "fail", str(exc))
+    if drift:
+        return Check("embedder", "warn", f"{drift[0].message}; reads work, writes are refused")
+    return Check("embedder", "ok", recorded.describe())
+
+
+def shared_embedder_check(identities: list[tuple[str | None, EmbedderIdentity | None]]) -> Check:
+    from haiku.core.embedders import check_selection_identities
+
+    try:
+        check_selection_identities(identities)
+    except ConfigMismatchError as exc:
+        return Check("embedders across databases", "fail", f"{exc}; full-text search (-s fts) still works")
+    return Check("embedders across databases", "ok", "every database records the same embedder")
+
+
+def fts_check(state: dict[str, Any], chunks: int) -> Check:
+    if chunks == 0:
+        return Check("fts index", "ok", "no chunks yet")
+    if not state.get("exists"):
+        return Check("fts index", "fail", f"no full-text index over {chunks} chunks; the next ingester write builds it")
+    if state.get("covers_none"):
+        return Check("fts index", "warn", "the full-text index covers none of the chunks; the next write rebuilds it")
+    unindexed = state.get("unindexed_rows") or 0
+    if unindexed:
+        return Check("fts index", "warn", f"{unindexed} of {chunks} chunks not yet in the full-text index")
+    return Check("fts index", "ok", f"covers all {chunks} chunks")
+
+
+def orphan_check(orphans: int) -> Check:
+    if not orphans:
+        return Check("orphan chunks", "ok", "none")
+    return Check(
+        "orphan chunks", "warn",
+        f"{orphans} chunks no reader shows (their document is gone, or an update was cut short); "
+        "the next ingester write removes them",
+    )
+
+
+async def database_checks(ref: DatabaseRef, config: AppConfig) -> tuple[list[Check], EmbedderIdentity | None]:
+    """The checks of one database, and the embedder identity it records (None if unknown)."""
+    from haiku.core.embedders import EmbedderIdentity
+    from haiku.core.store import Store
+
+    try:
+        store = await Store.open(ref, config, read_only=True, skip_validation=True)
+    except (HaikuError, OSError) as exc:
+        return [Check("database", "fail", str(exc))], None
+    try:
+        at = f" at tag '{ref.tag}'" if ref.tag else ""
+        checks = [Check("database", "ok", f"'{ref.label}' opens{at} ({store.location})")]
+        pending = store.pending_migrations()
+        checks.append(
+            Check("migrations", "fail", f"{len(pending)} pending; run `haiku-rag migrate`")
+            if pending
+            else Check("migrations", "ok", f"schema version {store.schema_version}, none pending")
+        )
+        configured = EmbedderIdentity.from_config(config.embeddings.model)
+        checks.append(identity_check(store.identity, configured, ref.label))
+        checks.append(fts_check((await store.index_state())["fts"], await store.count_chunks()))
+        checks.append(orphan_check(await store.count_orphan_chunks()))
+        return checks, store.identity
+    finally:
+        await store.close()
+
+
+async def _reachable(url: str, api_key: str | None) -> str | None:
+    """None when the endpoint answers at all; else why not."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        async with httpx.AsyncClient(timeout=5) as http:
+            await http.get(url, headers=headers)
+    except httpx.HTTPError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+async def provider_checks(config: AppConfig) -> list[Check]:
+    from haiku.core.embedders import local_model_path
+
+    checks: list[Check] = []
+    model = config.embeddings.model
+    if model.provider == "sentence-transformers":
+        try:
+            path = Path(local_model_path(model.name))
+            checks.append(Check("embedding model", "ok" if path.exists() else "fail", f"{model.name} at {path}"))
+        except (HaikuError, OSError) as exc:
+            checks.append(Check("embedding model", "fail", str(exc)))
+    else:
+        url = f"{(model.base_url or '').rstrip('/')}/models"
+        problem = await _reachable(url, model.api_key)
+        checks.append(Check("embedding model", "fail" if problem else "ok", problem or f"{model.name} at {url}"))
+    rerank = config.reranking.model
+    if rerank is not None and rerank.provider == "http":
+        problem = await _reachable(rerank.base_url or "", rerank.api_key)
+        checks.append(Check("reranker", "fail" if problem else "ok", problem or f"{rerank.name} at {rerank.base_url}"))
+    elif rerank is not None:
+        exists = Path(rerank.name).expanduser().exists()
+        checks.append(Check("reranker", "ok" if exists else "warn", f"cross-encoder {rerank.name}"))
+    qa = config.qa.model
+    problem = await _reachable(f"{qa.base_url.rstrip('/')}/models", qa.api_key)
+    # Search works without the question-answering model, so it only warns.
+    checks.append(
+        Check("qa model", "warn" if problem else "ok", (problem + "; `ask` will fail") if problem else f"{qa.name} at {qa.base_url}")
+    )
+    return checks
+
+
+async def doctor(config: AppConfig, scope: DatabaseScope, *, skip_providers: bool = False) -> list[Check]:
+    """Every `haiku-rag doctor` check: the configuration, each database in ``scope``, the providers.
+
+    Over a set each database check names its database, and one more check says
+    whether the set shares an embedder. Details have credentials in URLs masked.
+    """
+    from haiku.core.masking import mask_urls
+
+    where = str(config.config_path) if config.config_path else "defaults (no config file found)"
+    checks = [Check("config", "ok", where)]
+    identities: list[tuple[str | None, EmbedderIdentity | None]] = []
+    for ref in scope.databases:
+        found, identity = await database_checks(ref, config)
+        if scope.covers_multiple:
+            for check in found:
+                check.database = ref.label
+        checks += found
+        identities.append((ref.label, identity))
+    if scope.covers_multiple:
+        checks.append(shared_embedder_check(identities))
+    if not skip_providers:
+        checks += await provider_checks(config)
+    return [dataclasses.replace(c, detail=mask_urls(c.detail)) for c in checks]

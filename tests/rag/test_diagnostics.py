@@ -1,0 +1,111 @@
+"""What doctor, info, history and init-config compute, through the client (docs/cli.md)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+import yaml
+from rag_support import build_config
+
+from haiku.core.config import load_config
+from haiku.core.embedders import EmbedderIdentity
+from haiku.core.scope import DatabaseRef, DatabaseScope
+from haiku.rag.client import (
+    Check,
+    DatabaseInfo,
+    HaikuRAG,
+    History,
+    doctor,
+    example_config,
+    write_example_config,
+)
+from haiku.rag.client._diagnostics import identity_check
+from support import copy_database
+
+MINILM = EmbedderIdentity("sentence-transformers", "all-MiniLM-L6-v2", 384)
+
+
+async def test_doctor_over_a_set_returns_checks_naming_each_database_and_the_shared_embedder(two_db):
+    checks = await doctor(two_db, DatabaseScope.resolve(two_db), skip_providers=True)
+    assert all(isinstance(c, Check) for c in checks)
+    assert checks[0].name == "config" and checks[0].database is None
+    assert {(c.database, c.status) for c in checks if c.name == "database"} == {("papers", "ok"), ("wiki", "ok")}
+    assert {(c.database, c.status) for c in checks if c.name == "orphan chunks"} == {("papers", "ok"), ("wiki", "ok")}
+    assert [c.status for c in checks if c.name == "embedders across databases"] == ["ok"]
+    assert not any(c.name in {"embedding model", "qa model"} for c in checks)
+
+
+async def test_doctor_fails_a_missing_database_with_the_command_that_creates_it(tmp_path):
+    config = build_config(tmp_path / "data", {"gone": str(tmp_path / "gone.lancedb")})
+    checks = await doctor(config, DatabaseScope.resolve(config), skip_providers=True)
+    assert [(c.name, c.status) for c in checks] == [("config", "ok"), ("database", "fail")]
+    assert "--db-name gone init" in checks[1].detail
+
+
+def test_identity_check_fails_another_dimension_warns_another_model_and_passes_the_same():
+    other_dim = identity_check(EmbedderIdentity("sentence-transformers", "all-MiniLM-L6-v2", 512), MINILM, "wiki")
+    assert other_dim.status == "fail" and "database 'wiki'" in other_dim.detail and "rebuild" in other_dim.detail
+    other_model = identity_check(EmbedderIdentity("sentence-transformers", "other", 384), MINILM, "wiki")
+    assert other_model.status == "warn" and other_model.detail.endswith("reads work, writes are refused")
+    assert identity_check(MINILM, MINILM, "wiki") == Check("embedder", "ok", MINILM.describe())
+    assert identity_check(None, MINILM, "wiki").status == "warn"
+
+
+async def test_client_info_is_a_typed_report_with_the_configured_location_and_package_versions(two_db, built):
+    async with HaikuRAG(config=two_db, sources=["papers"], read_only=True) as client:
+        info = await client.info()
+    assert isinstance(info, DatabaseInfo)
+    assert (info.name, info.documents, info.configured_location) == ("papers", 3, str(built["papers"]))
+    assert "haiku-core" in info.packages
+    assert info.as_dict()["fts_index"] == info.fts_index
+
+
+async def test_client_history_returns_the_notices_with_the_versions(built, tmp_path):
+    path = copy_database(built["papers"], tmp_path / "papers.lancedb")
+    async with HaikuRAG(db_path=path, config=build_config(tmp_path / "data")) as client:
+        await client.create_tag("r1")
+    # A tag file that cannot be parsed: the history comes back without tags, and says so.
+    (tag_file,) = (path / "chunks.lance" / "_refs" / "tags").glob("*.json")
+    tag_file.write_text("{not json", encoding="utf-8")
+    async with HaikuRAG(db_path=path, config=build_config(tmp_path / "data"), read_only=True) as client:
+        history = await client.history(table="chunks")
+    assert isinstance(history, History)
+    assert list(history.tables) == ["chunks"] and isinstance(history.tables["chunks"][0].timestamp, datetime)
+    assert len(history.notices) == 1 and "tags of table chunks could not be read" in history.notices[0]
+    assert history.as_dict()["chunks"][0]["tags"] == []
+
+
+async def test_store_counts_orphan_chunks_as_no_reader_shows_them(built, tmp_path):
+    from haiku.core.store import Store
+
+    path = copy_database(built["papers"], tmp_path / "papers.lancedb")
+    store = await Store.open(DatabaseRef.at(path), build_config(tmp_path / "data"), skip_validation=True)
+    try:
+        assert await store.count_orphan_chunks() == 0
+        (document, *_) = await store.list_documents()
+        chunks = await store.count_chunks()
+        await store.table("documents").delete(f"id = '{document.id}'")
+        orphans = await store.count_orphan_chunks()
+        assert orphans > 0 and await store.count_chunks() == chunks
+        shown = [len(await store.get_chunks(d.id)) for d in await store.list_documents()]
+        assert orphans == chunks - sum(shown)
+    finally:
+        await store.close()
+
+
+def test_example_config_is_the_file_configs_links_to_and_loads(repo_root):
+    shipped = example_config()
+    assert shipped == (repo_root / "configs" / "haiku.rag.example.yaml").read_text(encoding="utf-8")
+    assert yaml.safe_load(shipped)["lancedb"]["databases"]
+
+
+def test_write_example_config_writes_it_once_and_never_over_a_file(tmp_path):
+    target = tmp_path / "sub" / "haiku.rag.yaml"
+    write_example_config(target)
+    assert target.read_text(encoding="utf-8") == example_config()
+    assert load_config(target).embeddings.model.vector_dim == 384
+    target.write_text("mine", encoding="utf-8")
+    with pytest.raises(FileExistsError, match="already exists"):
+        write_example_config(target)
+    assert target.read_text(encoding="utf-8") == "mine"

@@ -141,3 +141,17 @@ async def test_tag_error_keeps_its_type_and_names_the_database(built, tmp_path):
     async with HaikuRAG(config=config) as client:
         with pytest.raises(TagError, match="'wiki'"):
             await client.search("pasta", sources=["wiki"], search_type="fts")
+
+
+async def test_a_search_over_two_of_six_configured_databases_opens_only_those_two(built, tmp_path, open_log):
+    from support import copy_database
+
+    databases = {
+        f"db{i}": str(copy_database(built["papers" if i % 2 == 0 else "wiki"], tmp_path / f"db{i}.lancedb"))
+        for i in range(6)
+    }
+    config = build_config(tmp_path / "data", databases)
+    async with HaikuRAG(config=config, read_only=True) as client:
+        results = await client.search("pasta in salted water", sources=["db1", "db4"], limit=4)
+    assert sorted(open_log) == ["db1", "db4"]
+    assert results and {r.source for r in results} <= {"db1", "db4"}

@@ -203,7 +203,9 @@ async def _recall(store, config, vectors: np.ndarray) -> list[dict[str, Any]]:
     table = store.table("chunks")
     data = await table.query().select(["id", "vector"]).to_arrow()
     ids = data.column("id").to_pylist()
-    matrix = np.asarray(data.column("vector").to_pylist(), dtype=np.float32)
+    # Straight from Arrow's buffer: a million rows as Python lists would take many GiB.
+    vectors_column = data.column("vector").combine_chunks()
+    matrix = vectors_column.values.to_numpy(zero_copy_only=False).reshape(len(ids), -1).astype(np.float32)
     exact = [set(ids[i] for i in np.argsort(-(matrix @ v))[:10]) for v in vectors]
     rows = []
     for nprobes, refine in SETTINGS:

@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 PIP := $(PY) -m pip --disable-pip-version-check
 SCIFACT ?= ../shared/data/scifact
 
-.PHONY: install test lint demo bench quality clean
+.PHONY: install test lint demo bench bench-scale quality clean
 
 install: $(STAMP)
 
@@ -35,6 +35,9 @@ bench: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) bench/ingest.py --scifact $(SCIFACT)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) bench/search.py --scifact $(SCIFACT)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) bench/cli.py --scifact $(SCIFACT)
+
+bench-scale: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) bench/scale.py --scifact $(SCIFACT)
 
 quality: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) bench/quality.py --scifact $(SCIFACT)

@@ -45,6 +45,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.beir import load_beir  # noqa: E402
+from bench.docs_section import write_section  # noqa: E402
 from bench.embed_cache import EmbeddingCache  # noqa: E402
 from bench.search import build_layout  # noqa: E402
 
@@ -245,19 +246,6 @@ def report(summary: dict[str, Any], meta: dict[str, Any], imports: dict[str, lis
     return "\n".join(lines) + "\n"
 
 
-def write_section(text: str) -> None:
-    current = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n"
-    start = current.find(SECTION)
-    if start == -1:
-        updated = current.rstrip("\n") + "\n\n" + text
-    else:
-        following = current.find("\n## ", start + len(SECTION))
-        updated = current[:start] + text + (current[following + 1:] if following != -1 else "")
-        if following != -1:
-            updated = current[:start] + text + "\n" + current[following + 1:]
-    DOCS.write_text(updated, encoding="utf-8")
-
-
 def _commit(root: Path) -> str:
     done = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return done.stdout.strip() or "unknown"
@@ -282,7 +270,7 @@ def main() -> None:
         text = report(saved["results"], saved["meta"], saved["imports"])
         print(text)
         if not args.no_docs:
-            write_section(text)
+            write_section(DOCS, text)
         return
     configs, queries = asyncio.run(prepare(args.scifact))
     if args.prepare_only:
@@ -325,7 +313,7 @@ def main() -> None:
     text = report(summary, meta, imports)
     print(text)
     if not args.no_docs:
-        write_section(text)
+        write_section(DOCS, text)
 
 
 if __name__ == "__main__":

@@ -35,12 +35,13 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from bench.beir import load_beir  # noqa: E402
+from bench.docs_section import write_section  # noqa: E402
 from bench.embed_cache import EmbeddingCache  # noqa: E402
 from bench.metrics import evaluate  # noqa: E402
 from bench.quality_anchor import exact_rankings  # noqa: E402
 from bench.quality_build import build_layout, chunk_corpus, file_digest, fingerprint, layout_config  # noqa: E402
 from bench.quality_layouts import LAYOUTS  # noqa: E402
-from bench.quality_report import anchor_check, federation_checks, markdown_section, write_section  # noqa: E402
+from bench.quality_report import anchor_check, federation_checks, markdown_section  # noqa: E402
 from bench.quality_run import ARMS, run_arm  # noqa: E402
 
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "quality.json"

@@ -5,9 +5,7 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from bench.quality_layouts import LAYOUT_LABELS
@@ -140,21 +138,3 @@ def markdown_section(report: Mapping[str, Any]) -> str:
         "",
     ]
     return "\n".join(parts)
-
-
-def replace_section(document: str, section: str) -> str:
-    """``document`` with its ``## Quality`` section replaced by ``section`` (appended if absent)."""
-    pattern = re.compile(rf"^{re.escape(SECTION)}[ \t]*\n.*?(?=^## |\Z)", re.S | re.M)
-    body = section.rstrip("\n") + "\n"
-    if pattern.search(document):
-        return pattern.sub(lambda _: body + "\n", document, count=1).rstrip("\n") + "\n"
-    base = document.rstrip("\n")
-    return (base + "\n\n" if base else "") + body
-
-
-def write_section(path: Path, section: str) -> None:
-    existing = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(replace_section(existing, section), encoding="utf-8")
-    tmp.replace(path)

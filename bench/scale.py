@@ -50,7 +50,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.beir import load_beir  # noqa: E402
+from bench.docs_section import write_section  # noqa: E402
 from bench.embed_cache import EmbeddingCache  # noqa: E402
+from bench.search import percentile  # noqa: E402
 
 CACHE = REPO / "bench" / ".cache"
 RESULTS = REPO / "bench" / "results" / "scale.json"
@@ -66,11 +68,6 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 def log(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 class Corpus:
@@ -285,17 +282,6 @@ def report(results: dict[str, Any], meta: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(text: str) -> None:
-    current = DOCS.read_text(encoding="utf-8")
-    start = current.find(SECTION + "\n")
-    if start == -1:
-        DOCS.write_text(current.rstrip("\n") + "\n\n" + text, encoding="utf-8")
-        return
-    following = current.find("\n## ", start + len(SECTION))
-    tail = current[following + 1:] if following != -1 else ""
-    DOCS.write_text(current[:start] + text + ("\n" + tail if tail else ""), encoding="utf-8")
-
-
 async def run(args: argparse.Namespace) -> None:
     import logging
 
@@ -339,7 +325,7 @@ async def run(args: argparse.Namespace) -> None:
     text = report(results, meta)
     print(text)
     if args.json == RESULTS:
-        write_section(text)
+        write_section(DOCS, text)
 
 
 def main() -> None:

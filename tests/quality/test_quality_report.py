@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+from bench.docs_section import replace_section
 from bench.quality_anchor import exact_rankings
 from bench.quality_build import doc_id_of, doc_uri
 from bench.quality_layouts import LAYOUTS, part_sizes, split
-from bench.quality_report import anchor_check, federation_checks, replace_section
+from bench.quality_report import anchor_check, federation_checks
 
 
 def _row(ndcg: float) -> dict:

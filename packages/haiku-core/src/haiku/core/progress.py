@@ -39,10 +39,8 @@ def status(message: str) -> Iterator[None]:
         yield
     finally:
         with _lock:
-            if message in _waits:
-                _waits.reverse()
-                _waits.remove(message)  # the newest entry with this text
-                _waits.reverse()
+            if message in _waits:  # absent when a reporter was installed meanwhile
+                del _waits[len(_waits) - 1 - _waits[::-1].index(message)]  # the newest entry with this text
             _show()
 
 

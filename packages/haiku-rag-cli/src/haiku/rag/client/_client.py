@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from haiku.core.config import AppConfig, load_config
+from haiku.core.errors import EmptyQueryError
 from haiku.core.models import Chunk, Citation, Document, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
+from haiku.core.store.filters import check_document_filter
 from haiku.rag.client import _context, _coverage, _diagnostics, _lookups, _search
 from haiku.rag.client._diagnostics import DatabaseInfo, History
 from haiku.rag.client._opening import OpenDatabases
@@ -326,8 +328,8 @@ class HaikuRAG:
         self, question: str, filter: str | None = None, sources: Sequence[str] | None = None
     ) -> tuple[str, list[Citation]]:
         """Answer with citations (docs/qa.md); ``sources`` is checked by name before anything runs."""
-        _search.check_query(question)
-        await _search.check_document_filter(filter)
+        EmptyQueryError.check(question)
+        await check_document_filter(filter)
         self.check_sources(sources)
         from haiku.rag.qa import ask as answer
 

@@ -30,10 +30,6 @@ if TYPE_CHECKING:
     from haiku.rag.rerankers import Reranker
 
 
-def check_query(query: str) -> None:
-    """An empty or blank query matches nothing in particular: refused before anything opens."""
-    EmptyQueryError.check(query)
-
 log = get_logger("haiku.rag.client")
 
 
@@ -65,51 +61,39 @@ async def search(
     filter: str | None,
     sources: Sequence[str] | None,
 ) -> SearchResults:
-    """The federated search; under ``on_unavailable: skip`` it reruns without a database that failed."""
+    """The federated search; under ``on_unavailable: skip`` it reruns without a database that failed.
+
+    The arguments are checked once, before any database opens or the model loads
+    (a bad filter fails alike everywhere), and the query is embedded once, while
+    the databases open: a fresh process loads the encoder in one thread while
+    LanceDB opens in its own. A rerun reuses both.
+    """
     config = client.config
+    EmptyQueryError.check(query)
     QueryTooLongError.check(query, config.search.max_query_chars)
-    skip = config.search.on_unavailable == "skip" and client.covers_multiple
-    skipped: dict[str, str] = {}
-    while True:
-        try:
-            found = await _search_selection(
-                client, query, limit=limit, search_type=search_type, filter=filter, sources=sources
-            )
-            return SearchResults(found, skipped)
-        except SourceUnavailableError as error:
-            if not skip or error.database is None or error.database in skipped:
-                raise
-            remaining = [name for name in (sources or client.source_names) if name != error.database]
-            if not remaining or (sources is not None and not sources):
-                raise
-            skipped[error.database] = str(error)
-            log.info("search.database_skipped", database=error.database, error=str(error))
-            sources = remaining
-
-
-async def _search_selection(
-    client: HaikuRAG,
-    query: str,
-    *,
-    limit: int | None,
-    search_type: str | None,
-    filter: str | None,
-    sources: Sequence[str] | None,
-) -> list[SearchResult]:
-    check_query(query)
-    config = client.config
     limit = config.search.limit if limit is None else limit
     search_type = search_type or "hybrid"
     _check_arguments(limit, search_type)
-    # Before any database opens or the model loads: a bad filter fails alike everywhere.
     await check_document_filter(filter)
     if sources is not None and len(sources) == 0:
-        return []
-    # The query is embedded while the databases open: a fresh process loads the
-    # encoder in one thread while LanceDB opens in its own.
+        return SearchResults()
+    skip = config.search.on_unavailable == "skip" and client.covers_multiple
+    skipped: dict[str, str] = {}
     embedding = None if search_type == "fts" else asyncio.ensure_future(get_embedder(config).embed_query(query))
     try:
-        return await _search_opened(client, query, embedding, limit, search_type, filter, sources)
+        while True:
+            try:
+                found = await _search_opened(client, query, embedding, limit, search_type, filter, sources)
+                return SearchResults(found, skipped)
+            except SourceUnavailableError as error:
+                if not skip or error.database is None or error.database in skipped:
+                    raise
+                remaining = [name for name in (sources or client.source_names) if name != error.database]
+                if not remaining:
+                    raise
+                skipped[error.database] = str(error)
+                log.info("search.database_skipped", database=error.database, error=str(error))
+                sources = remaining
     finally:
         if embedding is not None and not embedding.done():
             embedding.cancel()

@@ -58,16 +58,21 @@ def full_disk_run(config, mode: str) -> tuple[subprocess.CompletedProcess, float
     return done, time.monotonic() - started
 
 
-@pytest.mark.parametrize("mode", ["lance", "queue"])
-async def test_a_full_disk_ends_run_batch_with_exit_1_naming_the_database_and_a_rerun_completes(tmp_path, mode):
+def _notes_world(tmp_path):
+    """FILES in a folder, ingested into the database notes; the config file's path."""
     folder = tmp_path / "notes"
     write_files(folder, FILES)
-    config = write_ingester_config(
+    return write_ingester_config(
         tmp_path / "cfg.yaml",
         data_dir=tmp_path / "data",
         databases={"notes": tmp_path / "notes.lancedb"},
         ingested={"notes": [fs_source(folder, id="notes")]},
     )
+
+
+@pytest.mark.parametrize("mode", ["lance", "queue"])
+async def test_a_full_disk_ends_run_batch_with_exit_1_naming_the_database_and_a_rerun_completes(tmp_path, mode):
+    config = _notes_world(tmp_path)
     full, seconds = full_disk_run(config, mode)
     assert full.returncode == 1, full.stderr
     assert seconds < 120
@@ -87,14 +92,7 @@ async def test_a_full_disk_ends_run_batch_with_exit_1_naming_the_database_and_a_
 
 
 async def test_serve_on_a_full_disk_exits_1_naming_the_database_and_reports_no_job_dead(tmp_path):
-    folder = tmp_path / "notes"
-    write_files(folder, FILES)
-    config = write_ingester_config(
-        tmp_path / "cfg.yaml",
-        data_dir=tmp_path / "data",
-        databases={"notes": tmp_path / "notes.lancedb"},
-        ingested={"notes": [fs_source(folder, id="notes")]},
-    )
+    config = _notes_world(tmp_path)
     done = subprocess.run(
         [sys.executable, "-c", _ON_A_FULL_DISK, "--config", str(config), "serve"],
         capture_output=True,

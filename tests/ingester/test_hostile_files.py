@@ -21,6 +21,16 @@ pytestmark = pytest.mark.timeout(600)
 LATIN1_NAME = os.fsdecode(b"caf\xe9.md")  # "café.md" in Latin-1: not UTF-8
 
 
+def _notes_config(root, folder, **source_options):
+    """A config ingesting ``folder`` into the database notes under ``root``."""
+    return write_ingester_config(
+        root / "cfg.yaml",
+        data_dir=root / "data",
+        databases={"notes": root / "notes.lancedb"},
+        ingested={"notes": [fs_source(folder, id="notes", **source_options)]},
+    )
+
+
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile")
@@ -33,13 +43,7 @@ def hostile(tmp_path_factory):
     os.symlink(outside / "secret.md", folder / "secret-link.md")
     os.symlink(folder / "plain.md", folder / "inside-link.md")
     os.symlink(outside / "dir", folder / "linked-dir")
-    config = write_ingester_config(
-        root / "cfg.yaml",
-        data_dir=root / "data",
-        databases={"notes": root / "notes.lancedb"},
-        ingested={"notes": [fs_source(folder, id="notes")]},
-    )
-    return root, folder, config
+    return root, folder, _notes_config(root, folder)
 
 
 def names(state) -> set[str]:
@@ -85,12 +89,7 @@ async def test_follow_external_symlinks_ingests_a_link_out_of_the_root_and_turni
     folder.mkdir()
     os.symlink(outside / "shared.md", folder / "shared.md")
     os.symlink(outside / "dir", folder / "linked-dir")
-    config = write_ingester_config(
-        tmp_path / "cfg.yaml",
-        data_dir=tmp_path / "data",
-        databases={"notes": tmp_path / "notes.lancedb"},
-        ingested={"notes": [fs_source(folder, id="notes", follow_external_symlinks=True)]},
-    )
+    config = _notes_config(tmp_path, folder, follow_external_symlinks=True)
     batch = run_cli(["run-batch"], config=config)
     assert batch.returncode == 0, batch.stderr
     assert names(await snapshot(tmp_path / "notes.lancedb", "notes")) == {"shared.md"}  # not the linked folder

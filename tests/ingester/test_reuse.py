@@ -140,11 +140,14 @@ def test_search_after_the_edit_finds_the_new_sentence_and_not_the_old_one(edit_w
     assert not any("harbour bell" in text for text in edit_world.found["old"])
 
 
+def _largest_difference(chunks, others) -> float:
+    """The largest vector difference between two versions holding the same chunk texts, in order."""
+    assert [text for text, _ in chunks] == [text for text, _ in others]
+    return float(np.abs(np.array([v for _, v in chunks]) - np.array([v for _, v in others])).max())
+
+
 def test_vectors_after_an_edit_equal_a_fresh_ingest_of_the_edited_file(edit_world):
-    edited, fresh = edit_world.chunks["edit"], edit_world.chunks["fresh"]
-    assert [text for text, _ in edited] == [text for text, _ in fresh]
-    difference = np.abs(np.array([v for _, v in edited]) - np.array([v for _, v in fresh])).max()
-    assert difference <= 1e-6
+    assert _largest_difference(edit_world.chunks["edit"], edit_world.chunks["fresh"]) <= 1e-6
 
 
 def test_another_database_reuses_nothing_from_the_first(edit_world):
@@ -158,10 +161,7 @@ def test_a_reverted_edit_embeds_only_the_chunks_the_edited_version_lacks(edit_wo
 
 
 def test_a_reverted_edit_brings_back_the_original_vectors(edit_world):
-    first, reverted = edit_world.chunks["first"], edit_world.chunks["revert"]
-    assert [text for text, _ in first] == [text for text, _ in reverted]
-    difference = np.abs(np.array([v for _, v in first]) - np.array([v for _, v in reverted])).max()
-    assert difference <= 1e-6
+    assert _largest_difference(edit_world.chunks["first"], edit_world.chunks["revert"]) <= 1e-6
 
 
 def test_the_batch_report_counts_embedded_and_reused_chunks(edit_world):

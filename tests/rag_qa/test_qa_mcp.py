@@ -136,6 +136,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _serve_mcp_over_http(config, port: int, *options: str) -> subprocess.Popen:
+    """`haiku-rag mcp` over HTTP on ``port`` as a real process (stderr kept for the test to read)."""
+    return subprocess.Popen(
+        [*CLI, "--config", str(config), "mcp", *options, "--port", str(port)],
+        env=cli_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd="/",
+    )
+
+
 async def _wait_listening(port: int, process: subprocess.Popen, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -156,14 +168,7 @@ async def test_mcp_over_streamable_http_on_127_0_0_1_lists_documents(qa_database
         tmp_path / "haiku.rag.yaml", {"wiki": qa_databases.locations["wiki"]}, scripted_model.base_url, tmp_path / "d"
     )
     port = _free_port()
-    process = subprocess.Popen(
-        [*CLI, "--config", str(config), "mcp", "--port", str(port)],
-        env=cli_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd="/",
-    )
+    process = _serve_mcp_over_http(config, port)
     try:
         await _wait_listening(port, process)
         async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=60) as client:
@@ -182,14 +187,7 @@ async def test_mcp_on_a_non_loopback_host_warns_on_stderr_that_it_serves_unauthe
         tmp_path / "haiku.rag.yaml", {"wiki": qa_databases.locations["wiki"]}, scripted_model.base_url, tmp_path / "d"
     )
     port = _free_port()
-    process = subprocess.Popen(
-        [*CLI, "--config", str(config), "mcp", "--host", "0.0.0.0", "--port", str(port)],
-        env=cli_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd="/",
-    )
+    process = _serve_mcp_over_http(config, port, "--host", "0.0.0.0")
     try:
         await _wait_listening(port, process)
     finally:

@@ -32,6 +32,32 @@ def test_the_rest_client_pandas_and_namespace_package_stay_unimported():
     assert loaded == ["False", "False", "False", "_DeferredPackage"]
 
 
+def test_the_udf_api_and_hosted_embedding_functions_stay_unimported():
+    out = _run(
+        "hosted = [m for m in sys.modules if m.startswith('lancedb.embeddings.') "
+        "and m.rsplit('.', 1)[1] not in ('base', 'registry', 'utils')]\n"
+        "print(type(sys.modules['lancedb.functions']).__name__, type(sys.modules['lancedb.embeddings']).__name__)\n"
+        "print(len(hosted), lancedb.functions is sys.modules['lancedb.functions'])\n"
+    )
+    assert out == ["_DeferredPackage", "_DeferredPackage", "0", "True"]
+
+
+def test_deferred_udf_names_and_registry_lookups_load_the_real_modules():
+    out = _run(
+        "import lancedb.db as db\n"
+        "version = lancedb.FunctionVersion\n"
+        "print(version.__name__, callable(version.from_json), type(sys.modules['lancedb.functions']).__name__)\n"
+        "print(isinstance(object(), db.UdfDefinition))\n"
+        "from lancedb.embeddings import get_registry\n"
+        "print(get_registry().get('sentence-transformers').__name__)\n"
+        "print(type(sys.modules['lancedb.embeddings']).__name__, lancedb.embeddings.OpenAIEmbeddings.__name__)\n"
+    )
+    assert out == [
+        "FunctionVersion", "True", "module", "False",
+        "SentenceTransformerEmbeddings", "module", "OpenAIEmbeddings",
+    ]
+
+
 def test_a_deferred_name_loads_the_real_package_when_used():
     out = _run(
         "import lancedb.db as db\n"

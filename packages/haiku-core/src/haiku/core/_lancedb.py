@@ -15,6 +15,14 @@ run (docs/benchmarks.md, "Command-line latency").
 - ``lance_namespace`` and the REST client: their package bodies run only when
   something first uses a name from them (a namespace connection); until then
   LanceDB holds stand-ins that load the real object on first use;
+- ``lancedb.functions`` (the user-defined-function API: some 40 pydantic
+  models, ~50 ms) runs when one of its names is first used; LanceDB holds
+  stand-ins meanwhile (it names them only in annotations and method bodies);
+- ``lancedb.embeddings``: the base classes and the registry import as
+  usual, while the package body, which imports and registers every hosted
+  embedding function (OpenAI, Bedrock, CLIP …, ~80 ms of pydantic models),
+  runs when another of its names is first used or the registry is asked for
+  a function (a table whose schema names one);
 - ``@override`` marks the method, as ``typing.override`` does (what LanceDB
   uses on Python 3.12 and later), without the import-time signature check;
 - with ``hide_pandas_from_lancedb()`` (the ``haiku-rag`` command, which never
@@ -29,6 +37,7 @@ do not have the expected layout, the plain import runs.
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
 import sys
 import types
@@ -37,6 +46,17 @@ from typing import Any
 _NAMESPACE = "lance_namespace"
 _CLIENT = "lance_namespace_urllib3_client"
 _MODELS = f"{_CLIENT}.models"
+_FUNCTIONS = "lancedb.functions"
+_EMBEDDINGS = "lancedb.embeddings"
+# What LanceDB itself takes from lancedb.embeddings, and the submodule defining each.
+_EMBEDDINGS_LIGHT = {
+    "EmbeddingFunction": "base",
+    "EmbeddingFunctionConfig": "base",
+    "TextEmbeddingFunction": "base",
+    "EmbeddingFunctionRegistry": "registry",
+    "get_registry": "registry",
+    "register": "registry",
+}
 
 _hide_pandas = False
 
@@ -49,6 +69,9 @@ def hide_pandas_from_lancedb() -> None:
     """
     global _hide_pandas
     _hide_pandas = True
+
+
+_TYPING_PROBES = frozenset({"__parameters__", "__origin__", "__args__"})
 
 
 class _Deferred:
@@ -65,11 +88,17 @@ class _Deferred:
         target = object.__getattribute__(self, "_haiku_target")
         if target is None:
             module = object.__getattribute__(self, "_haiku_module")
-            target = getattr(module._haiku_load(), object.__getattribute__(self, "_haiku_name"))
+            # Called on the class: once loaded, the module is a plain module without the method.
+            loaded = _DeferredPackage._haiku_load(module)
+            target = getattr(loaded, object.__getattribute__(self, "_haiku_name"))
             object.__setattr__(self, "_haiku_target", target)
         return target
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__typing") or name in _TYPING_PROBES:
+            # typing probes annotations like ``Job[FunctionVersion]`` at class creation; a
+            # plain class has none of these, so the answer is the same without loading it.
+            raise AttributeError(name)
         return getattr(self._haiku_resolve(), name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -90,21 +119,28 @@ class _Deferred:
 
 
 class _DeferredPackage(types.ModuleType):
-    """A package whose ``__init__`` runs when something first needs it.
+    """A module or package whose body runs when something first needs it.
 
-    Its submodules import as usual meanwhile (``__path__`` is the real one).
-    With ``stand_ins``, ``from package import name`` gives a ``_Deferred``;
-    otherwise asking for any name runs the package body first.
+    A package's submodules import as usual meanwhile (``__path__`` is the
+    real one). With ``stand_ins``, ``from module import name`` gives a
+    ``_Deferred``; a name in ``light`` comes from the submodule it names,
+    without the package body; any other name runs the body first.
     """
 
-    def __init__(self, spec: importlib.machinery.ModuleSpec, *, stand_ins: bool) -> None:
+    def __init__(
+        self, spec: importlib.machinery.ModuleSpec, *, stand_ins: bool, light: dict[str, str] | None = None
+    ) -> None:
         super().__init__(spec.name)
         self.__spec__ = spec
         self.__loader__ = spec.loader
         self.__file__ = spec.origin
-        self.__package__ = spec.name
-        self.__path__ = list(spec.submodule_search_locations or [])
+        if spec.submodule_search_locations is not None:
+            self.__package__ = spec.name
+            self.__path__ = list(spec.submodule_search_locations)
+        else:
+            self.__package__ = spec.parent
         self._haiku_stand_ins = stand_ins
+        self._haiku_light = light or {}
 
     def _haiku_load(self) -> types.ModuleType:
         if type(self) is _DeferredPackage:
@@ -114,18 +150,25 @@ class _DeferredPackage(types.ModuleType):
         return self
 
     def __getattr__(self, name: str) -> Any:
-        if self._haiku_stand_ins and not name.startswith("__"):
+        if name == "__path__":  # the import system asking whether a plain module is a package
+            raise AttributeError(name)
+        light = self.__dict__.get("_haiku_light", {})
+        if name in light and type(self) is _DeferredPackage:
+            value = getattr(importlib.import_module(f"{self.__name__}.{light[name]}"), name)
+            setattr(self, name, value)
+            return value
+        if self.__dict__.get("_haiku_stand_ins") and not name.startswith("__"):
             return _Deferred(self, name)
         return getattr(self._haiku_load(), name)
 
 
-def _defer(name: str, *, stand_ins: bool) -> bool:
+def _defer(name: str, *, stand_ins: bool, light: dict[str, str] | None = None, package: bool = True) -> bool:
     if name in sys.modules:
         return False
     spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None or not spec.submodule_search_locations:
+    if spec is None or spec.loader is None or package != (spec.submodule_search_locations is not None):
         return False
-    sys.modules[name] = _DeferredPackage(spec, stand_ins=stand_ins)
+    sys.modules[name] = _DeferredPackage(spec, stand_ins=stand_ins, light=light)
     return True
 
 
@@ -135,6 +178,44 @@ def _defer_namespace_packages() -> None:
         if _defer(_MODELS, stand_ins=False):
             sys.modules[_CLIENT].models = sys.modules[_MODELS]  # type: ignore[attr-defined]
     _defer(_NAMESPACE, stand_ins=True)
+
+
+def _defer_lancedb_extras() -> None:
+    # find_spec of a submodule imports its parent: lancedb's __init__ must not run yet.
+    root = importlib.util.find_spec("lancedb")
+    if root is None or not root.submodule_search_locations:
+        return
+    for name, package, light in ((_FUNCTIONS, False, None), (_EMBEDDINGS, True, _EMBEDDINGS_LIGHT)):
+        spec = importlib.machinery.PathFinder.find_spec(name, list(root.submodule_search_locations))
+        if spec is None or spec.loader is None or name in sys.modules:
+            continue
+        if package != (spec.submodule_search_locations is not None):
+            continue
+        sys.modules[name] = _DeferredPackage(spec, stand_ins=not package, light=light)
+
+
+def _load_embeddings_on_lookup() -> None:
+    """The registry knows a function only once the package body has registered them all."""
+    embeddings = sys.modules.get(_EMBEDDINGS)
+    registry = sys.modules.get(f"{_EMBEDDINGS}.registry")
+    if type(embeddings) is not _DeferredPackage or registry is None:
+        return
+    cls = registry.EmbeddingFunctionRegistry
+    lookup = cls.get
+
+    def get(self: Any, name: str) -> Any:
+        _DeferredPackage._haiku_load(embeddings)
+        cls.get = lookup  # every function is registered from here on
+        return lookup(self, name)
+
+    cls.get = get
+
+
+def _forget_deferred_extras() -> None:
+    """After a failed import, leave nothing half-deferred for the plain import to trip on."""
+    for name in (_FUNCTIONS, _EMBEDDINGS):
+        if type(sys.modules.get(name)) is _DeferredPackage:
+            del sys.modules[name]
 
 
 def _mark_override(method: Any = None, **_options: Any) -> Any:
@@ -164,8 +245,9 @@ def import_lancedb() -> types.ModuleType:
         return module
     try:
         _defer_namespace_packages()
+        _defer_lancedb_extras()
     except (ImportError, ValueError):  # an unexpected layout: the plain import
-        pass
+        _forget_deferred_extras()
     finder = _PandasHidden() if _hide_pandas and "pandas" not in sys.modules else None
     if finder is not None:
         sys.meta_path.insert(0, finder)
@@ -175,6 +257,11 @@ def import_lancedb() -> types.ModuleType:
         overrides.override = _mark_override  # type: ignore[union-attr]
     try:
         import lancedb
+
+        for name in (_FUNCTIONS, _EMBEDDINGS):  # the parent's attribute, as a normal import sets it
+            if type(sys.modules.get(name)) is _DeferredPackage:
+                setattr(lancedb, name.rpartition(".")[2], sys.modules[name])
+        _load_embeddings_on_lookup()
     finally:
         if checked is not None:
             overrides.override = checked  # type: ignore[union-attr]

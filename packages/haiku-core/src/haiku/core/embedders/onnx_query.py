@@ -89,6 +89,12 @@ class OnnxQueryEncoder:
         self._tokenizer.no_padding()
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3  # no optimiser chatter on stderr
+        # A query is one short sequence: one thread runs it in ~10 ms, and neither a
+        # thread pool nor re-packed weights (each ~50-100 ms at session start on 2 cores)
+        # pays off in a process that embeds one text (docs/benchmarks.md, "Command-line
+        # latency"). Outputs differ from the packed kernels by ~1e-6.
+        options.intra_op_num_threads = 1
+        options.add_session_config_entry("session.disable_prepacking", "1")
         self._session = onnxruntime.InferenceSession(
             str(folder / MODEL_FILE), sess_options=options, providers=["CPUExecutionProvider"]
         )

@@ -36,10 +36,11 @@ def test_the_udf_api_and_hosted_embedding_functions_stay_unimported():
     out = _run(
         "hosted = [m for m in sys.modules if m.startswith('lancedb.embeddings.') "
         "and m.rsplit('.', 1)[1] not in ('base', 'registry', 'utils')]\n"
-        "print(type(sys.modules['lancedb.functions']).__name__, type(sys.modules['lancedb.embeddings']).__name__)\n"
+        "deferred = ('lancedb.functions', 'lancedb.namespace', 'lancedb.embeddings')\n"
+        "print(*[type(sys.modules[name]).__name__ for name in deferred])\n"
         "print(len(hosted), lancedb.functions is sys.modules['lancedb.functions'])\n"
     )
-    assert out == ["_DeferredPackage", "_DeferredPackage", "0", "True"]
+    assert out == ["_DeferredPackage", "_DeferredPackage", "_DeferredPackage", "0", "True"]
 
 
 def test_deferred_udf_names_and_registry_lookups_load_the_real_modules():
@@ -51,10 +52,11 @@ def test_deferred_udf_names_and_registry_lookups_load_the_real_modules():
         "from lancedb.embeddings import get_registry\n"
         "print(get_registry().get('sentence-transformers').__name__)\n"
         "print(type(sys.modules['lancedb.embeddings']).__name__, lancedb.embeddings.OpenAIEmbeddings.__name__)\n"
+        "print(lancedb.LanceNamespaceDBConnection.__name__, type(sys.modules['lancedb.namespace']).__name__)\n"
     )
     assert out == [
         "FunctionVersion", "True", "module", "False",
-        "SentenceTransformerEmbeddings", "module", "OpenAIEmbeddings",
+        "SentenceTransformerEmbeddings", "module", "OpenAIEmbeddings", "LanceNamespaceDBConnection", "module",
     ]
 
 

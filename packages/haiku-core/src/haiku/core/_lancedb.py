@@ -16,8 +16,10 @@ run (docs/benchmarks.md, "Command-line latency").
   something first uses a name from them (a namespace connection); until then
   LanceDB holds stand-ins that load the real object on first use;
 - ``lancedb.functions`` (the user-defined-function API: some 40 pydantic
-  models, ~50 ms) runs when one of its names is first used; LanceDB holds
-  stand-ins meanwhile (it names them only in annotations and method bodies);
+  models, ~50 ms) and ``lancedb.namespace`` (namespace-backed connections and
+  the REST query models they send, ~30 ms) run when one of their names is
+  first used; LanceDB holds stand-ins meanwhile (it names them only in
+  annotations and function bodies);
 - ``lancedb.embeddings``: the base classes and the registry import as
   usual, while the package body, which imports and registers every hosted
   embedding function (OpenAI, Bedrock, CLIP …, ~80 ms of pydantic models),
@@ -36,17 +38,20 @@ do not have the expected layout, the plain import runs.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.machinery
 import importlib.util
 import sys
 import types
+from collections.abc import Iterator
 from typing import Any
 
 _NAMESPACE = "lance_namespace"
 _CLIENT = "lance_namespace_urllib3_client"
 _MODELS = f"{_CLIENT}.models"
 _FUNCTIONS = "lancedb.functions"
+_LANCEDB_NAMESPACE = "lancedb.namespace"
 _EMBEDDINGS = "lancedb.embeddings"
 # What LanceDB itself takes from lancedb.embeddings, and the submodule defining each.
 _EMBEDDINGS_LIGHT = {
@@ -146,7 +151,11 @@ class _DeferredPackage(types.ModuleType):
         if type(self) is _DeferredPackage:
             spec = self.__spec__
             self.__class__ = types.ModuleType  # from here on, the real package
-            spec.loader.exec_module(self)  # type: ignore[union-attr]
+            if self.__name__.startswith("lancedb."):  # as the rest of LanceDB was imported
+                with _marked_overrides():
+                    spec.loader.exec_module(self)  # type: ignore[union-attr]
+            else:
+                spec.loader.exec_module(self)  # type: ignore[union-attr]
         return self
 
     def __getattr__(self, name: str) -> Any:
@@ -185,7 +194,8 @@ def _defer_lancedb_extras() -> None:
     root = importlib.util.find_spec("lancedb")
     if root is None or not root.submodule_search_locations:
         return
-    for name, package, light in ((_FUNCTIONS, False, None), (_EMBEDDINGS, True, _EMBEDDINGS_LIGHT)):
+    extras = ((_FUNCTIONS, False, None), (_LANCEDB_NAMESPACE, False, None), (_EMBEDDINGS, True, _EMBEDDINGS_LIGHT))
+    for name, package, light in extras:
         spec = importlib.machinery.PathFinder.find_spec(name, list(root.submodule_search_locations))
         if spec is None or spec.loader is None or name in sys.modules:
             continue
@@ -213,7 +223,7 @@ def _load_embeddings_on_lookup() -> None:
 
 def _forget_deferred_extras() -> None:
     """After a failed import, leave nothing half-deferred for the plain import to trip on."""
-    for name in (_FUNCTIONS, _EMBEDDINGS):
+    for name in (_FUNCTIONS, _LANCEDB_NAMESPACE, _EMBEDDINGS):
         if type(sys.modules.get(name)) is _DeferredPackage:
             del sys.modules[name]
 
@@ -251,23 +261,32 @@ def import_lancedb() -> types.ModuleType:
     finder = _PandasHidden() if _hide_pandas and "pandas" not in sys.modules else None
     if finder is not None:
         sys.meta_path.insert(0, finder)
+    try:
+        with _marked_overrides():
+            import lancedb
+
+        for name in (_FUNCTIONS, _LANCEDB_NAMESPACE, _EMBEDDINGS):  # the parent's attribute, as an import sets it
+            if type(sys.modules.get(name)) is _DeferredPackage:
+                setattr(lancedb, name.rpartition(".")[2], sys.modules[name])
+        _load_embeddings_on_lookup()
+    finally:
+        if finder is not None:
+            sys.meta_path.remove(finder)
+    return lancedb
+
+
+@contextlib.contextmanager
+def _marked_overrides() -> Iterator[None]:
+    """While LanceDB's modules run, ``@override`` marks methods instead of checking them."""
     overrides = _overrides_module()
     checked = getattr(overrides, "override", None)
     if checked is not None:
         overrides.override = _mark_override  # type: ignore[union-attr]
     try:
-        import lancedb
-
-        for name in (_FUNCTIONS, _EMBEDDINGS):  # the parent's attribute, as a normal import sets it
-            if type(sys.modules.get(name)) is _DeferredPackage:
-                setattr(lancedb, name.rpartition(".")[2], sys.modules[name])
-        _load_embeddings_on_lookup()
+        yield
     finally:
         if checked is not None:
             overrides.override = checked  # type: ignore[union-attr]
-        if finder is not None:
-            sys.meta_path.remove(finder)
-    return lancedb
 
 
 def _overrides_module() -> types.ModuleType | None:

@@ -80,11 +80,20 @@ def test_an_export_without_its_manifest_is_not_used(tmp_path):
     assert exported_model_dir(tmp_path, "all-MiniLM-L6-v2", local_model_path()) is None
 
 
-def test_a_missing_export_is_made_checked_and_kept_and_older_formats_go(tmp_path):
+def test_a_missing_export_is_made_checked_and_kept_and_stale_exports_go(tmp_path):
     cache = tmp_path / "cache"
-    older = cache / "onnx" / "all-MiniLM-L6-v2-older"
-    older.mkdir(parents=True)
-    (older / MANIFEST_FILE).write_text(json.dumps({"export_format": EXPORT_FORMAT - 1}))
+    source = str(Path(local_model_path()).resolve())
+    other_model = tmp_path / "another-model"
+    other_model.mkdir()
+    stale = {
+        "older": {"export_format": EXPORT_FORMAT - 1},
+        "superseded": {"export_format": EXPORT_FORMAT, "source": source},  # the same files before they changed
+        "orphaned": {"export_format": EXPORT_FORMAT, "source": str(tmp_path / "deleted-venv" / "model")},
+    }
+    live = {"export_format": EXPORT_FORMAT, "source": str(other_model)}
+    for name, manifest in [*stale.items(), ("live", live)]:
+        (cache / "onnx" / name).mkdir(parents=True)
+        (cache / "onnx" / name / MANIFEST_FILE).write_text(json.dumps(manifest))
     unknown = cache / "onnx" / "not-an-export"
     unknown.mkdir()
     embedder = get_embedder(_config(tmp_path, "auto", cache=cache))
@@ -93,8 +102,9 @@ def test_a_missing_export_is_made_checked_and_kept_and_older_formats_go(tmp_path
     assert folder is not None
     manifest = json.loads((folder / MANIFEST_FILE).read_text())
     assert manifest["probe_min_cosine"] >= MIN_PROBE_COSINE
-    # No temporary folder left, the older format removed, what is not an export kept.
-    assert sorted(p.name for p in folder.parent.iterdir()) == sorted([folder.name, unknown.name])
+    assert manifest["source"] == source
+    # No temporary folder left, stale exports removed; another model's export and what is not an export kept.
+    assert sorted(p.name for p in folder.parent.iterdir()) == sorted([folder.name, unknown.name, "live"])
     assert OnnxQueryEncoder(folder).dimension == 384
 
 

@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-# Changing how the export is made changes every cache key.
-EXPORT_FORMAT = 2
+# Changing how the export is made changes every cache key. 3: the manifest names its source.
+EXPORT_FORMAT = 3
 MODEL_FILE = "model.onnx"
 # The weights sit beside the graph: ONNX Runtime maps such a file instead of
 # copying it out of the graph, which opens the session a third faster.
@@ -177,6 +177,7 @@ def export_query_model(cache_dir: Path, name: str, model_path: str | Path, layou
         max_length = min(layout["max_seq_length"] or tokenizer.model_max_length, tokenizer.model_max_length)
         manifest = {
             "model": name,
+            "source": str(Path(model_path).resolve()),
             "export_format": EXPORT_FORMAT,
             "pooling": layout["pooling"],
             "do_lower_case": layout["do_lower_case"],
@@ -195,21 +196,43 @@ def export_query_model(cache_dir: Path, name: str, model_path: str | Path, layou
         except OSError:
             if exported_model_dir(cache_dir, name, model_path) is None:  # not another process's finished export
                 raise
-        _drop_older_formats(target.parent)
+        _drop_stale_exports(target)
         return target
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _drop_older_formats(folder: Path) -> None:
-    """Remove exports made by an older ``EXPORT_FORMAT``: no current version reads them."""
-    for export in folder.iterdir():
+def _drop_stale_exports(kept: Path) -> None:
+    """Remove the exports no one will read again, once ``kept`` is in place.
+
+    Those of an older ``EXPORT_FORMAT``; those of the same model files before
+    they changed (same source, another key); and those whose source folder is
+    gone (a deleted virtual environment or checkout). Each is ~90 MB.
+    """
+    source = _manifest(kept).get("source")
+    for export in kept.parent.iterdir():
+        if export == kept or export.name.startswith("."):
+            continue  # another process's unfinished export is its own business
+        manifest = _manifest(export)
+        if not manifest:
+            continue  # not an export: left alone
         try:
-            manifest = json.loads((export / MANIFEST_FILE).read_text(encoding="utf-8"))
-            if int(manifest.get("export_format", 0)) < EXPORT_FORMAT:
-                shutil.rmtree(export, ignore_errors=True)
-        except (OSError, ValueError, TypeError, AttributeError):
-            continue  # not an export (or another process's unfinished one): left alone
+            older = int(manifest.get("export_format", 0)) < EXPORT_FORMAT
+        except (TypeError, ValueError):
+            continue
+        origin = manifest.get("source")
+        superseded = origin is not None and origin == source
+        orphaned = isinstance(origin, str) and not Path(origin).exists()
+        if older or superseded or orphaned:
+            shutil.rmtree(export, ignore_errors=True)
+
+
+def _manifest(export: Path) -> dict[str, Any]:
+    try:
+        manifest = json.loads((export / MANIFEST_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return manifest if isinstance(manifest, dict) else {}
 
 
 def _weights_beside_graph(path: Path) -> None:

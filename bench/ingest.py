@@ -206,7 +206,9 @@ async def chunk_texts(root: Path) -> list[str]:
 
 
 _RAW_ENCODER = """
-import json, resource, sys, time
+import json, sys, time
+sys.path.insert(0, sys.argv[3])
+from bench.process_memory import peak_rss_mib
 from sentence_transformers import SentenceTransformer
 from haiku.core.embedders import local_model_path
 texts = json.load(open(sys.argv[1]))
@@ -216,8 +218,7 @@ model.encode(texts[:batch_size], batch_size=batch_size, show_progress_bar=False)
 started, cpu = time.monotonic(), time.process_time()
 model.encode(texts, batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
 seconds, cpu_seconds = time.monotonic() - started, time.process_time() - cpu
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"seconds": seconds, "cpu_seconds": cpu_seconds, "peak_rss_mib": peak}))
+print(json.dumps({"seconds": seconds, "cpu_seconds": cpu_seconds, "peak_rss_mib": peak_rss_mib()}))
 """
 
 
@@ -227,7 +228,7 @@ def raw_encoder(texts: list[str], batch_size: int, workdir: Path) -> dict:
     path.write_text(json.dumps(texts))
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     done = subprocess.run(
-        [sys.executable, "-c", _RAW_ENCODER, str(path), str(batch_size)],
+        [sys.executable, "-c", _RAW_ENCODER, str(path), str(batch_size), str(REPO)],
         capture_output=True, text=True, env=env, check=True,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -76,6 +76,8 @@ class MaintenanceMixin(IndexMixin, TagsMixin, ReadsMixin):
         try:
             started = time.monotonic()
             async with self._writing("vacuum", timeout_s=lock_timeout_s):
+                # Indexes merged into one part first: Lance compacts only fragments the same parts cover.
+                await self._refresh_indexes(full=True)
                 for name in TABLES:
                     await self._tables[name].optimize(cleanup_older_than=NO_PRUNE)
                 await self._refresh_indexes(full=True)

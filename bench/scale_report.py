@@ -1,0 +1,127 @@
+"""The "## Scale" section of docs/benchmarks.md, from one run's results (bench/scale.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SECTION = "## Scale"
+# Growth targets of issue 11, from the smallest size to the largest.
+SEARCH_GROWTH_TARGET = 3.0
+WRITE_GROWTH_TARGET = 2.0
+RECALL_TARGET = 0.95
+COLD_TWO_TARGET = 1.5
+
+
+def _pair(row: dict[str, float]) -> str:
+    return f"{row['p50_ms']:.1f} / {row['p95_ms']:.1f}"
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "**missed**"
+
+
+def report(results: dict[str, Any], set25: dict[str, Any] | None, meta: dict[str, Any]) -> str:
+    sizes = list(results)
+    lines = [
+        SECTION,
+        "",
+        f"`python bench/scale.py --sizes {meta['sizes']}` ({meta['date']}, {meta['cpus']} cores shared with other "
+        f"work: load average {meta['load_start']} at the start, {meta['load_end']} at the end, "
+        f"{meta.get('load_mean', '?')} on average; {meta['total_s'] / 60:.0f} minutes in all; "
+        f"{meta['queries']} judged SciFact queries with their real query vectors; derived chunks, 8 a document, "
+        "one database per size; vector index built by `create-index`). Raw figures: "
+        "`bench/results/scale.json`.",
+        "",
+        "Search, one database, warm (ms):",
+        "",
+        "| chunks | vector p50 / p95 | fts p50 / p95 | hybrid p50 / p95 | recall@10 (shipped defaults) |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for size, row in results.items():
+        s = row["search"]
+        lines.append(f"| {int(size):,} | {_pair(s['vector'])} | {_pair(s['fts'])} | {_pair(s['hybrid'])} "
+                     f"| {s['recall'][0]['recall_at_10']:.3f} |")
+    settings = [(r["nprobes"], r["refine_factor"]) for r in results[sizes[0]]["search"]["recall"]]
+    lines += ["", "Recall@10 of the indexed vector search against exact search over the same rows, and its p50, "
+              "by setting (nprobes / refine_factor; the first is the shipped default):", ""]
+    lines.append("| chunks | " + " | ".join(f"{n} / {r}" for n, r in settings) + " |")
+    lines.append("|---:|" + "---:|" * len(settings))
+    for size, row in results.items():
+        cells = [f"{r['recall_at_10']:.3f} ({r['p50_ms']:.1f} ms)" for r in row["search"]["recall"]]
+        lines.append(f"| {int(size):,} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Building, writing and memory (a write is one batch of 64 documents, 512 chunks, through "
+        "`Store.upsert_documents` with its index refresh; 33 batches one after another, so one of them "
+        "compacts; peak RSS each in a process of its own):",
+        "",
+        "| chunks | bulk load s | index build s | index build peak RSS MiB | write p50 s | write max s "
+        "| search process peak RSS MiB |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for size, row in results.items():
+        w = row["write"]
+        lines.append(f"| {int(size):,} | {row['build_s']:.0f} | {row['index']['seconds']:.1f} "
+                     f"| {row['index']['peak_rss_mib']} | {w['p50_s']:.2f} | {w['max_s']:.2f} "
+                     f"| {row['search_rss']['peak_rss_mib']} |")
+    lines += [
+        "",
+        "Vacuum after those writes (compaction, indexes merged into one, old versions dropped at the configured "
+        "retention), in one process, while another process searches (hybrid, then reads the top hit's document "
+        "whole) from start to end:",
+        "",
+        "| chunks | vacuum s | vacuum peak RSS MiB | reader queries answered | errors | partial documents |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for size, row in results.items():
+        v = row["vacuum"]
+        r = v["reader"]
+        lines.append(f"| {int(size):,} | {v['seconds']:.1f} | {v['peak_rss_mib']} | {r['answered']} "
+                     f"| {r['errors']} | {r['partial']} |")
+    if set25 is not None:
+        one = set25["one"]
+        lines += [
+            "",
+            f"{set25['databases']} databases of {set25['chunks_each']:,} chunks in one configuration file "
+            "(flat vector search, no vector index), through the client: the first hybrid query of a fresh "
+            "process (encoder loaded beforehand, not timed; opening included), median of "
+            f"{set25['rounds']} processes, then the warm p50 of 30 more; RSS with the databases open:",
+            "",
+            "| selection | cold first query ms | ratio to one | warm p50 ms | ratio to one | RSS open MiB |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for key, label in (("one", "one database"), ("two", "`sources=[two of them]`"), ("all", "all 25")):
+            row = set25[key]
+            lines.append(f"| {label} | {row['cold_ms']:.0f} | {row['cold_ms'] / one['cold_ms']:.2f}× "
+                         f"| {row['warm_p50_ms']:.0f} | {row['warm_p50_ms'] / one['warm_p50_ms']:.2f}× "
+                         f"| {row['rss_open_mib']} |")
+    lines += ["", "Targets:", "", *_targets(results, set25)]
+    return "\n".join(lines) + "\n"
+
+
+def _targets(results: dict[str, Any], set25: dict[str, Any] | None) -> list[str]:
+    sizes = list(results)
+    first, last = results[sizes[0]], results[sizes[-1]]
+    span = f"{int(sizes[0]):,} to {int(sizes[-1]):,} chunks"
+    out = []
+    recall = last["search"]["recall"][0]["recall_at_10"]
+    out.append(f"- recall@10 ≥ {RECALL_TARGET} at the shipped defaults, at {int(sizes[-1]):,} chunks: "
+               f"{recall:.3f}, {_met(recall >= RECALL_TARGET)}.")
+    if len(sizes) > 1:
+        for kind in ("vector", "hybrid"):
+            growth = last["search"][kind]["p50_ms"] / first["search"][kind]["p50_ms"]
+            out.append(f"- {kind} p50 growth from {span} ≤ {SEARCH_GROWTH_TARGET:.0f}×: {growth:.2f}×, "
+                       f"{_met(growth <= SEARCH_GROWTH_TARGET)}.")
+        for key, label in (("p50_s", "median"), ("max_s", "slowest")):
+            growth = last["write"][key] / first["write"][key]
+            out.append(f"- a 64-document write ({label} of 33) growth from {span} ≤ {WRITE_GROWTH_TARGET:.0f}×: "
+                       f"{growth:.2f}×, {_met(growth <= WRITE_GROWTH_TARGET)}.")
+    reader = last["vacuum"]["reader"]
+    out.append(f"- a reader during vacuum at {int(sizes[-1]):,} chunks: {reader['answered']} queries answered, "
+               f"{reader['errors']} errors, {reader['partial']} partial documents, "
+               f"{_met(reader['errors'] == 0 and reader['partial'] == 0 and reader['answered'] > 0)}.")
+    if set25 is not None:
+        ratio = set25["cold_two_over_one"]
+        out.append(f"- cold first query over two of 25 databases ≤ {COLD_TWO_TARGET}× one database's: "
+                   f"{ratio:.2f}×, {_met(ratio <= COLD_TWO_TARGET)}.")
+    return out

@@ -201,7 +201,7 @@ async def test_create_index_below_256_chunks_returns_false_and_creates_nothing(w
         await store.close()
 
 
-async def test_create_index_with_enough_chunks_builds_an_ivf_pq_index_searches_use(wiki, fake_embed):
+async def test_create_index_with_enough_chunks_builds_an_ivf_sq_index_searches_use(wiki, fake_embed):
     config, ref = wiki
     store = await Store.open(ref, config, create=True)
     try:
@@ -213,7 +213,7 @@ async def test_create_index_with_enough_chunks_builds_an_ivf_pq_index_searches_u
         )
         assert await store.create_index() is True
         state = (await store.info())["vector_index"]
-        assert state["exists"] and state["indexed_rows"] == 300
+        assert state["exists"] and state["indexed_rows"] == 300 and state["type"] == "IvfSq"
         results = await store.search("", query_vector=fake_embed(texts[42]), search_type="vector", limit=3)
         assert len(results) == 3 and all(r.document_uri == "file:///big.md" for r in results)
     finally:

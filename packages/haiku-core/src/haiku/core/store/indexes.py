@@ -5,7 +5,8 @@
   replacement.
 * A full-text index on ``chunks.search_text`` (positions kept, stop words
   kept) is built by the writer once rows exist and refreshed after writes.
-* A vector index (IVF-PQ) only on demand through ``create_index``.
+* A vector index (IVF-SQ: partitions of 8-bit scalar-quantised vectors) only on
+  demand through ``create_index`` (docs/storage.md gives the measured choice).
 
 After a write, each index with rows not yet in it gets a delta: the new rows
 indexed on their own, beside the index already there (LanceDB's
@@ -42,7 +43,7 @@ from haiku.core.store.reports import ChunkIndexes, IndexState
 from haiku.core.store.schema import CHUNKS, DOCUMENTS
 
 if TYPE_CHECKING:
-    from lancedb.index import FTS, BTree, IvfPq
+    from lancedb.index import FTS, BTree, IvfSq
     from lancedb.table import AsyncTable
 
 MIN_VECTOR_INDEX_ROWS = 256
@@ -162,10 +163,11 @@ class IndexMixin(StoreBase):
         for merge, names in merges.items():
             await optimize_indices(table, names, merge)
 
-    def _vector_index_config(self) -> IvfPq:
-        from lancedb.index import IvfPq
+    def _vector_index_config(self) -> IvfSq:
+        from lancedb.index import IvfSq
 
-        return IvfPq(distance_type=self.config.search.vector_index_metric)
+        # Partitions: LanceDB's default, one per 8,192 rows. Why SQ rather than PQ: docs/storage.md.
+        return IvfSq(distance_type=self.config.search.vector_index_metric)
 
     async def _has_vector_index(self) -> bool:
         return any(ix.columns == ["vector"] for ix in await self._chunks.list_indices())
@@ -180,7 +182,7 @@ class IndexMixin(StoreBase):
         return True
 
     async def create_index(self) -> bool:
-        """Build (or replace) the IVF-PQ vector index; ``False`` with a warning under 256 chunks."""
+        """Build (or replace) the IVF-SQ vector index; ``False`` with a warning under 256 chunks."""
         async with self._writing("create-index"):
             rows = await self._chunks.count_rows()
             if rows < MIN_VECTOR_INDEX_ROWS:

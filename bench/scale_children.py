@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import resource
+import os
 import statistics
 import subprocess
 import sys
@@ -30,12 +30,22 @@ sys.path.insert(0, str(REPO))
 
 
 def _rss_mib() -> int:
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    """This process's peak resident memory.
+
+    ``VmHWM``, not ``ru_maxrss``: Linux carries ``ru_maxrss`` over from the
+    parent through fork and exec, so a child of a large parent would report
+    the parent's size.
+    """
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024)
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def _current_rss_mib() -> int:
     with open("/proc/self/statm") as statm:
-        return round(int(statm.read().split()[1]) * resource.getpagesize() / 2**20)
+        return round(int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20)
 
 
 async def _open(root: str, *, read_only: bool):

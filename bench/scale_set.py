@@ -44,7 +44,7 @@ async def build_set(root: Path, corpus_for, build, log) -> float:
     total = 0.0
     for k, name in enumerate(names()):
         total += await build(root / name, CHUNKS, corpus_for(k), quiet=True)
-    log(f"  set of {DATABASES} databases ready ({total:.0f} s building)")
+    log(f"  set of {DATABASES} databases ready ({total:.0f} s bulk loading, when first built)")
     return total
 
 

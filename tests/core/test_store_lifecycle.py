@@ -279,6 +279,22 @@ async def test_a_write_starts_a_background_vacuum_once_the_interval_has_passed(w
         await store.close()
 
 
+async def test_a_long_vacuum_spaces_out_the_next_background_vacuum(wiki, write_doc, monkeypatch):
+    config, ref = wiki
+    store = await Store.open(ref, config, create=True)
+    try:
+        monkeypatch.setattr(maintenance, "AUTO_VACUUM_INTERVAL_S", 0.0)
+        await write_doc(store, "file:///a.md", "words")
+        first = store._vacuum_task
+        assert first is not None
+        await first
+        store._last_vacuum_seconds = 3600.0  # as if that vacuum had taken an hour: the next waits 20 hours
+        await write_doc(store, "file:///b.md", "more words")
+        assert store._vacuum_task is first
+    finally:
+        await store.close()
+
+
 async def test_info_reports_what_haiku_rag_info_prints(wiki, write_doc):
     config, ref = wiki
     store = await Store.open(ref, config, create=True)

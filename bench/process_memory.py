@@ -20,3 +20,11 @@ def peak_rss_mib() -> float:
     except OSError:
         pass
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # not Linux: KiB on most
+
+
+def current_rss_mib() -> float:
+    """This process's resident memory now, MiB."""
+    import os
+
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)

@@ -17,13 +17,19 @@ the store's bulk path (``Store.load_documents``) and cached under
   queries (their real query vectors), and recall@10 of the indexed vector
   search against exact search over the same rows, at the shipped
   ``search.vector_nprobes``/``vector_refine_factor`` and two other settings;
-- one batch of 64 documents (512 chunks) written as the ingester writes
-  (``Store.upsert_documents``, its index refresh included), then removed.
+- a search process's peak memory (its own process);
+- 33 batches of 64 documents (512 chunks each) written one after another as
+  the ingester writes them (``Store.upsert_documents``, index refresh and
+  compaction included);
+- vacuum after those writes, in its own process (time, peak memory) while
+  another process searches throughout (answers, errors, partial documents);
+  then the database goes back to its state before the writes (a tag).
 
-Not measured yet (issue 11, next steps): vacuum and compaction at 1M with a
-reader searching, 25 databases in one configuration, a search process's peak
-memory at 1M. Results: ``bench/results/scale.json`` and the "## Scale" section
-of docs/benchmarks.md. Takes ``/tmp/haiku_bench.lock`` while timing.
+Then 25 databases of 10k chunks (``bench/scale_set.py``): the client's cold
+first query over one, two and all of them, warm p50, memory. Results:
+``bench/results/scale.json`` and the "## Scale" section of docs/benchmarks.md
+(``--render`` rewrites it from the JSON). Takes ``/tmp/haiku_bench.lock`` while
+timing.
 """
 
 from __future__ import annotations
@@ -37,7 +43,6 @@ import random
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 import uuid
@@ -52,39 +57,47 @@ sys.path.insert(0, str(REPO))
 from bench.beir import load_beir  # noqa: E402
 from bench.docs_section import write_section  # noqa: E402
 from bench.embed_cache import EmbeddingCache  # noqa: E402
+from bench.scale_children import child, save_queries, vacuum_with_reader  # noqa: E402
+from bench.scale_report import report  # noqa: E402
+from bench.scale_set import build_set, measure_set  # noqa: E402
 from bench.search import percentile  # noqa: E402
 
 CACHE = REPO / "bench" / ".cache"
 RESULTS = REPO / "bench" / "results" / "scale.json"
 DOCS = REPO / "docs" / "benchmarks.md"
-SECTION = "## Scale"
 CHUNKS_PER_DOCUMENT = 8
 NOISE = 0.015  # per dimension: |noise| ~ 0.29 for 384 dimensions, cosine to the source ~ 0.96
 SEED = 11
 WRITE_BATCH = 64
-SETTINGS = [(20, 30), (10, 10), (40, 50)]  # (nprobes, refine_factor); the first is the shipped default
+WRITE_BATCHES = 33  # consecutive batches: one of them crosses the compaction after writes (every 32 fragments)
+BEFORE_WRITES = "scale-before-writes"
+SETTINGS = [(40, 50), (20, 30), (10, 10)]  # (nprobes, refine_factor); the first is the shipped default
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
+_STARTED = time.monotonic()
+
+
 def log(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    print(f"[{(time.monotonic() - _STARTED) / 60:5.1f} min] {line}", file=sys.stderr, flush=True)
 
 
 class Corpus:
     """Real SciFact sentences and vectors, and the seeded chunks derived from them."""
 
-    def __init__(self, texts: list[str], vectors: np.ndarray) -> None:
+    def __init__(self, texts: list[str], vectors: np.ndarray, seed: int = SEED) -> None:
         self.sentences = [_SENTENCE.split(text) for text in texts]
         self.vectors = vectors.astype(np.float32)
+        self.seed = seed
 
     def chunk(self, index: int) -> tuple[str, np.ndarray]:
-        rng = random.Random(SEED * 1_000_003 + index)
+        rng = random.Random(self.seed * 1_000_003 + index)
         source = rng.randrange(len(self.sentences))
         sentences = list(self.sentences[source])
         rng.shuffle(sentences)
         other = self.sentences[rng.randrange(len(self.sentences))]
         text = " ".join([*sentences[:6], other[rng.randrange(len(other))]])
-        noise = np.random.default_rng(SEED * 7_919 + index).normal(0.0, NOISE, self.vectors.shape[1])
+        noise = np.random.default_rng(self.seed * 7_919 + index).normal(0.0, NOISE, self.vectors.shape[1])
         vector = self.vectors[source] + noise.astype(np.float32)
         return text, vector / np.linalg.norm(vector)
 
@@ -117,7 +130,7 @@ def config_for(root: Path):
     )
 
 
-async def build(root: Path, size: int, corpus: Corpus) -> float:
+async def build(root: Path, size: int, corpus: Corpus, *, quiet: bool = False) -> float:
     """The database of ``size`` chunks under ``root`` (reused when complete); seconds spent building."""
     from haiku.core.scope import DatabaseScope
     from haiku.core.store import Store
@@ -134,7 +147,8 @@ async def build(root: Path, size: int, corpus: Corpus) -> float:
         documents = size // CHUNKS_PER_DOCUMENT
         await store.load_documents(
             corpus.items(0, documents), batch_size=1024,
-            progress=lambda n: log(f"  {n * CHUNKS_PER_DOCUMENT:,} of {size:,} chunks written") if n % 8192 == 0 else None,
+            progress=lambda n: log(f"  {n * CHUNKS_PER_DOCUMENT:,} of {size:,} chunks written")
+            if n % 8192 == 0 and not quiet else None,
         )
         await store.vacuum(retention_seconds=0)
     finally:
@@ -144,32 +158,10 @@ async def build(root: Path, size: int, corpus: Corpus) -> float:
     return seconds
 
 
-def index_in_child(root: Path) -> dict[str, float]:
-    """Build the vector index in a process of its own, for a clean peak-memory figure."""
-    code = (
-        "import asyncio, json, resource, sys, time\n"
-        f"sys.path.insert(0, {str(REPO)!r})\n"
-        "from bench.scale import config_for\n"
-        "from haiku.core.scope import DatabaseScope\n"
-        "from haiku.core.store import Store\n"
-        "from pathlib import Path\n"
-        "async def main():\n"
-        f"    config = config_for(Path({str(root)!r}))\n"
-        "    store = await Store.open(DatabaseScope.resolve(config).databases[0], config)\n"
-        "    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-        "    started = time.perf_counter()\n"
-        "    await store.create_index()\n"
-        "    seconds = time.perf_counter() - started\n"
-        "    await store.close()\n"
-        "    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-        "    print(json.dumps({'seconds': round(seconds, 2), 'peak_rss_mib': round(peak / 1024), "
-        "'rss_before_mib': round(before / 1024)}))\n"
-        "asyncio.run(main())\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=7200)
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr[-1500:])
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def load_marker(root: Path) -> dict[str, Any]:
+    """What the bulk load recorded (peak memory, when it was measured)."""
+    marker = json.loads((root / "complete.json").read_text())
+    return {"build_peak_rss_mib": marker.get("peak_rss_mib")}
 
 
 async def measure_search(root: Path, queries: list[str], vectors: np.ndarray) -> dict[str, Any]:
@@ -203,7 +195,7 @@ async def _recall(store, config, vectors: np.ndarray) -> list[dict[str, Any]]:
     # Straight from Arrow's buffer: a million rows as Python lists would take many GiB.
     vectors_column = data.column("vector").combine_chunks()
     matrix = vectors_column.values.to_numpy(zero_copy_only=False).reshape(len(ids), -1).astype(np.float32)
-    exact = [set(ids[i] for i in np.argsort(-(matrix @ v))[:10]) for v in vectors]
+    exact = [set(ids[i] for i in np.argpartition(-(matrix @ v), 10)[:10]) for v in vectors]
     rows = []
     for nprobes, refine in SETTINGS:
         config.search.vector_nprobes, config.search.vector_refine_factor = nprobes, refine
@@ -219,67 +211,69 @@ async def _recall(store, config, vectors: np.ndarray) -> list[dict[str, Any]]:
     return rows
 
 
-async def measure_write(root: Path, corpus: Corpus, size: int) -> dict[str, float]:
-    """One batch of 64 documents as the ingester writes it, at this size; then removed again."""
+async def measure_writes(root: Path, corpus: Corpus, size: int) -> dict[str, Any]:
+    """Batches of 64 documents written one after another, as the ingester writes them.
+
+    ``WRITE_BATCHES`` of them, so one crosses the compaction after writes; the
+    database is tagged first and restored afterwards (``restore_state``).
+    """
     from haiku.core.scope import DatabaseScope
     from haiku.core.store import Store
 
     config = config_for(root)
     store = await Store.open(DatabaseScope.resolve(config).databases[0], config)
     try:
+        if await store.tag_info(BEFORE_WRITES) is None:
+            await store.create_tag(BEFORE_WRITES)
         first = size // CHUNKS_PER_DOCUMENT + 1_000_000  # numbers no loaded document has
-        items = list(corpus.items(first, WRITE_BATCH))
-        started = time.perf_counter()
-        stored = await store.upsert_documents(items)
-        seconds = time.perf_counter() - started
-        for document in stored:
-            await store.delete_document(document.id)
-        await store.vacuum(retention_seconds=0)
+        times = []
+        for batch in range(WRITE_BATCHES):
+            items = list(corpus.items(first + batch * WRITE_BATCH, WRITE_BATCH))
+            started = time.perf_counter()
+            await store.upsert_documents(items)
+            times.append(time.perf_counter() - started)
+        state = (await store.index_state())["fts"]
     finally:
         await store.close()
     return {"batch_documents": WRITE_BATCH, "batch_chunks": WRITE_BATCH * CHUNKS_PER_DOCUMENT,
-            "seconds": round(seconds, 3)}
+            "batches": WRITE_BATCHES, "p50_s": round(statistics.median(times), 3),
+            "max_s": round(max(times), 3), "slowest_batch": times.index(max(times)) + 1,
+            "seconds": [round(t, 3) for t in times],
+            "fts_unindexed_after": state["unindexed_rows"]}
 
 
-def report(results: dict[str, Any], meta: dict[str, Any]) -> str:
-    sizes = list(results)
-    lines = [
-        SECTION,
-        "",
-        f"`python bench/scale.py --sizes {','.join(sizes)}` ({meta['date']}, {meta['cpus']} cores, load "
-        f"{meta['load_start']} → {meta['load_end']}; {meta['queries']} judged SciFact queries; derived chunks, "
-        f"{CHUNKS_PER_DOCUMENT} a document; one database per size, IVF-PQ vector index built by `create-index`).",
-        "",
-        "| chunks | build (bulk load) s | index build s | index peak RSS MiB | vector p50/p95 ms | fts p50/p95 ms "
-        "| hybrid p50/p95 ms | recall@10 (default) | write 64 docs s |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for size, row in results.items():
-        s = row["search"]
-        lines.append(
-            f"| {int(size):,} | {row['build_s']:.0f} | {row['index']['seconds']:.1f} | {row['index']['peak_rss_mib']} "
-            f"| {s['vector']['p50_ms']:.1f} / {s['vector']['p95_ms']:.1f} | {s['fts']['p50_ms']:.1f} / {s['fts']['p95_ms']:.1f} "
-            f"| {s['hybrid']['p50_ms']:.1f} / {s['hybrid']['p95_ms']:.1f} | {s['recall'][0]['recall_at_10']:.3f} "
-            f"| {row['write']['seconds']:.2f} |"
-        )
-    lines += ["", "Recall@10 of the indexed vector search against exact search, by setting (nprobes / refine_factor):", ""]
-    lines.append("| chunks | " + " | ".join(f"{n} / {r}" for n, r in SETTINGS) + " |")
-    lines.append("|---:|" + "---:|" * len(SETTINGS))
-    for size, row in results.items():
-        cells = [f"{r['recall_at_10']:.3f} ({r['p50_ms']:.1f} ms)" for r in row["search"]["recall"]]
-        lines.append(f"| {int(size):,} | " + " | ".join(cells) + " |")
-    if len(sizes) > 1:
-        first, last = results[sizes[0]]["search"], results[sizes[-1]]["search"]
-        growth = {t: last[t]["p50_ms"] / first[t]["p50_ms"] for t in ("vector", "fts", "hybrid")}
-        write_growth = results[sizes[-1]]["write"]["seconds"] / results[sizes[0]]["write"]["seconds"]
-        lines += [
-            "",
-            f"Growth from {int(sizes[0]):,} to {int(sizes[-1]):,} chunks: p50 vector {growth['vector']:.2f}×, "
-            f"fts {growth['fts']:.2f}×, hybrid {growth['hybrid']:.2f}×; a 64-document write {write_growth:.2f}×.",
-        ]
-    lines += ["", "Not yet measured: vacuum at 1M with a reader searching, 25 databases in one configuration, "
-              "a search process's peak memory at 1M (issue 11)."]
-    return "\n".join(lines) + "\n"
+async def restore_state(root: Path) -> None:
+    """Back to the state before the writes (the tag), every later version removed."""
+    from haiku.core.scope import DatabaseScope
+    from haiku.core.store import Store
+
+    config = config_for(root)
+    store = await Store.open(DatabaseScope.resolve(config).databases[0], config)
+    try:
+        if await store.tag_info(BEFORE_WRITES) is not None:
+            safety = await store.restore_tag(BEFORE_WRITES)
+            await store.delete_tag(safety)
+            await store.delete_tag(BEFORE_WRITES)
+        await store.vacuum(retention_seconds=0)
+    finally:
+        await store.close()
+
+
+async def measure_size(root: Path, size: int, corpus: Corpus, queries: list[str], vectors: np.ndarray,
+                       queries_file: Path) -> dict[str, Any]:
+    log(f"{size:,}: index")
+    index = child("index", {"root": str(root)})
+    log(f"{size:,}: search")
+    search = await measure_search(root, queries, vectors)
+    log(f"{size:,}: search process memory")
+    search_rss = child("search_rss", {"root": str(root), "queries": str(queries_file)})
+    log(f"{size:,}: writes")
+    await restore_state(root)  # a run cut short may have left its writes
+    write = await measure_writes(root, corpus, size)
+    log(f"{size:,}: vacuum, with a reader")
+    vacuum = vacuum_with_reader(root, queries_file, CHUNKS_PER_DOCUMENT)
+    await restore_state(root)
+    return {"index": index, "search": search, "search_rss": search_rss, "write": write, "vacuum": vacuum}
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -291,38 +285,45 @@ async def run(args: argparse.Namespace) -> None:
     from haiku.core.config import AppConfig
     from haiku.core.embedders import get_embedder
 
+    started = time.perf_counter()
     dataset = load_beir(args.scifact)
     embedder = get_embedder(AppConfig())
     cache = EmbeddingCache.for_embedder(CACHE / "embeddings", embedder)
     texts = [d.full_text for d in dataset.corpus]
     queries = list(dataset.judged_queries.values())[: args.queries]
     cache.fill(texts + queries, embedder.encode, log=log)  # type: ignore[attr-defined]
-    corpus = Corpus(texts, cache.get(texts))
+    source_vectors = cache.get(texts)
+    corpus = Corpus(texts, source_vectors)
     query_vectors = cache.get(queries).astype(np.float32)
+    queries_file = save_queries(CACHE / "scale" / "queries", queries, query_vectors)
     sizes = [int(s) for s in args.sizes.split(",")]
-    results: dict[str, Any] = {}
     builds = {}
     for size in sizes:
         log(f"building {size:,} chunks")
         builds[size] = await build(CACHE / "scale" / f"chunks-{size}", size, corpus)
+    if not args.no_set:
+        log("building the set of 25 databases")
+        await build_set(CACHE / "scale" / "set-25", lambda k: Corpus(texts, source_vectors, seed=SEED + 1 + k),
+                        build, log)
+    results: dict[str, Any] = {}
     with open("/tmp/haiku_bench.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         load_start = round(os.getloadavg()[0], 1)
+        loads = [os.getloadavg()[0]]
         for size in sizes:
             root = CACHE / "scale" / f"chunks-{size}"
-            log(f"{size:,}: index")
-            index = index_in_child(root)
-            log(f"{size:,}: search")
-            search = await measure_search(root, queries, query_vectors)
-            log(f"{size:,}: write")
-            write = await measure_write(root, corpus, size)
-            results[str(size)] = {"build_s": round(builds[size], 1), "index": index, "search": search, "write": write}
+            results[str(size)] = {"build_s": round(builds[size], 1), **load_marker(root),
+                                  **await measure_size(root, size, corpus, queries, query_vectors, queries_file)}
+            loads.append(os.getloadavg()[0])
+        set25 = None if args.no_set else measure_set(CACHE / "scale" / "set-25", str(queries_file), log)
         load_end = round(os.getloadavg()[0], 1)
+        loads.append(os.getloadavg()[0])
     meta = {"date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(), "load_start": load_start,
-            "load_end": load_end, "queries": len(queries)}
+            "load_end": load_end, "load_mean": round(statistics.mean(loads), 1), "queries": len(queries),
+            "sizes": args.sizes, "total_s": round(time.perf_counter() - started)}
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
-    text = report(results, meta)
+    args.json.write_text(json.dumps({"meta": meta, "results": results, "set": set25}, indent=2) + "\n")
+    text = report(results, set25, meta)
     print(text)
     if args.json == RESULTS:
         write_section(DOCS, text)
@@ -334,7 +335,14 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--json", type=Path, default=RESULTS)
-    asyncio.run(run(parser.parse_args()))
+    parser.add_argument("--no-set", action="store_true", help="leave out the 25 databases")
+    parser.add_argument("--render", action="store_true", help="only rewrite the docs section from --json")
+    args = parser.parse_args()
+    if args.render:
+        data = json.loads(args.json.read_text())
+        write_section(DOCS, report(data["results"], data.get("set"), data["meta"]))
+        return
+    asyncio.run(run(args))
 
 
 if __name__ == "__main__":

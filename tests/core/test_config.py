@@ -529,7 +529,7 @@ def test_search_defaults():
         search.vector_index_metric,
         search.vector_nprobes,
         search.vector_refine_factor,
-    ) == (5, 10, 5000, "cosine", 20, 30)
+    ) == (5, 10, 5000, "cosine", 40, 50)
 
 
 def test_vector_index_metric_other_than_cosine_or_l2_fails():

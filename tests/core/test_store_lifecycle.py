@@ -201,7 +201,7 @@ async def test_create_index_below_256_chunks_returns_false_and_creates_nothing(w
         await store.close()
 
 
-async def test_create_index_with_enough_chunks_builds_an_ivf_pq_index_searches_use(wiki, fake_embed):
+async def test_create_index_with_enough_chunks_builds_an_ivf_sq_index_searches_use(wiki, fake_embed):
     config, ref = wiki
     store = await Store.open(ref, config, create=True)
     try:
@@ -213,7 +213,7 @@ async def test_create_index_with_enough_chunks_builds_an_ivf_pq_index_searches_u
         )
         assert await store.create_index() is True
         state = (await store.info())["vector_index"]
-        assert state["exists"] and state["indexed_rows"] == 300
+        assert state["exists"] and state["indexed_rows"] == 300 and state["type"] == "IvfSq"
         results = await store.search("", query_vector=fake_embed(texts[42]), search_type="vector", limit=3)
         assert len(results) == 3 and all(r.document_uri == "file:///big.md" for r in results)
     finally:
@@ -275,6 +275,22 @@ async def test_a_write_starts_a_background_vacuum_once_the_interval_has_passed(w
         assert store._vacuum_task is not None
         await store._vacuum_task
         assert store._dirty is False
+    finally:
+        await store.close()
+
+
+async def test_a_long_vacuum_spaces_out_the_next_background_vacuum(wiki, write_doc, monkeypatch):
+    config, ref = wiki
+    store = await Store.open(ref, config, create=True)
+    try:
+        monkeypatch.setattr(maintenance, "AUTO_VACUUM_INTERVAL_S", 0.0)
+        await write_doc(store, "file:///a.md", "words")
+        first = store._vacuum_task
+        assert first is not None
+        await first
+        store._last_vacuum_seconds = 3600.0  # as if that vacuum had taken an hour: the next waits 20 hours
+        await write_doc(store, "file:///b.md", "more words")
+        assert store._vacuum_task is first
     finally:
         await store.close()
 

@@ -240,8 +240,8 @@ class SearchConfig(_Section):
     rerank_pool_factor: int = Field(default=10, gt=0)
     max_context_chars: int = Field(default=5000, ge=0)
     vector_index_metric: Literal["cosine", "l2"] = "cosine"
-    vector_nprobes: int = Field(default=20, gt=0)
-    vector_refine_factor: int = Field(default=30, gt=0)
+    vector_nprobes: int = Field(default=40, gt=0)
+    vector_refine_factor: int = Field(default=50, gt=0)
     # How hybrid (and full-text) candidates from several databases are fused
     # when no reranker is configured. "rrf" keeps the full-text signal across
     # databases (docs/fusion.md); "cosine" is the seeds' rule.

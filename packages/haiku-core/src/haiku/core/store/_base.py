@@ -57,6 +57,7 @@ class StoreBase:
         self._closed = False
         self._dirty = False  # written since the last vacuum
         self._last_auto_vacuum = time.monotonic()
+        self._last_vacuum_seconds = 0.0  # how long this store's last vacuum took
         self._vacuum_task: asyncio.Task | None = None
         self._pinned_chunks: tuple[int, AsyncTable] | None = None
         # Whether the tables carry the ``revision`` column (schema version 2 on); set on open.

@@ -24,6 +24,10 @@ from haiku.core.store.schema import TABLES
 from haiku.core.store.tags import TagsMixin
 
 AUTO_VACUUM_INTERVAL_S = 300.0
+# A vacuum holds the writer lock while it runs (about two minutes at a million chunks, where it
+# rewrites the data and merges the indexes), so the next background vacuum waits at least this
+# many times as long: writes then wait on vacuums a twentieth of the time at most, at any size.
+AUTO_VACUUM_SPACING = 20
 CLOSE_VACUUM_LOCK_TIMEOUT_S = 10.0
 
 _running_lock = threading.Lock()
@@ -76,6 +80,8 @@ class MaintenanceMixin(IndexMixin, TagsMixin, ReadsMixin):
         try:
             started = time.monotonic()
             async with self._writing("vacuum", timeout_s=lock_timeout_s):
+                # Indexes merged into one part first: Lance compacts only fragments the same parts cover.
+                await self._refresh_indexes(full=True)
                 for name in TABLES:
                     await self._tables[name].optimize(cleanup_older_than=NO_PRUNE)
                 await self._refresh_indexes(full=True)
@@ -87,6 +93,7 @@ class MaintenanceMixin(IndexMixin, TagsMixin, ReadsMixin):
                 self._dirty = False
                 self._last_auto_vacuum = time.monotonic()
             report = VacuumReport(versions, removed, round(time.monotonic() - started, 3))
+            self._last_vacuum_seconds = report.seconds
             log.info(
                 "store.vacuumed",
                 database=self.name,
@@ -103,7 +110,8 @@ class MaintenanceMixin(IndexMixin, TagsMixin, ReadsMixin):
     def _on_written(self) -> None:
         if not self.config.storage.auto_vacuum or self.read_only:
             return
-        if time.monotonic() - self._last_auto_vacuum < AUTO_VACUUM_INTERVAL_S:
+        wait = max(AUTO_VACUUM_INTERVAL_S, AUTO_VACUUM_SPACING * self._last_vacuum_seconds)
+        if time.monotonic() - self._last_auto_vacuum < wait:
             return
         if self._vacuum_task is not None and not self._vacuum_task.done():
             return

@@ -151,7 +151,7 @@ def vacuum(
 
 
 def create_index(ctx: typer.Context, db: Path | None = db_option()) -> None:
-    """Build the vector index (IVF-PQ); needs at least 256 chunks."""
+    """Build the vector index (IVF-SQ); needs at least 256 chunks."""
 
     async def call(client: "HaikuRAG") -> tuple[bool, int]:
         return await client.create_index(), await client.store.count_chunks()

@@ -16,6 +16,13 @@ def _pair(row: dict[str, float]) -> str:
     return f"{row['p50_ms']:.1f} / {row['p95_ms']:.1f}"
 
 
+def _table(intro: str, columns: list[str], rows: list[list[str]]) -> list[str]:
+    """A markdown table under its introduction; numbers right-aligned, a first column of labels left."""
+    align = "|---|" if columns[0] == "selection" else "|---:|"
+    return ["", intro, "", "| " + " | ".join(columns) + " |", align + "---:|" * (len(columns) - 1),
+            *("| " + " | ".join(row) + " |" for row in rows)]
+
+
 def _met(ok: bool) -> str:
     return "met" if ok else "**missed**"
 
@@ -31,70 +38,54 @@ def report(results: dict[str, Any], set25: dict[str, Any] | None, meta: dict[str
         f"{meta['queries']} judged SciFact queries with their real query vectors; derived chunks, 8 a document, "
         "one database per size; vector index built by `create-index`). Raw figures: "
         "`bench/results/scale.json`.",
-        "",
-        "Search, one database, warm (ms):",
-        "",
-        "| chunks | vector p50 / p95 | fts p50 / p95 | hybrid p50 / p95 | recall@10 (shipped defaults) |",
-        "|---:|---:|---:|---:|---:|",
     ]
-    for size, row in results.items():
-        s = row["search"]
-        lines.append(f"| {int(size):,} | {_pair(s['vector'])} | {_pair(s['fts'])} | {_pair(s['hybrid'])} "
-                     f"| {s['recall'][0]['recall_at_10']:.3f} |")
+    lines += _table(
+        "Search, one database, warm (ms):",
+        ["chunks", "vector p50 / p95", "fts p50 / p95", "hybrid p50 / p95", "recall@10 (shipped defaults)"],
+        [[f"{int(size):,}", _pair(row["search"]["vector"]), _pair(row["search"]["fts"]),
+          _pair(row["search"]["hybrid"]), f"{row['search']['recall'][0]['recall_at_10']:.3f}"]
+         for size, row in results.items()],
+    )
     settings = [(r["nprobes"], r["refine_factor"]) for r in results[sizes[0]]["search"]["recall"]]
-    lines += ["", "Recall@10 of the indexed vector search against exact search over the same rows, and its p50, "
-              "by setting (nprobes / refine_factor; the first is the shipped default):", ""]
-    lines.append("| chunks | " + " | ".join(f"{n} / {r}" for n, r in settings) + " |")
-    lines.append("|---:|" + "---:|" * len(settings))
-    for size, row in results.items():
-        cells = [f"{r['recall_at_10']:.3f} ({r['p50_ms']:.1f} ms)" for r in row["search"]["recall"]]
-        lines.append(f"| {int(size):,} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
+    lines += _table(
+        "Recall@10 of the indexed vector search against exact search over the same rows, and its p50, "
+        "by setting (nprobes / refine_factor; the first is the shipped default):",
+        ["chunks", *(f"{n} / {r}" for n, r in settings)],
+        [[f"{int(size):,}", *(f"{r['recall_at_10']:.3f} ({r['p50_ms']:.1f} ms)" for r in row["search"]["recall"])]
+         for size, row in results.items()],
+    )
+    lines += _table(
         "Building, writing and memory (a write is one batch of 64 documents, 512 chunks, through "
         "`Store.upsert_documents` with its index refresh; 33 batches one after another, so one of them "
         "compacts; peak RSS each in a process of its own):",
-        "",
-        "| chunks | bulk load s | index build s | index build peak RSS MiB | write p50 s | write max s "
-        "| search process peak RSS MiB |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for size, row in results.items():
-        w = row["write"]
-        lines.append(f"| {int(size):,} | {row['build_s']:.0f} | {row['index']['seconds']:.1f} "
-                     f"| {row['index']['peak_rss_mib']} | {w['p50_s']:.2f} | {w['max_s']:.2f} "
-                     f"| {row['search_rss']['peak_rss_mib']} |")
-    lines += [
-        "",
+        ["chunks", "bulk load s", "index build s", "index build peak RSS MiB", "write p50 s", "write max s",
+         "search process peak RSS MiB"],
+        [[f"{int(size):,}", f"{row['build_s']:.0f}", f"{row['index']['seconds']:.1f}",
+          str(row["index"]["peak_rss_mib"]), f"{row['write']['p50_s']:.2f}", f"{row['write']['max_s']:.2f}",
+          str(row["search_rss"]["peak_rss_mib"])] for size, row in results.items()],
+    )
+    lines += _table(
         "Vacuum after those writes (compaction, indexes merged into one, old versions dropped at the configured "
         "retention), in one process, while another process searches (hybrid, then reads the top hit's document "
         "whole) from start to end:",
-        "",
-        "| chunks | vacuum s | vacuum peak RSS MiB | reader queries answered | errors | partial documents |",
-        "|---:|---:|---:|---:|---:|---:|",
-    ]
-    for size, row in results.items():
-        v = row["vacuum"]
-        r = v["reader"]
-        lines.append(f"| {int(size):,} | {v['seconds']:.1f} | {v['peak_rss_mib']} | {r['answered']} "
-                     f"| {r['errors']} | {r['partial']} |")
+        ["chunks", "vacuum s", "vacuum peak RSS MiB", "reader queries answered", "errors", "partial documents"],
+        [[f"{int(size):,}", f"{row['vacuum']['seconds']:.1f}", str(row["vacuum"]["peak_rss_mib"]),
+          str(row["vacuum"]["reader"]["answered"]), str(row["vacuum"]["reader"]["errors"]),
+          str(row["vacuum"]["reader"]["partial"])] for size, row in results.items()],
+    )
     if set25 is not None:
         one = set25["one"]
-        lines += [
-            "",
+        labels = (("one", "one database"), ("two", "`sources=[two of them]`"), ("all", "all 25"))
+        lines += _table(
             f"{set25['databases']} databases of {set25['chunks_each']:,} chunks in one configuration file "
             "(flat vector search, no vector index), through the client: the first hybrid query of a fresh "
             "process (encoder loaded beforehand, not timed; opening included), median of "
             f"{set25['rounds']} processes, then the warm p50 of 30 more; RSS with the databases open:",
-            "",
-            "| selection | cold first query ms | ratio to one | warm p50 ms | ratio to one | RSS open MiB |",
-            "|---|---:|---:|---:|---:|---:|",
-        ]
-        for key, label in (("one", "one database"), ("two", "`sources=[two of them]`"), ("all", "all 25")):
-            row = set25[key]
-            lines.append(f"| {label} | {row['cold_ms']:.0f} | {row['cold_ms'] / one['cold_ms']:.2f}× "
-                         f"| {row['warm_p50_ms']:.0f} | {row['warm_p50_ms'] / one['warm_p50_ms']:.2f}× "
-                         f"| {row['rss_open_mib']} |")
+            ["selection", "cold first query ms", "ratio to one", "warm p50 ms", "ratio to one", "RSS open MiB"],
+            [[label, f"{set25[key]['cold_ms']:.0f}", f"{set25[key]['cold_ms'] / one['cold_ms']:.2f}×",
+              f"{set25[key]['warm_p50_ms']:.0f}", f"{set25[key]['warm_p50_ms'] / one['warm_p50_ms']:.2f}×",
+              str(set25[key]["rss_open_mib"])] for key, label in labels],
+        )
     lines += ["", "Targets:", "", *_targets(results, set25)]
     if len(sizes) > 1:
         lines += ["", *_growth(results, set25)]

@@ -108,6 +108,26 @@ def test_a_missing_export_is_made_checked_and_kept_and_stale_exports_go(tmp_path
     assert OnnxQueryEncoder(folder).dimension == 384
 
 
+def test_an_export_optimised_by_another_onnx_runtime_is_optimised_again_with_the_same_vectors(tmp_path):
+    import onnxruntime
+
+    from haiku.core.config import AppConfig
+
+    config = AppConfig()
+    folder = exported_model_dir(config.model_cache_dir, "all-MiniLM-L6-v2", local_model_path())
+    assert folder is not None  # the session's export (tests/conftest.py)
+    manifest = json.loads((folder / MANIFEST_FILE).read_text())
+    assert manifest["optimized_by"] == onnxruntime.__version__
+    other = tmp_path / "export"
+    shutil.copytree(folder, other)
+    (other / MANIFEST_FILE).write_text(json.dumps({**manifest, "optimized_by": "0.0.1"}))
+    levels = onnxruntime.GraphOptimizationLevel
+    ours, theirs = OnnxQueryEncoder(folder), OnnxQueryEncoder(other)
+    assert ours._session.get_session_options().graph_optimization_level == levels.ORT_DISABLE_ALL
+    assert theirs._session.get_session_options().graph_optimization_level == levels.ORT_ENABLE_ALL
+    assert np.abs(np.asarray(ours.encode(QUERIES)) - np.asarray(theirs.encode(QUERIES))).max() < 1e-6
+
+
 def test_onnx_required_for_a_model_it_cannot_run_is_an_error_naming_the_key(tmp_path):
     model = tmp_path / "odd-model"
     shutil.copytree(local_model_path(), model)

@@ -25,12 +25,14 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
-
-from filelock import FileLock, Timeout
+from typing import TYPE_CHECKING
 
 from haiku.core.errors import DatabaseLockedError, SourceUnavailableError
 from haiku.core.logs import get_logger
 from haiku.core.scope import DatabaseRef
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 log = get_logger(__name__)
 
@@ -84,6 +86,8 @@ async def _poll(try_acquire, deadline: float) -> bool:
 
 
 def _file_try_acquire(lock: FileLock) -> bool:
+    from filelock import Timeout
+
     try:
         lock.acquire(blocking=False)
     except Timeout:
@@ -100,14 +104,16 @@ class _ProcessAndFileLock:
         self._thread_lock = _process_lock(self.key, name)
         self._file_lock: FileLock | None = None
         self._filename = filename
-        if isinstance(ref.location, Path):
-            self._file_lock = FileLock(str(Path(self.key) / filename), thread_local=False, is_singleton=False)
 
     async def _acquire(self, deadline: float) -> bool:
         if not await _poll(lambda: self._thread_lock.acquire(blocking=False), deadline):
             return False
-        if self._file_lock is None:
+        if not isinstance(self.ref.location, Path):
             return True
+        if self._file_lock is None:  # made on first use: a reader never takes it
+            from filelock import FileLock
+
+            self._file_lock = FileLock(str(Path(self.key) / self._filename), thread_local=False, is_singleton=False)
         failure: OSError | None = None
         try:
             Path(self.key).mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@
 
 Loads a BEIR-layout dataset, builds one database holding everything and the
 same corpus split over 3 and 10 databases and unevenly (70/15/15), all through
-the project's write path (see bench/quality_build.py), runs every query through
+the project's write path (bench/quality_build.py, bench/layout_build.py), runs every query through
 ``HaikuRAG.search`` for vector, full-text and hybrid search, and reports nDCG@10,
 Recall@10 and Recall@100 per layout. Writes bench/results/quality.json and the
 "## Quality" section of docs/benchmarks.md. Exits non-zero when the sanity

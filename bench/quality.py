@@ -4,7 +4,7 @@
 
 Loads a BEIR-layout dataset, builds one database holding everything and the
 same corpus split over 3 and 10 databases and unevenly (70/15/15), all through
-the project's write path (see bench/quality_build.py), runs every query through
+the project's write path (bench/quality_build.py, bench/layout_build.py), runs every query through
 ``HaikuRAG.search`` for vector, full-text and hybrid search, and reports nDCG@10,
 Recall@10 and Recall@100 per layout. Writes bench/results/quality.json and the
 "## Quality" section of docs/benchmarks.md. Exits non-zero when the sanity
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import fcntl
 import json
 import os
 import platform
@@ -45,6 +46,11 @@ from bench.quality_report import anchor_check, federation_checks, markdown_secti
 from bench.quality_run import ARMS, run_arm  # noqa: E402
 
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "quality.json"
+LOCK = Path("/tmp/haiku_bench.lock")
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def log(line: str) -> None:
@@ -144,16 +150,21 @@ async def main(argv: list[str] | None = None) -> int:
     qrels = {qid: dataset.qrels[qid] for qid in queries}
     diagnostics = exact_diagnostics(args, dataset, docs, queries, qrels, cache, embedder)
     results: dict[str, dict[str, dict]] = {}
-    search_started = time.perf_counter()
-    for arm in [a for a in ARMS if a.name in args.arms]:
-        for layout in layouts:
-            config = layout_config(layout, root, args.chunk_size, fusion=arm.fusion, fts_idf=arm.fts_idf)
-            run = await run_arm(config, arm, queries, args.limit, log, layout.name)
-            row = {name: round(value, 4) for name, value in evaluate(run.runs, qrels).items()}
-            row["latency"] = run.latency_summary()
-            results.setdefault(arm.name, {})[layout.name] = row
-            log(f"{arm.name:14} {layout.name:8} " + "  ".join(f"{k} {v:.4f}" for k, v in row.items() if k != "latency"))
-    search_seconds = time.perf_counter() - search_started
+    # Timed alone among the benchmarks: they share one lock (docs/benchmarks.md).
+    with open(LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        load_start = load_average()
+        search_started = time.perf_counter()
+        for arm in [a for a in ARMS if a.name in args.arms]:
+            for layout in layouts:
+                config = layout_config(layout, root, args.chunk_size, fusion=arm.fusion, fts_idf=arm.fts_idf)
+                run = await run_arm(config, arm, queries, args.limit, log, layout.name)
+                row = {name: round(value, 4) for name, value in evaluate(run.runs, qrels).items()}
+                row["latency"] = run.latency_summary()
+                results.setdefault(arm.name, {})[layout.name] = row
+                log(f"{arm.name:14} {layout.name:8} " + "  ".join(f"{k} {v:.4f}" for k, v in row.items() if k != "latency"))
+        search_seconds = time.perf_counter() - search_started
+        load_end = load_average()
 
     report = {
         "meta": {
@@ -169,6 +180,7 @@ async def main(argv: list[str] | None = None) -> int:
             "wall_seconds": round(time.perf_counter() - started, 1),
             "build_seconds": round(build_seconds, 1),
             "search_seconds": round(search_seconds, 1),
+            "load_average": {"search_start": load_start, "search_end": load_end},
             "layouts": manifests,
         },
         "results": results,

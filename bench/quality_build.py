@@ -3,7 +3,8 @@
 documents → chunks (the ingester's converter: plain text, docling's
 HybridChunker at ``processing.chunk_size`` with the embedding model's
 tokenizer) → embeddings (of each chunk's ``embed_text``, as the ingester embeds
-them) → ``Store.upsert_document``.
+them) → ``Store.load_documents`` (bench/layout_build.py, shared with the search
+benchmark).
 
 Everything expensive is cached under one directory per fingerprint of what
 determines the result (corpus bytes, chunk size, embedder identity, store
@@ -18,19 +19,23 @@ schema version):
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from bench import layout_build
 from bench.beir import BeirDoc
 from bench.embed_cache import EmbeddingCache
+from bench.layout_build import databases_config
 from bench.quality_layouts import Layout, split
+
+if TYPE_CHECKING:
+    from haiku.core.store.writes import DocumentWrite
 
 Log = Callable[[str], None]
 
@@ -126,54 +131,23 @@ def layout_locations(layout: Layout, root: Path) -> dict[str, Path]:
 
 def layout_config(layout: Layout, root: Path, chunk_size: int, **search: Any):
     """An AppConfig naming the layout's databases (configured order = part order)."""
-    from haiku.core.config import config_from_dict
-
-    databases = {name: str(path) for name, path in layout_locations(layout, root).items()}
-    return config_from_dict(
-        {
-            "storage": {"data_dir": str(root / "data"), "auto_vacuum": False},
-            "lancedb": {"databases": databases},
-            "processing": {"chunk_size": chunk_size},
-            "search": search,
-        }
+    return databases_config(
+        layout_locations(layout, root), root / "data", processing={"chunk_size": chunk_size}, search=search
     )
 
 
-async def _fill_database(
-    name: str,
-    location: Path,
-    config: Any,
-    docs: Sequence[DocChunks],
-    dataset: str,
-    cache: EmbeddingCache,
-    progress: Callable[[int], None],
-) -> int:
+def _writes(docs: Sequence[DocChunks], dataset: str, cache: EmbeddingCache) -> Iterator[DocumentWrite]:
     from haiku.core.models import Chunk, Document
-    from haiku.core.scope import DatabaseRef
-    from haiku.core.store import Store
 
-    store = await Store.open(DatabaseRef.configured(name, location), config, create=True)
-    try:
-        present = {d.uri for d in await store.list_documents()}
-        for doc in docs:
-            uri = doc_uri(dataset, doc.doc_id)
-            if uri in present:
-                progress(1)
-                continue
-            chunks = [
-                Chunk(order=i, content=c["content"], headings=c["headings"], page_numbers=c["page_numbers"])
-                for i, c in enumerate(doc.chunks)
-            ]
-            vectors = cache.get(doc.embed_texts).tolist()
-            document = Document(uri=uri, title=doc.title, content=doc.content, metadata={"beir_id": doc.doc_id})
-            await store.upsert_document(document, chunks, vectors)
-            progress(1)
-        # Compact, bring every index fully up to date and drop the write history,
-        # so every layout is searched in the same, settled state.
-        await store.vacuum(retention_seconds=0)
-        return await store.count_chunks()
-    finally:
-        await store.close()
+    for doc in docs:
+        chunks = [
+            Chunk(order=i, content=c["content"], headings=c["headings"], page_numbers=c["page_numbers"])
+            for i, c in enumerate(doc.chunks)
+        ]
+        document = Document(
+            uri=doc_uri(dataset, doc.doc_id), title=doc.title, content=doc.content, metadata={"beir_id": doc.doc_id}
+        )
+        yield document, chunks, cache.get(doc.embed_texts).tolist()
 
 
 async def build_layout(
@@ -186,41 +160,12 @@ async def build_layout(
     log: Log = _stderr,
 ) -> dict[str, Any]:
     """The layout's databases, built unless a complete build is cached; returns its manifest."""
-    manifest_path = root / layout.name / "manifest.json"
-    if manifest_path.exists():
-        manifest = json.loads(manifest_path.read_text())
-        if manifest.get("complete") and manifest.get("documents") == len(docs):
-            return manifest
-    config = layout_config(layout, root, chunk_size)
     parts = split(list(docs), [d.doc_id for d in docs], layout.weights)
-    total = len(docs)
-    done = 0
-    started = time.perf_counter()
-
-    def progress(n: int) -> None:
-        nonlocal done
-        done += n
-        if done % 500 == 0 or done == total:
-            rate = done / max(time.perf_counter() - started, 1e-9)
-            log(f"[{layout.name}] stored {done}/{total} documents ({rate:.1f}/s)")
-
-    locations = layout_locations(layout, root)
-    chunk_counts = await asyncio.gather(
-        *(
-            _fill_database(name, locations[name], config, part, dataset, cache, progress)
-            for name, part in zip(layout.database_names(), parts, strict=True)
-        )
+    return await layout_build.build_layout(
+        root / layout.name / "manifest.json",
+        layout_config(layout, root, chunk_size),
+        {name: _writes(part, dataset, cache) for name, part in zip(layout.database_names(), parts, strict=True)},
+        len(docs),
+        lambda line: log(f"[{layout.name}] {line}"),
+        layout=layout.name,
     )
-    manifest = {
-        "complete": True,
-        "layout": layout.name,
-        "documents": total,
-        "databases": {
-            name: {"documents": len(part), "chunks": chunks}
-            for name, part, chunks in zip(layout.database_names(), parts, chunk_counts, strict=True)
-        },
-        "build_seconds": round(time.perf_counter() - started, 1),
-    }
-    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
-    return manifest
-

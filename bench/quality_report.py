@@ -97,6 +97,13 @@ def _build_note(meta: Mapping[str, Any]) -> str:
     return f"databases reused from bench/.cache, first built in {first:.0f} s"
 
 
+def _load_note(meta: Mapping[str, Any]) -> str:
+    load = meta.get("load_average")
+    if not load:
+        return ""
+    return f"; load average {load['search_start']} when searching started, {load['search_end']} when it ended"
+
+
 def markdown_section(report: Mapping[str, Any]) -> str:
     meta = report["meta"]
     anchor = report.get("anchor")
@@ -112,7 +119,7 @@ def markdown_section(report: Mapping[str, Any]) -> str:
         f"- Every query through `HaikuRAG.search(limit={meta['limit']})`; results deduplicated to documents "
         "(a document ranks at its best chunk). Layouts split the corpus by a fixed hash of the document id.",
         f"- Run on {meta['date']}, {meta['machine']}; wall time {meta['wall_seconds']:.0f} s "
-        f"(searching {meta['search_seconds']:.0f} s; {_build_note(meta)}).",
+        f"(searching {meta['search_seconds']:.0f} s; {_build_note(meta)}){_load_note(meta)}.",
     ]
     if anchor is not None:
         parts.append(

@@ -4,9 +4,10 @@
 
 Each document is stored as one chunk holding ``title + " " + text``, embedded
 once and cached under ``bench/.cache/embeddings`` (shared with the quality
-benchmark); the three layouts are bulk-loaded once per corpus size under
-``bench/.cache/search`` through the Store (its writer lock, tables and vacuum). Then, in one process and one
-run, so the ratios compare like with like:
+benchmark); the three layouts are built once per corpus size under
+``bench/.cache/search`` by the benchmarks' one builder (bench/layout_build.py:
+``Store.load_documents``, then vacuum). Then, in one process and one run, so
+the ratios compare like with like:
 
 - warm latency: p50/p95 of ``client.search`` for vector, fts and hybrid over
   every layout, after a warm-up, with the query vectors embedded beforehand
@@ -30,14 +31,20 @@ import logging
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench import layout_build  # noqa: E402
 from bench.beir import BeirDoc, load_beir  # noqa: E402
 from bench.embed_cache import EmbeddingCache  # noqa: E402
+from bench.layout_build import databases_config  # noqa: E402
+
+if TYPE_CHECKING:
+    from haiku.core.store.writes import DocumentWrite
 
 CACHE = REPO / "bench" / ".cache"
 RESULTS = REPO / "bench" / "results" / "search.json"
@@ -57,58 +64,23 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def layout_config(root: Path, parts: int):
-    from haiku.core.config import config_from_dict
-
-    databases = {f"part{i:02d}": str(root / f"part{i:02d}.lancedb") for i in range(parts)}
-    return config_from_dict(
-        {"storage": {"data_dir": str(root / "data"), "auto_vacuum": False}, "lancedb": {"databases": databases}}
-    )
+    return databases_config({f"part{i:02d}": root / f"part{i:02d}.lancedb" for i in range(parts)}, root / "data")
 
 
-async def _fill(name: str, location: Path, config, docs: list[BeirDoc], vectors) -> None:
-    """Load through the store's own bulk path (``Store.load_documents``: batched upserts,
-    indexes refreshed once), then its vacuum, which compacts and drops history: each
-    layout is searched settled."""
+def _writes(docs: list[BeirDoc], cache: EmbeddingCache) -> Iterator[DocumentWrite]:
     from haiku.core.models import Chunk, Document
-    from haiku.core.scope import DatabaseRef
-    from haiku.core.store import Store
 
-    store = await Store.open(DatabaseRef.configured(name, location), config, create=True)
-    try:
-        items = (
-            (
-                Document(uri=f"scifact://{doc.id}", title=doc.title, content=doc.full_text, metadata={"beir_id": doc.id}),
-                [Chunk(order=0, content=doc.full_text)],
-                [vector],
-            )
-            for doc, vector in zip(docs, vectors, strict=True)
-        )
-        await store.load_documents(items)
-        await store.vacuum(retention_seconds=0)
-    finally:
-        await store.close()
+    vectors = cache.get([d.full_text for d in docs]).tolist()
+    for doc, vector in zip(docs, vectors, strict=True):
+        document = Document(uri=f"scifact://{doc.id}", title=doc.title, content=doc.full_text, metadata={"beir_id": doc.id})
+        yield document, [Chunk(order=0, content=doc.full_text)], [vector]
 
 
 async def build_layout(root: Path, parts: int, docs: list[BeirDoc], cache: EmbeddingCache) -> None:
-    marker = root / "complete.json"
-    if marker.exists() and json.loads(marker.read_text()).get("documents") == len(docs):
-        return
-    import shutil
-
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
+    """The corpus split round robin over ``parts`` databases (bench/layout_build.py)."""
     config = layout_config(root, parts)
-    started = time.perf_counter()
-    shares = [docs[i::parts] for i in range(parts)]  # even split, round robin
-    await asyncio.gather(
-        *(
-            _fill(name, Path(entry.location), config, share, cache.get([d.full_text for d in share]).tolist())
-            for (name, entry), share in zip(config.lancedb.databases.items(), shares, strict=True)
-        )
-    )
-    seconds = time.perf_counter() - started
-    marker.write_text(json.dumps({"documents": len(docs), "parts": parts, "build_seconds": round(seconds, 1)}))
-    log(f"built {root.name}: {len(docs)} documents in {parts} database(s), {seconds:.0f}s")
+    shares = {name: _writes(docs[i::parts], cache) for i, name in enumerate(config.lancedb.databases)}
+    await layout_build.build_layout(root / "complete.json", config, shares, len(docs), log, split=parts)
 
 
 class _PrecomputedQueries:

@@ -146,3 +146,17 @@ def test_errors_survive_pickling_with_message_and_attributes(error: Exception):
     assert type(copy) is type(error)
     assert str(copy) == str(error)
     assert copy.__dict__ == error.__dict__
+
+
+class _KeywordOnlyError(HaikuError):
+    """A subclass defined anywhere, with a keyword-only argument and no pickling code of its own."""
+
+    def __init__(self, message: str, *, where: str) -> None:
+        super().__init__(message)
+        self.where = where
+
+
+def test_any_haiku_error_with_keyword_only_arguments_survives_pickling():
+    error = _KeywordOnlyError("it broke", where="worker")
+    copy = pickle.loads(pickle.dumps(error))
+    assert (type(copy), str(copy), copy.where) == (_KeywordOnlyError, "it broke", "worker")

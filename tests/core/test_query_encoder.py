@@ -64,6 +64,14 @@ def test_query_runtime_torch_never_loads_onnx(tmp_path):
     assert not (tmp_path / "unused").exists()
 
 
+def test_reading_query_runtime_exports_and_loads_nothing(tmp_path):
+    auto = get_embedder(_config(tmp_path, "auto", cache=tmp_path / "auto-cache"))
+    assert auto.query_runtime is None  # type: ignore[attr-defined]  # undecided until the first query
+    required = get_embedder(_config(tmp_path, "onnx", cache=tmp_path / "onnx-cache"))
+    assert required.query_runtime == "onnx"  # type: ignore[attr-defined]
+    assert not (tmp_path / "auto-cache").exists() and not (tmp_path / "onnx-cache").exists()
+
+
 def test_the_cache_key_follows_the_model_files(tmp_path):
     model = tmp_path / "model"
     shutil.copytree(local_model_path(), model)
@@ -98,6 +106,7 @@ def test_a_missing_export_is_made_checked_and_kept_and_stale_exports_go(tmp_path
     unknown.mkdir()
     embedder = get_embedder(_config(tmp_path, "auto", cache=cache))
     assert embedder.prepare_query_encoder() == "onnx"  # type: ignore[attr-defined]
+    assert embedder.query_runtime == "onnx"  # type: ignore[attr-defined]  # decided now
     folder = exported_model_dir(cache, "all-MiniLM-L6-v2", local_model_path())
     assert folder is not None
     manifest = json.loads((folder / MANIFEST_FILE).read_text())

@@ -112,7 +112,7 @@ async def test_info_lists_pending_steps_and_migrate_applies_them_once(wiki, regi
     store = await Store.open(ref, config, skip_validation=True)
     try:
         info = await store.info()
-        assert info["pending_migrations"] == [{"version": BASE + 1, "description": "add language column"}]
+        assert info.pending_migrations == [{"version": BASE + 1, "description": "add language column"}]
         assert await store.migrate() == [f"{BASE + 1}: add language column"]
         assert await store.migrate() == []
         assert registered_steps.applied == [BASE + 1]
@@ -196,7 +196,7 @@ async def test_create_index_below_256_chunks_returns_false_and_creates_nothing(w
             assert await store.create_index() is False
         # the caller words the warning (the CLI's `Warning:` line); the log only records it
         assert [e["log_level"] for e in logs if e["event"] == "store.vector_index_skipped"] == ["info"]
-        assert (await store.info())["vector_index"]["exists"] is False
+        assert (await store.info()).vector_index["exists"] is False
     finally:
         await store.close()
 
@@ -212,7 +212,7 @@ async def test_create_index_with_enough_chunks_builds_an_ivf_sq_index_searches_u
             [fake_embed(t) for t in texts],
         )
         assert await store.create_index() is True
-        state = (await store.info())["vector_index"]
+        state = (await store.info()).vector_index
         assert state["exists"] and state["indexed_rows"] == 300 and state["type"] == "IvfSq"
         results = await store.search("", query_vector=fake_embed(texts[42]), search_type="vector", limit=3)
         assert len(results) == 3 and all(r.document_uri == "file:///big.md" for r in results)
@@ -304,17 +304,17 @@ async def test_info_reports_what_haiku_rag_info_prints(wiki, write_doc):
         info = await store.info()
     finally:
         await store.close()
-    assert info["name"] == "wiki" and info["location"] == str(ref.location.resolve())
-    assert info["schema_version"] == BASE and info["pending_migrations"] == []
-    assert info["embedder"] == {
+    assert info.name == "wiki" and info.location == str(ref.location.resolve())
+    assert info.schema_version == BASE and info.pending_migrations == []
+    assert info.embedder == {
         "provider": "sentence-transformers",
         "model": "all-MiniLM-L6-v2",
         "vector_dim": 384,
     }
-    assert (info["documents"], info["chunks"], info["tags"]) == (1, 2, 1)
-    assert info["fts_index"]["exists"] and info["fts_index"]["indexed_rows"] == 2
-    assert info["vector_index"]["exists"] is False
-    assert set(info["table_versions"]) == {"documents", "chunks", "settings"}
+    assert (info.documents, info.chunks, info.tags) == (1, 2, 1)
+    assert info.fts_index["exists"] and info.fts_index["indexed_rows"] == 2
+    assert info.vector_index["exists"] is False
+    assert set(info.table_versions) == {"documents", "chunks", "settings"}
 
 
 async def test_recording_a_new_embedder_retrains_an_existing_vector_index(wiki, fake_embed):

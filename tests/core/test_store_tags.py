@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -173,6 +174,18 @@ async def test_history_lists_versions_newest_first_with_tags(env):
     assert any(e.tags == ["r1"] for e in history["settings"])
     assert all(e.timestamp.tzinfo is not None for e in history["chunks"])
     assert len((await store.history(table="chunks", limit=2))["chunks"]) == 2
+
+
+async def test_history_returns_its_notices_with_the_versions_and_keeps_none_on_the_store(env):
+    _, ref, store = env
+    (tag_file,) = (Path(ref.location) / "chunks.lance" / "_refs" / "tags").glob("*.json")
+    tag_file.write_text("{not json", encoding="utf-8")
+    broken = await store.history(table="chunks")
+    assert len(broken.notices) == 1 and "tags of table chunks could not be read" in broken.notices[0]
+    assert broken["chunks"] and all(e.tags == [] for e in broken["chunks"])
+    # Each call says only what it met: a table whose tags read fine comes with no notice.
+    assert (await store.history(table="settings")).notices == []
+    assert not hasattr(store, "history_notices")
 
 
 async def test_history_of_an_unknown_table_lists_the_valid_ones(env):

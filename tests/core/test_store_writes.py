@@ -179,9 +179,9 @@ async def test_record_identity_is_what_the_next_open_reads(db_config):
 
 async def test_rebuild_marker_is_reported_by_info_until_cleared(store):
     await store.set_rebuild_marker({"target": "openai/nomic"})
-    assert (await store.info())["rebuild_marker"] == {"target": "openai/nomic"}
+    assert (await store.info()).rebuild_marker == {"target": "openai/nomic"}
     await store.set_rebuild_marker(None)
-    assert (await store.info())["rebuild_marker"] is None
+    assert (await store.info()).rebuild_marker is None
 
 
 async def test_a_reader_never_sees_a_document_with_a_mixed_or_partial_set_of_chunks(

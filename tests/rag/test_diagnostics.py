@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 
 import pytest
@@ -59,6 +60,19 @@ async def test_client_info_is_a_typed_report_with_the_configured_location_and_pa
     assert (info.name, info.documents, info.configured_location) == ("papers", 3, str(built["papers"]))
     assert "haiku-core" in info.packages
     assert info.as_dict()["fts_index"] == info.fts_index
+
+
+async def test_client_info_is_the_store_report_plus_where_it_is_configured(two_db):
+    from haiku.core.store import StoreInfo
+
+    async with HaikuRAG(config=two_db, sources=["papers"], read_only=True) as client:
+        info = await client.info()
+        report = await client.store.info()
+    # Each field is declared once: the client's report is the store's, with two more.
+    assert isinstance(info, StoreInfo)
+    added = {f.name for f in dataclasses.fields(DatabaseInfo)} - {f.name for f in dataclasses.fields(StoreInfo)}
+    assert added == {"configured_location", "packages"}
+    assert {k: v for k, v in info.as_dict().items() if k not in added} == report.as_dict()
 
 
 async def test_client_history_returns_the_notices_with_the_versions(built, tmp_path):

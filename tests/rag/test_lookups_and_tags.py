@@ -31,6 +31,17 @@ async def test_list_documents_follows_configured_order_and_honours_sources(two_d
     assert {d.source for d in only_wiki} == {"wiki"} and len(only_wiki) == 3
 
 
+async def test_count_chunks_sums_the_selected_databases_as_each_store_counts_them(two_db):
+    async with HaikuRAG(config=two_db) as client:
+        each = {}
+        for name in ("papers", "wiki"):
+            reader = await client.reader_for(name)
+            each[name] = await reader.store.count_chunks()
+        assert await client.count_chunks() == each["papers"] + each["wiki"] > 0
+        assert await client.count_chunks(sources=["wiki"]) == each["wiki"]
+        assert await client.count_chunks(sources=[]) == 0
+
+
 async def test_list_documents_refuses_a_limit_of_0_as_search_does(two_db):
     async with HaikuRAG(config=two_db) as client:
         with pytest.raises(ValueError, match="limit must be at least 1"):

@@ -57,6 +57,11 @@ def missing_database(name: str | None, *, at: str | None = None) -> str:
 class HaikuError(Exception):
     """Base of every haiku error; its message is meant for the user as is."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only constructor arguments defeat the default exception pickling
+        # (it calls the class with ``args``), so every subclass rebuilds from its state.
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
 
 class SourceUnavailableError(HaikuError):
     """A configured database is missing or could not be opened (docs/storage.md)."""
@@ -64,9 +69,6 @@ class SourceUnavailableError(HaikuError):
     def __init__(self, message: str, *, database: str | None = None) -> None:
         super().__init__(message)
         self.database = database
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), self.args, self.__dict__))
 
     @classmethod
     def missing(cls, name: str) -> SourceUnavailableError:
@@ -93,9 +95,6 @@ class UnknownDatabaseError(HaikuError, KeyError):
 
     def __str__(self) -> str:
         return self.message
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), self.args, self.__dict__))
 
     @classmethod
     def on_client(cls, unknown: Iterable[str], covered: Iterable[str | None]) -> UnknownDatabaseError:
@@ -168,9 +167,6 @@ class DatabaseLockedError(HaikuError):
         super().__init__(message)
         self.database = database
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), self.args, self.__dict__))
-
 
 class MissingEnvVarError(HaikuError, ValueError):
     """An unset or empty ``${VAR}`` without a default in the configuration."""
@@ -183,9 +179,6 @@ class MissingEnvVarError(HaikuError, ValueError):
         )
         self.var = var
         self.where = where
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), self.args, self.__dict__))
 
 
 class QueryTooLongError(HaikuError, ValueError):
@@ -228,9 +221,8 @@ class InvalidConfigError(HaikuError, ValueError):
 
 
 def _rebuild(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> BaseException:
-    # Keyword-only constructor arguments defeat the default exception pickling,
-    # so rebuild without calling __init__ (errors cross process boundaries in
-    # the ingester's workers and the sandbox).
+    # Without calling __init__: errors cross process boundaries in the
+    # ingester's workers and the sandbox.
     error = cls.__new__(cls, *args)
     error.args = args
     error.__dict__.update(state)

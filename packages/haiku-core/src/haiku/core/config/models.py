@@ -61,6 +61,15 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+def _is_blank(value: Any) -> bool:
+    """Absent, null or only white space: a key left unset (each validator says what that means)."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _as_path(value: Any) -> Any:
+    return Path(value).expanduser() if isinstance(value, str | Path) else value
+
+
 class StorageConfig(_Section):
     # Resolved when the configuration is built, so that scope resolution later
     # reads no environment: absent, null or blank -> the platform data dir.
@@ -72,9 +81,7 @@ class StorageConfig(_Section):
     @field_validator("data_dir", mode="before")
     @classmethod
     def _blank_is_default(cls, value: Any) -> Any:
-        if value is None or (isinstance(value, str) and not value.strip()):
-            return platform_data_dir()
-        return Path(value).expanduser() if isinstance(value, str | Path) else value
+        return platform_data_dir() if _is_blank(value) else _as_path(value)
 
 
 def is_uri(location: str | Path) -> bool:
@@ -103,7 +110,7 @@ class DatabaseEntry(_Section):
     def _location_given(cls, value: Any) -> Any:
         if isinstance(value, Path):
             value = str(value)
-        if value is None or (isinstance(value, str) and not value.strip()):
+        if _is_blank(value):
             raise ValueError("an entry needs a location")
         return value
 
@@ -172,9 +179,7 @@ class LanceDBConfig(_Section):
     @field_validator("uri", mode="before")
     @classmethod
     def _blank_uri_is_none(cls, value: Any) -> Any:
-        if isinstance(value, str) and not value.strip():
-            return None
-        return value
+        return None if _is_blank(value) else value
 
     @field_validator("storage_options", mode="before")
     @classmethod
@@ -312,16 +317,14 @@ class FsSourceConfig(_Section):
     @field_validator("id", mode="before")
     @classmethod
     def _blank_id_is_default(cls, value: Any) -> Any:
-        if isinstance(value, str) and not value.strip():
-            return None
-        return value
+        return None if _is_blank(value) else value
 
     @field_validator("root", mode="before")
     @classmethod
     def _root_given(cls, value: Any) -> Any:
-        if value is None or (isinstance(value, str) and not value.strip()):
+        if _is_blank(value):
             raise ValueError("an fs source needs a root folder")
-        return Path(value).expanduser() if isinstance(value, str | Path) else value
+        return _as_path(value)
 
     @property
     def source_id(self) -> str:
@@ -374,9 +377,7 @@ class QueueConfig(_Section):
     @field_validator("path", mode="before")
     @classmethod
     def _blank_is_default(cls, value: Any) -> Any:
-        if value is None or (isinstance(value, str) and not value.strip()):
-            return None
-        return Path(value).expanduser() if isinstance(value, str | Path) else value
+        return None if _is_blank(value) else _as_path(value)
 
 
 class WorkersConfig(_Section):

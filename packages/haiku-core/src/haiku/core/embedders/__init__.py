@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from haiku.core.config.models import AppConfig, EmbeddingModelConfig, EmbeddingsConfig
 from haiku.core.embedders.identity import (
@@ -151,9 +151,19 @@ class SentenceTransformerEmbedder:
             return self._model
 
     @property
-    def query_runtime(self) -> str:
-        """What embeds queries: "onnx" or "torch" (decided on the first query)."""
-        return "onnx" if self._onnx_query_encoder() is not None else "torch"
+    def query_runtime(self) -> Literal["onnx", "torch"] | None:
+        """What embeds queries: "onnx" or "torch"; ``None`` while "auto" has not decided.
+
+        Reading it prepares nothing: "auto" decides on the first query (or
+        ``prepare_query_encoder()``, which ``haiku-rag download-models`` calls).
+        """
+        if self._query_runtime == "torch" or self._cache_dir is None:
+            return "torch"
+        if self._query_runtime == "onnx":
+            return "onnx"
+        if self._query_encoder is None:
+            return None
+        return "onnx" if self._query_encoder else "torch"
 
     def _onnx_query_encoder(self) -> Any:
         if self._query_runtime == "torch" or self._cache_dir is None:

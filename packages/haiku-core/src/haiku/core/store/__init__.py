@@ -25,7 +25,7 @@ from haiku.core.store.reports import StoreInfo
 from haiku.core.store.schema import CHUNKS, DOCUMENTS, SETTINGS, TABLES, StoreSettings
 from haiku.core.store.search import SearchType
 from haiku.core.store.store import Store
-from haiku.core.store.tags import HistoryEntry, TagInfo
+from haiku.core.store.tags import History, HistoryEntry, TagInfo
 
 __all__ = [
     "BASE_SCHEMA_VERSION",
@@ -35,6 +35,7 @@ __all__ = [
     "SETTINGS",
     "STORE_SCHEMA_VERSION",
     "TABLES",
+    "History",
     "HistoryEntry",
     "Migration",
     "OwnershipLock",

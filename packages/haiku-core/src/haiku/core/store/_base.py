@@ -62,8 +62,6 @@ class StoreBase:
         self._pinned_chunks: tuple[int, AsyncTable] | None = None
         # Whether the tables carry the ``revision`` column (schema version 2 on); set on open.
         self._revisioned = True
-        # Notices from the last history() call (e.g. unreadable tag annotations).
-        self.history_notices: list[str] = []
 
     # --- identity -------------------------------------------------------------------
     @property

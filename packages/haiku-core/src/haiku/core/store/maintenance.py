@@ -160,22 +160,22 @@ class MaintenanceMixin(IndexMixin, TagsMixin, ReadsMixin):
         indexes = await self.index_state()
         tags = await self.list_tags()
         created = self._settings.created_at
-        return {
-            "name": self.name,
-            "location": str(self.location),
-            "tag": self.tag,
-            "read_only": self.read_only,
-            "schema_version": self.schema_version,
-            "current_schema_version": current_schema_version(),
-            "pending_migrations": [{"version": v, "description": d} for v, d in self.pending_migrations()],
-            "embedder": self.identity.to_dict() if self.identity else None,
-            "vector_dim": self.vector_dim,
-            "created_at": created.isoformat() if created is not None else None,
-            "documents": await self.count_documents(),
-            "chunks": await self.count_chunks(),
-            "fts_index": indexes["fts"],
-            "vector_index": indexes["vector"],
-            "table_versions": {name: await self._tables[name].version() for name in TABLES},
-            "tags": len(tags),
-            "rebuild_marker": self.rebuild_marker,
-        }
+        return StoreInfo(
+            name=self.name,
+            location=str(self.location),
+            tag=self.tag,
+            read_only=self.read_only,
+            schema_version=self.schema_version,
+            current_schema_version=current_schema_version(),
+            pending_migrations=[{"version": v, "description": d} for v, d in self.pending_migrations()],
+            embedder=self.identity.to_dict() if self.identity else None,
+            vector_dim=self.vector_dim,
+            created_at=created.isoformat() if created is not None else None,
+            documents=await self.count_documents(),
+            chunks=await self.count_chunks(),
+            fts_index=indexes["fts"],
+            vector_index=indexes["vector"],
+            table_versions={name: await self._tables[name].version() for name in TABLES},
+            tags=len(tags),
+            rebuild_marker=self.rebuild_marker,
+        )

@@ -1,12 +1,15 @@
 """The shapes of what a store reports about itself: ``Store.info()`` and ``Store.index_state()``.
 
-Plain dicts (they go straight to ``haiku-rag info --json``), typed so a caller
-knows each key.
+The index states are plain dicts, typed so a caller knows each key; the info
+report is a frozen dataclass whose ``as_dict()`` is what ``haiku-rag info
+--json`` prints.
 """
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, NotRequired, TypedDict
 
 
 class IndexState(TypedDict):
@@ -30,8 +33,9 @@ class PendingMigration(TypedDict):
     description: str
 
 
-class StoreInfo(TypedDict):
-    """Everything ``haiku-rag info`` reports about one database."""
+@dataclass(frozen=True)
+class StoreInfo:
+    """What a database reports about itself (``haiku-rag info`` adds where it is configured)."""
 
     name: str | None
     location: str
@@ -50,3 +54,6 @@ class StoreInfo(TypedDict):
     table_versions: dict[str, int]
     tags: int
     rebuild_marker: dict[str, object] | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

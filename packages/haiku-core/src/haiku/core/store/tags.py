@@ -8,8 +8,10 @@ restored, only deleted.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from haiku.core.errors import TagError
 from haiku.core.models import as_utc
@@ -37,6 +39,32 @@ class HistoryEntry:
     version: int
     timestamp: datetime
     tags: list[str]
+
+
+@dataclass(frozen=True, eq=False)
+class History(Mapping[str, list[HistoryEntry]]):
+    """Per table, versions newest first; ``notices`` say what could not be read (tags shown without).
+
+    Reads as a mapping of table name to its entries.
+    """
+
+    tables: dict[str, list[HistoryEntry]]
+    notices: list[str] = field(default_factory=list)
+
+    def __getitem__(self, table: str) -> list[HistoryEntry]:
+        return self.tables[table]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tables)
+
+    def __len__(self) -> int:
+        return len(self.tables)
+
+    def as_dict(self) -> dict[str, list[dict[str, Any]]]:
+        return {
+            name: [{"version": e.version, "timestamp": e.timestamp.isoformat(), "tags": e.tags} for e in rows]
+            for name, rows in self.tables.items()
+        }
 
 
 def safety_tag_base(now: datetime | None = None) -> str:
@@ -193,18 +221,17 @@ class TagsMixin(StoreBase):
                 )
         return ok
 
-    async def history(
-        self, table: str | None = None, limit: int | None = None
-    ) -> dict[str, list[HistoryEntry]]:
+    async def history(self, table: str | None = None, limit: int | None = None) -> History:
         """Per table, versions newest first, each with the tags pointing at it.
 
-        Unreadable tag annotations are logged and the history comes back without them.
+        Unreadable tag annotations are logged, and the history comes back without
+        them and with a notice saying so.
         """
         self._require_open()
         if table is not None and table not in TABLES:
             raise ValueError(f"unknown table '{table}'; the tables are {', '.join(sorted(TABLES))}")
         out: dict[str, list[HistoryEntry]] = {}
-        self.history_notices = []
+        notices: list[str] = []
         for table_name in [table] if table else sorted(TABLES):
             handle = self._tables[table_name]
             versions = await handle.list_versions()
@@ -215,7 +242,7 @@ class TagsMixin(StoreBase):
                 notice = (
                     f"tags of table {table_name} could not be read ({type(exc).__name__}); shown without them"
                 )
-                self.history_notices.append(notice)
+                notices.append(notice)
                 log.warning(
                     "store.history_tags_unreadable", database=self.name, table=table_name, error=str(exc)
                 )
@@ -232,4 +259,4 @@ class TagsMixin(StoreBase):
             ]
             entries.sort(key=lambda e: e.version, reverse=True)
             out[table_name] = entries[:limit] if limit is not None else entries
-        return out
+        return History(out, notices)

@@ -154,7 +154,7 @@ def create_index(ctx: typer.Context, db: Path | None = db_option()) -> None:
     """Build the vector index (IVF-SQ); needs at least 256 chunks."""
 
     async def call(client: "HaikuRAG") -> tuple[bool, int]:
-        return await client.create_index(), await client.store.count_chunks()
+        return await client.create_index(), await client.count_chunks()
 
     def show(outcome: tuple[bool, int], scope: "DatabaseScope") -> None:
         built, chunks = outcome

@@ -5,8 +5,9 @@
 
 from haiku.core.models import SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
+from haiku.core.store import History
 from haiku.rag.client._client import HaikuRAG
-from haiku.rag.client._diagnostics import Check, DatabaseInfo, History, doctor
+from haiku.rag.client._diagnostics import Check, DatabaseInfo, doctor
 from haiku.rag.client._example_config import example_config, write_example_config
 from haiku.rag.client._search import SearchResults
 

@@ -12,11 +12,11 @@ from haiku.core.models import Chunk, Citation, Document, SearchResult, SearchTyp
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.core.store.filters import check_document_filter
 from haiku.rag.client import _context, _coverage, _diagnostics, _lookups, _search
-from haiku.rag.client._diagnostics import DatabaseInfo, History
+from haiku.rag.client._diagnostics import DatabaseInfo
 from haiku.rag.client._opening import OpenDatabases
 
 if TYPE_CHECKING:
-    from haiku.core.store import Store, TagInfo, VacuumReport
+    from haiku.core.store import History, Store, TagInfo, VacuumReport
     from haiku.rag.rerankers import Reranker
 
 
@@ -311,6 +311,10 @@ class HaikuRAG:
     async def count_documents(self, filter: str | None = None, sources: Sequence[str] | None = None) -> int:
         return await _lookups.count_documents(self, filter=filter, sources=sources)
 
+    async def count_chunks(self, sources: Sequence[str] | None = None) -> int:
+        """Chunks stored in the selected databases (all covered ones by default)."""
+        return await _lookups.count_chunks(self, sources=sources)
+
     async def get_document_by_id(self, document_id: str, source: str | None = None) -> Document | None:
         return await _lookups.first_holder(self, "get_document_by_id", document_id, source)
 
@@ -366,7 +370,7 @@ class HaikuRAG:
 
     async def history(self, table: str | None = None, limit: int | None = None) -> History:
         """Per table, versions newest first with their tags, and notices of what could not be read."""
-        return await _diagnostics.database_history(self._single("history"), table, limit)
+        return await self._single("history").history(table, limit)
 
     async def info(self) -> DatabaseInfo:
         """Where the database is, its schema, embedder, counts, indexes, versions and tags."""

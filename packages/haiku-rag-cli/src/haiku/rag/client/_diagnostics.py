@@ -1,4 +1,4 @@
-"""What `haiku-rag doctor`, `info` and `history` report, as typed values (docs/cli.md).
+"""What `haiku-rag doctor` and `info` report, as typed values (docs/cli.md).
 
 The CLI only prints these; a Python caller gets the same checks and reports.
 """
@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from haiku.core.errors import ConfigMismatchError, HaikuError
+from haiku.core.store.reports import StoreInfo
 
 if TYPE_CHECKING:
     from haiku.core.config import AppConfig
     from haiku.core.embedders import EmbedderIdentity
     from haiku.core.scope import DatabaseRef, DatabaseScope
-    from haiku.core.store import HistoryEntry, Store
+    from haiku.core.store import Store
 
 Status = Literal["ok", "warn", "fail"]
 
@@ -36,45 +37,12 @@ class Check:
 
 
 @dataclass(frozen=True)
-class DatabaseInfo:
-    """Everything `haiku-rag info` reports about one database."""
+class DatabaseInfo(StoreInfo):
+    """Everything `haiku-rag info` reports about one database: the store's own report,
+    where the configuration puts the database, and the installed package versions."""
 
-    name: str | None
-    location: str
-    tag: str | None
-    read_only: bool
-    schema_version: int
-    current_schema_version: int
-    pending_migrations: list[dict[str, Any]]
-    embedder: dict[str, Any] | None
-    vector_dim: int | None
-    created_at: str | None
-    documents: int
-    chunks: int
-    fts_index: dict[str, Any]
-    vector_index: dict[str, Any]
-    table_versions: dict[str, int]
-    tags: int
-    rebuild_marker: dict[str, Any] | None
     configured_location: str
     packages: dict[str, str] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-@dataclass(frozen=True)
-class History:
-    """Per table, versions newest first; ``notices`` say what could not be read (tags shown without)."""
-
-    tables: dict[str, list[HistoryEntry]]
-    notices: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, list[dict[str, Any]]]:
-        return {
-            name: [{"version": e.version, "timestamp": e.timestamp.isoformat(), "tags": e.tags} for e in rows]
-            for name, rows in self.tables.items()
-        }
 
 
 def package_versions() -> dict[str, str]:
@@ -90,12 +58,8 @@ def package_versions() -> dict[str, str]:
 
 async def database_info(store: Store, ref: DatabaseRef) -> DatabaseInfo:
     report = await store.info()
-    return DatabaseInfo(**report, configured_location=str(ref.location), packages=package_versions())
-
-
-async def database_history(store: Store, table: str | None, limit: int | None) -> History:
-    tables = await store.history(table, limit)
-    return History(tables, list(store.history_notices))
+    fields = {f.name: getattr(report, f.name) for f in dataclasses.fields(report)}
+    return DatabaseInfo(**fields, configured_location=str(ref.location), packages=package_versions())
 
 
 # --- doctor --------------------------------------------------------------------------------

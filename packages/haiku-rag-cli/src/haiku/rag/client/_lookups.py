@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
 from haiku.core.models import Chunk, Document
 from haiku.core.store.filters import check_document_filter
 
 if TYPE_CHECKING:
+    from haiku.core.store import Store
     from haiku.rag.client._client import HaikuRAG
 
 T = TypeVar("T")
@@ -67,11 +68,21 @@ async def list_documents(
 
 async def count_documents(client: HaikuRAG, *, filter: str | None, sources: Sequence[str] | None) -> int:
     await check_document_filter(filter)
+    return await _total(client, sources, lambda store: store.count_documents(filter))
+
+
+async def count_chunks(client: HaikuRAG, *, sources: Sequence[str] | None) -> int:
+    return await _total(client, sources, lambda store: store.count_chunks())
+
+
+async def _total(
+    client: HaikuRAG, sources: Sequence[str] | None, count: Callable[[Store], Awaitable[int]]
+) -> int:
+    """``count`` summed over the selected databases, asked together."""
     if sources is not None and len(sources) == 0:
         return 0
     selected = await _selected(client, sources)
-    counts = await asyncio.gather(*(c._open_store().count_documents(filter) for c in selected))
-    return sum(counts)
+    return sum(await asyncio.gather(*(count(c._open_store()) for c in selected)))
 
 
 @overload

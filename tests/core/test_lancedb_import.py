@@ -105,3 +105,42 @@ def test_a_database_written_and_searched_through_the_deferred_import(tmp_path):
         "asyncio.run(main())\n"
     )
     assert out == ["b", "False"]
+
+
+_EMPTY_PARTITIONS = (
+    "import asyncio, random\n"
+    "from lancedb.index import IvfSq\n"
+    "async def main():\n"
+    "    db = await lancedb.connect_async(sys.argv[1])\n"
+    "    rng = random.Random(0)\n"
+    "    rows = lambda start, n: [{'id': start + i, 'vector': [rng.gauss(0, 1) for _ in range(8)]} for i in range(n)]\n"
+    "    table = await db.create_table('t', data=rows(0, 600))\n"
+    "    await table.create_index('vector', config=IvfSq(num_partitions=32))\n"
+    "    await table.add(rows(1000, 3))\n"
+    "    (await table.to_lance()).optimize.optimize_indices(num_indices_to_merge=0)\n"
+    "    print(await table.count_rows())\n"
+    "asyncio.run(main())\n"
+)
+
+
+def _index_a_small_write(tmp_path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    import os
+
+    full_env = {k: v for k, v in os.environ.items() if k != "LANCE_LOG"} | env
+    return subprocess.run(
+        [sys.executable, "-c", PRELUDE + _EMPTY_PARTITIONS, str(tmp_path / "x.lancedb")],
+        capture_output=True, text=True, timeout=120, env=full_env,
+    )
+
+
+def test_indexing_a_small_write_does_not_warn_once_per_empty_partition(tmp_path):
+    done = _index_a_small_write(tmp_path, {})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["603"]
+    assert "is empty" not in done.stderr
+
+
+def test_a_users_own_lance_log_setting_is_kept(tmp_path):
+    done = _index_a_small_write(tmp_path, {"LANCE_LOG": "warn"})
+    assert done.returncode == 0, done.stderr
+    assert "is empty, skipping" in done.stderr

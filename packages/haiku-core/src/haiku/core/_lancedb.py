@@ -42,6 +42,7 @@ import contextlib
 import importlib
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import types
 from collections.abc import Iterator
@@ -248,11 +249,19 @@ class _PandasHidden:
         return None
 
 
+# Lance warns "partition N is empty, skipping" for every partition a write's rows miss
+# when it indexes them as a delta beside a vector index: about a hundred lines per write
+# at a million chunks, in a daemon's log. Everything else keeps Lance's default level.
+LANCE_LOG_DEFAULT = "warn,lance::index::vector::builder=error"
+
+
 def import_lancedb() -> types.ModuleType:
     """``lancedb``, imported once per process without the parts it does not need here."""
     module = sys.modules.get("lancedb")
     if module is not None:
         return module
+    # Read once, when Lance's native library starts: a user's own LANCE_LOG wins.
+    os.environ.setdefault("LANCE_LOG", LANCE_LOG_DEFAULT)
     try:
         _defer_namespace_packages()
         _defer_lancedb_extras()

@@ -64,6 +64,13 @@ _EMBEDDINGS_LIGHT = {
     "register": "registry",
 }
 
+# LanceDB's own modules deferred: (name, is a package, names served without the package body).
+_EXTRAS: tuple[tuple[str, bool, dict[str, str] | None], ...] = (
+    (_FUNCTIONS, False, None),
+    (_LANCEDB_NAMESPACE, False, None),
+    (_EMBEDDINGS, True, _EMBEDDINGS_LIGHT),
+)
+
 _hide_pandas = False
 
 
@@ -172,10 +179,25 @@ class _DeferredPackage(types.ModuleType):
         return getattr(self._haiku_load(), name)
 
 
-def _defer(name: str, *, stand_ins: bool, light: dict[str, str] | None = None, package: bool = True) -> bool:
+def _defer(
+    name: str,
+    *,
+    stand_ins: bool,
+    light: dict[str, str] | None = None,
+    package: bool = True,
+    search: list[str] | None = None,
+) -> bool:
+    """Put a ``_DeferredPackage`` for ``name`` in place, if it is found as expected (a package or not).
+
+    ``search``: the parent package's path, for a submodule whose parent must not
+    run yet (``find_spec`` of a submodule imports its parent).
+    """
     if name in sys.modules:
         return False
-    spec = importlib.util.find_spec(name)
+    if search is None:
+        spec = importlib.util.find_spec(name)
+    else:
+        spec = importlib.machinery.PathFinder.find_spec(name, search)
     if spec is None or spec.loader is None or package != (spec.submodule_search_locations is not None):
         return False
     sys.modules[name] = _DeferredPackage(spec, stand_ins=stand_ins, light=light)
@@ -191,18 +213,12 @@ def _defer_namespace_packages() -> None:
 
 
 def _defer_lancedb_extras() -> None:
-    # find_spec of a submodule imports its parent: lancedb's __init__ must not run yet.
-    root = importlib.util.find_spec("lancedb")
+    root = importlib.util.find_spec("lancedb")  # the top package only: its body does not run
     if root is None or not root.submodule_search_locations:
         return
-    extras = ((_FUNCTIONS, False, None), (_LANCEDB_NAMESPACE, False, None), (_EMBEDDINGS, True, _EMBEDDINGS_LIGHT))
-    for name, package, light in extras:
-        spec = importlib.machinery.PathFinder.find_spec(name, list(root.submodule_search_locations))
-        if spec is None or spec.loader is None or name in sys.modules:
-            continue
-        if package != (spec.submodule_search_locations is not None):
-            continue
-        sys.modules[name] = _DeferredPackage(spec, stand_ins=not package, light=light)
+    search = list(root.submodule_search_locations)
+    for name, package, light in _EXTRAS:
+        _defer(name, stand_ins=not package, light=light, package=package, search=search)
 
 
 def _load_embeddings_on_lookup() -> None:
@@ -224,7 +240,7 @@ def _load_embeddings_on_lookup() -> None:
 
 def _forget_deferred_extras() -> None:
     """After a failed import, leave nothing half-deferred for the plain import to trip on."""
-    for name in (_FUNCTIONS, _LANCEDB_NAMESPACE, _EMBEDDINGS):
+    for name, _, _ in _EXTRAS:
         if type(sys.modules.get(name)) is _DeferredPackage:
             del sys.modules[name]
 
@@ -274,7 +290,7 @@ def import_lancedb() -> types.ModuleType:
         with _marked_overrides():
             import lancedb
 
-        for name in (_FUNCTIONS, _LANCEDB_NAMESPACE, _EMBEDDINGS):  # the parent's attribute, as an import sets it
+        for name, _, _ in _EXTRAS:  # the parent's attribute, as an import sets it
             if type(sys.modules.get(name)) is _DeferredPackage:
                 setattr(lancedb, name.rpartition(".")[2], sys.modules[name])
         _load_embeddings_on_lookup()

@@ -2,7 +2,8 @@
 
 Each command runs as a real process; at exit it reports which of the heavy
 modules it imported. A search over two databases embeds its query without
-torch, and LanceDB comes without its REST namespace client or pandas.
+torch, and LanceDB comes without its REST namespace client or pandas; a
+read-only command never loads the file-lock library.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from rag_support import config_data
 from support import cli_env, write_config
 
 HEAVY = (
-    "torch", "transformers", "sentence_transformers", "pandas", "lance_namespace_urllib3_client.api", "structlog", "lancedb"
+    "torch", "transformers", "sentence_transformers", "pandas", "lance_namespace_urllib3_client.api", "structlog",
+    "filelock", "lancedb",
 )
 REPORT = (
     "import atexit, sys\n"

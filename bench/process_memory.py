@@ -7,6 +7,7 @@ large benchmark driver would report the driver's size instead of its own.
 
 from __future__ import annotations
 
+import os
 import resource
 from pathlib import Path
 
@@ -24,7 +25,5 @@ def peak_rss_mib() -> float:
 
 def current_rss_mib() -> float:
     """This process's resident memory now, MiB."""
-    import os
-
     pages = int(Path("/proc/self/statm").read_text().split()[1])
     return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)

@@ -31,6 +31,7 @@ __all__ = [
     "SourceUnavailableError",
     "TagError",
     "UnknownDatabaseError",
+    "database_label",
     "missing_database",
     "names_list",
 ]
@@ -42,14 +43,19 @@ def names_list(names: Iterable[str | None]) -> str:
     return ", ".join(rendered) if rendered else "none"
 
 
+def database_label(name: str | None, *, unnamed: str = "the database") -> str:
+    """How every message names a database: ``database 'NAME'``; ``unnamed`` for one without a name."""
+    return f"database '{name}'" if name is not None else unnamed
+
+
 def missing_database(name: str | None, *, at: str | None = None) -> str:
     """The one wording for a database that does not exist, with the command that creates it.
 
     ``at``: the location, only for a database the caller gave by path (it is theirs to see).
     """
     if at is None:
-        return f"database '{name}' does not exist; create it with `haiku-rag --db-name {name} init`"
-    label = f"database '{name}'" if name is not None else "the database"
+        return f"{database_label(name)} does not exist; create it with `haiku-rag --db-name {name} init`"
+    label = database_label(name)
     command = f"haiku-rag init --db {at}" if name is not None else "haiku-rag init"
     return f"{label} does not exist at {at}; create it with `{command}`"
 
@@ -77,7 +83,7 @@ class SourceUnavailableError(HaikuError):
     @classmethod
     def unopenable(cls, name: str, error: BaseException) -> SourceUnavailableError:
         """Only the exception's type name travels: its text may hold a path or bucket."""
-        return cls(f"database '{name}' could not be opened: {type(error).__name__}", database=name)
+        return cls(f"{database_label(name)} could not be opened: {type(error).__name__}", database=name)
 
 
 class UnknownDatabaseError(HaikuError, KeyError):

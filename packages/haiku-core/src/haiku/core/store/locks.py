@@ -27,7 +27,7 @@ from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from haiku.core.errors import DatabaseLockedError, SourceUnavailableError
+from haiku.core.errors import DatabaseLockedError, SourceUnavailableError, database_label
 from haiku.core.logs import get_logger
 from haiku.core.scope import DatabaseRef
 
@@ -73,7 +73,7 @@ def _unwritable_location(ref: DatabaseRef, error: OSError) -> SourceUnavailableE
 
 def _database_label(ref: DatabaseRef) -> str:
     # A given path or the legacy unnamed database may show its location (docs/storage.md).
-    return f"database '{ref.name}'" if ref.name is not None else f"the database at {ref.location}"
+    return database_label(ref.name, unnamed=f"the database at {ref.location}")
 
 
 async def _poll(try_acquire, deadline: float) -> bool:

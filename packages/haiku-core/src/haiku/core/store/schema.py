@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -118,15 +118,6 @@ class StoreSettings:
             created_at=row.get("created_at"),
             rebuild_marker=json.loads(raw_marker) if raw_marker else None,
         )
-
-
-def sql_string(value: str) -> str:
-    """A quoted SQL string literal."""
-    return "'" + value.replace("'", "''") + "'"
-
-
-def sql_in(column: str, values: Iterable[str]) -> str:
-    return f"{column} IN ({', '.join(sql_string(v) for v in values)})"
 
 
 def utc_or_now(value: datetime | None) -> datetime:

@@ -10,6 +10,13 @@ outside the handler so the original, and the location in it, rides on no
 chain. Errors the store raises on purpose (``HaikuError``, ``ValueError`` for
 bad arguments) pass unchanged.
 
+A version removed by a vacuum is not damage. A reader whose table handles
+still point at a version that a vacuum with a short retention has removed
+finds its files gone ("Not found"); the read then brings every handle to the
+latest version and runs once more, quietly (a debug log). Only a read that
+still fails at the latest version says the database is damaged (docs/storage.md,
+"Vacuum").
+
 On object storage each read is also bounded by ``lancedb.object_storage_timeout_s``
 (opening is, in ``opening``): past it the read fails the same way, "its storage
 did not answer within N s".
@@ -35,6 +42,7 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 _LANCE_KIND = re.compile(r"LanceError\((\w+)\)")
 _TIMEOUT = re.compile(r"time[d ]?out|deadline", re.IGNORECASE)
+_NOT_FOUND = re.compile(r"not ?found", re.IGNORECASE)
 
 
 class HasHandles(Protocol):
@@ -46,6 +54,11 @@ def _lance_failure(error: BaseException) -> bool:
         return False
     text = str(error)
     return "lance error" in text.lower() or "LanceError" in text or isinstance(error, OSError)
+
+
+def _pruned_under_reader(error: BaseException, handles: Handles) -> bool:
+    """Whether the failure may be a version a vacuum removed: a file not found, in a live store."""
+    return handles.tag is None and _lance_failure(error) and bool(_NOT_FOUND.search(str(error)))
 
 
 def read_failure_message(label: str, error: BaseException) -> str:
@@ -64,6 +77,18 @@ def timeout_message(label: str, action: str, seconds: float | None) -> str:
     return f"{label} could not be {action}: its storage did not answer within {seconds:g} s"
 
 
+async def _read_at_latest_if_pruned(handles: Handles, read: Callable[[], Awaitable[Any]]) -> Any:
+    """Run the read; when it failed on a version a vacuum may have removed, once more at the latest."""
+    try:
+        return await read()
+    except Exception as error:
+        if not _pruned_under_reader(error, handles):
+            raise
+        log.debug("store.read_retried_at_latest", database=handles.name, reason="a file of its version is gone")
+    await handles.refresh_to_latest()
+    return await read()
+
+
 def names_read_failures(method: F) -> F:
     """Decorate one public read of a store (its ``handles`` attribute): see the module docstring."""
 
@@ -72,7 +97,7 @@ def names_read_failures(method: F) -> F:
         handles = self.handles
         failed: BaseException | None = None
         deadline = handles.deadline_s
-        attempt = method(self, *args, **kwargs)
+        attempt = _read_at_latest_if_pruned(handles, lambda: method(self, *args, **kwargs))
         try:
             return await (attempt if deadline is None else asyncio.wait_for(attempt, deadline))
         except TimeoutError:

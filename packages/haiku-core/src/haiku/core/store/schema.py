@@ -189,7 +189,7 @@ def chunk_from_row(row: Mapping[str, Any], source: str | None) -> Chunk:
 
 def result_from_row(row: Mapping[str, Any], score: float, source: str | None) -> SearchResult:
     vector = row.get("vector")
-    result = SearchResult(
+    return SearchResult(
         content=row.get("content") or "",
         score=float(score),
         source=source,
@@ -200,7 +200,4 @@ def result_from_row(row: Mapping[str, Any], score: float, source: str | None) ->
         headings=list(row.get("headings") or []),
         page_numbers=[int(p) for p in row.get("page_numbers") or []],
         vector=list(vector) if vector is not None else None,
-    )
-    # Checked against the document row by ``enrich``; "" stands for a row without one.
-    result._revision = row.get(REVISION) or ""
-    return result
+    ).read_at_revision(row.get(REVISION) or "")  # checked against the document row by ``enrich``

@@ -218,7 +218,8 @@ class Search:
         out: list[SearchResult] = []
         for result in results:
             row = documents.get(result.document_id or "")
-            if row is None or (result._revision is not None and not is_current(result._revision or None, row)):
+            revision = result.stored_revision
+            if row is None or (revision is not None and not is_current(revision or None, row)):
                 continue
             out.append(result.model_copy(update=_document_fields(row)))
         return out

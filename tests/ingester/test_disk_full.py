@@ -1,4 +1,4 @@
-"""A full disk under ``run-batch`` (issue 13, item 2), simulated at the write layer.
+"""A full disk under ``run-batch``, simulated at the write layer (docs/ingester.md, "Databases, ownership, recovery").
 
 The real failure: Lance raises ENOSPC, and recording the failure in the queue
 (SQLite, on the same file system) fails too. ``run-batch`` must end in bounded

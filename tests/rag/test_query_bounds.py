@@ -1,4 +1,4 @@
-"""The work one query may cost is bounded (issue 13, item 8)."""
+"""The work one query may cost is bounded (docs/configuration.md, `search.max_query_chars`; docs/fusion.md)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from haiku.core.config.models import DEFAULT_DATABASE_NAME, AppConfig, is_uri
-from haiku.core.errors import AmbiguousDatabaseError, TagError, UnknownDatabaseError, database_label, names_list
+from haiku.core.errors import (
+    AmbiguousDatabaseError,
+    TagError,
+    UnknownDatabaseError,
+    database_label,
+    names_list,
+)
 
 
 def _as_location(location: Path | str) -> Path | str:

@@ -137,13 +137,7 @@ async def database_reachable_and_exists(ref: DatabaseRef, config: AppConfig) -> 
 
 
 async def _open(
-    ref: DatabaseRef,
-    config: AppConfig,
-    *,
-    create: bool,
-    read_only: bool,
-    tag: str | None,
-    skip_validation: bool,
+    ref: DatabaseRef, config: AppConfig, *, create: bool, read_only: bool, tag: str | None, skip_validation: bool
 ) -> OpenedDatabase:
     location = Location.of(ref)
     # A local database is judged on the file system before connecting, because

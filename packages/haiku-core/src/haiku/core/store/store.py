@@ -175,16 +175,9 @@ class Store:
     # --- search (``searcher``, ``fulltext``) ------------------------------------
     @names_read_failures
     async def search(
-        self,
-        query: str,
-        *,
-        query_vector: Sequence[float] | None = None,
-        search_type: SearchType = "hybrid",
-        limit: int = 5,
-        filter: str | None = None,
-        with_vectors: bool = False,
-        enrich: bool = True,
-    ) -> list[SearchResult]:
+        self, query: str, *, query_vector: Sequence[float] | None = None, search_type: SearchType = "hybrid",
+        limit: int = 5, filter: str | None = None, with_vectors: bool = False, enrich: bool = True,
+    ) -> list[SearchResult]:  # fmt: skip
         """This database's native search, best first (see ``Search.search``)."""
         return await self.searcher.search(
             query, query_vector=query_vector, search_type=search_type, limit=limit, filter=filter,
@@ -193,14 +186,9 @@ class Store:
 
     @names_read_failures
     async def vector_candidates(
-        self,
-        query_vector: Sequence[float],
-        *,
-        limit: int,
-        filter: str | None = None,
-        with_vectors: bool = False,
-        enrich: bool = True,
-    ) -> list[SearchResult]:
+        self, query_vector: Sequence[float], *, limit: int, filter: str | None = None,
+        with_vectors: bool = False, enrich: bool = True,
+    ) -> list[SearchResult]:  # fmt: skip
         """Nearest chunks by vector (see ``Search.vector_candidates``)."""
         return await self.searcher.vector_candidates(
             query_vector, limit=limit, filter=filter, with_vectors=with_vectors, enrich=enrich
@@ -208,15 +196,9 @@ class Store:
 
     @names_read_failures
     async def fts_candidates(
-        self,
-        query: str,
-        *,
-        limit: int,
-        filter: str | None = None,
-        with_vectors: bool = False,
-        enrich: bool = True,
-        boosts: Boosts | None = None,
-    ) -> list[SearchResult]:
+        self, query: str, *, limit: int, filter: str | None = None, with_vectors: bool = False,
+        enrich: bool = True, boosts: Boosts | None = None,
+    ) -> list[SearchResult]:  # fmt: skip
         """Full-text matches scored by BM25 (see ``Search.fts_candidates``)."""
         return await self.searcher.fts_candidates(
             query, limit=limit, filter=filter, with_vectors=with_vectors, enrich=enrich, boosts=boosts
@@ -224,16 +206,9 @@ class Store:
 
     @names_read_failures
     async def hybrid_candidates(
-        self,
-        query: str,
-        query_vector: Sequence[float],
-        *,
-        limit: int,
-        filter: str | None = None,
-        with_vectors: bool = False,
-        enrich: bool = True,
-        fts_boosts: Boosts | None = None,
-    ) -> tuple[list[SearchResult], list[SearchResult]]:
+        self, query: str, query_vector: Sequence[float], *, limit: int, filter: str | None = None,
+        with_vectors: bool = False, enrich: bool = True, fts_boosts: Boosts | None = None,
+    ) -> tuple[list[SearchResult], list[SearchResult]]:  # fmt: skip
         """The vector and full-text lists of a hybrid search (see ``Search.hybrid_candidates``)."""
         return await self.searcher.hybrid_candidates(
             query, query_vector, limit=limit, filter=filter, with_vectors=with_vectors, enrich=enrich,
@@ -258,12 +233,9 @@ class Store:
     # --- reads (``reads``) ----------------------------------------------------------
     @names_read_failures
     async def list_documents(
-        self,
-        limit: int | None = None,
-        offset: int | None = None,
-        filter: str | None = None,
+        self, limit: int | None = None, offset: int | None = None, filter: str | None = None,
         include_content: bool = False,
-    ) -> list[Document]:
+    ) -> list[Document]:  # fmt: skip
         """Documents ordered by creation time, then id; ``source`` set on each."""
         return await self.reads.list_documents(limit, offset, filter, include_content)
 
@@ -313,12 +285,9 @@ class Store:
         return await self.writes.upsert_documents(items)
 
     async def load_documents(
-        self,
-        items: Iterable[DocumentWrite],
-        *,
-        batch_size: int = 1024,
+        self, items: Iterable[DocumentWrite], *, batch_size: int = 1024,
         progress: Callable[[int], None] | None = None,
-    ) -> int:
+    ) -> int:  # fmt: skip
         """Write many documents fast; returns how many were written (``Writes.load_documents``)."""
         return await self.writes.load_documents(items, batch_size=batch_size, progress=progress)
 

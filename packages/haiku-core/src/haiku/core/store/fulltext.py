@@ -1,4 +1,4 @@
-"""Full-text term statistics and IDF-boosted queries (docs/fusion.md).
+"""Full-text term statistics and IDF-boosted queries (docs/fusion.md, "Why full-text search needs global statistics").
 
 BM25 weighs each query word by its inverse document frequency, which each
 database computes over its own chunks. Over several databases the same chunk

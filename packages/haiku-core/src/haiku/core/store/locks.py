@@ -1,4 +1,4 @@
-"""Locks that keep one writer per database (docs/storage.md, docs/ingester.md).
+"""Locks that keep one writer per database (docs/storage.md, "The writer lock"; docs/ingester.md).
 
 Two kinds, both failing with ``DatabaseLockedError`` naming the database:
 

@@ -1,4 +1,4 @@
-"""The tables of a database and how rows map to the shared models (docs/storage.md).
+"""The tables of a database and how rows map to the shared models (docs/storage.md, "Tables").
 
 * ``documents``: one row per document; ``metadata`` is a JSON object string.
 * ``chunks``: one row per chunk; ``search_text`` (headings, then text) is what

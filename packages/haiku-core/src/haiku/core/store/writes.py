@@ -1,4 +1,4 @@
-"""Document writes, used by the ingester only (docs/storage.md, docs/ingester.md).
+"""Document writes, used by the ingester only (docs/storage.md, "Consistency"; docs/ingester.md).
 
 A reader never sees half a document. Every write of a batch
 (``upsert_documents``) stamps one fresh revision on its document rows and

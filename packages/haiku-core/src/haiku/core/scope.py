@@ -101,7 +101,7 @@ class DatabaseScope:
             if ref.name == name:
                 return ref
         raise UnknownDatabaseError(
-            f"unknown database '{name}'; the databases are {names_list(self.names)}", names=[name]
+            f"unknown {database_label(name)}; the databases are {names_list(self.names)}", names=[name]
         )
 
     @classmethod
@@ -135,7 +135,7 @@ class DatabaseScope:
             return full
         if not configured and config.lancedb.uri is not None:
             raise UnknownDatabaseError(
-                f"unknown database '{database_name}'; lancedb.uri configures one unnamed database",
+                f"unknown {database_label(database_name)}; lancedb.uri configures one unnamed database",
                 names=[database_name],
             )
         return cls((full.get(database_name),))

@@ -29,8 +29,10 @@ __all__ = [
     "QueryTooLongError",
     "ReadOnlyError",
     "SourceUnavailableError",
+    "LimitTooLargeError",
     "TagError",
     "UnknownDatabaseError",
+    "UnknownTableError",
     "missing_database",
     "names_list",
 ]
@@ -160,6 +162,14 @@ class TagError(HaikuError, ValueError):
     """A missing or partial tag, or a tagged entry where the live database is needed."""
 
 
+class UnknownTableError(HaikuError, ValueError):
+    """A table name that is none of a database's tables (``history --table``)."""
+
+    @classmethod
+    def of(cls, table: str, tables: Iterable[str]) -> UnknownTableError:
+        return cls(f"unknown table '{table}'; the tables are {', '.join(sorted(tables))}")
+
+
 class DatabaseLockedError(HaikuError):
     """The writer lock (or the ingester ownership lock) could not be taken in time."""
 
@@ -190,6 +200,20 @@ class QueryTooLongError(HaikuError, ValueError):
             raise cls(
                 f"the query is {len(query):,} characters long; a search takes at most {limit:,} "
                 "(search.max_query_chars): shorten it"
+            )
+
+
+class LimitTooLargeError(HaikuError, ValueError):
+    """A result limit above ``search.max_limit``: one bound for search and listing, everywhere
+    (docs/configuration.md#search)."""
+
+    @classmethod
+    def check(cls, limit: int | None, bound: int, *, what: str = "limit") -> None:
+        """Raise when ``limit`` is above ``bound``; ``what`` names the argument (``--limit``)."""
+        if limit is not None and limit > bound:
+            raise cls(
+                f"{what} {limit:,} is more than the {bound:,} results one call returns "
+                "(search.max_limit): ask for fewer"
             )
 
 

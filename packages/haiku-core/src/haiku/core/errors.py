@@ -216,6 +216,14 @@ class LimitTooLargeError(HaikuError, ValueError):
                 "(search.max_limit): ask for fewer"
             )
 
+    MAX_OFFSET = 2**32 - 1
+    """The largest offset a listing takes (LanceDB's own bound)."""
+
+    @classmethod
+    def check_offset(cls, offset: int | None) -> None:
+        if offset is not None and offset > cls.MAX_OFFSET:
+            raise cls(f"offset {offset:,} is more than {cls.MAX_OFFSET:,}, the largest offset a listing takes")
+
 
 class EmptyQueryError(HaikuError, ValueError):
     """A search query or question that is empty or blank: it matches nothing in particular."""

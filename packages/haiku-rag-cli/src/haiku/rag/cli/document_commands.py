@@ -5,7 +5,17 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from haiku.rag.cli._common import at_option, client_command, db_option, echo_json, fail, one_scope, set_scope
+from haiku.rag.cli._common import (
+    GlobalOptions,
+    at_option,
+    check_limit,
+    client_command,
+    db_option,
+    echo_json,
+    fail,
+    one_scope,
+    set_scope,
+)
 from haiku.rag.cli._output import document_json, print_document, print_document_summary
 
 if TYPE_CHECKING:
@@ -36,9 +46,11 @@ def list_documents(
             for document in documents:
                 print_document_summary(document, label=scope.covers_multiple)
 
-    client_command(
-        ctx, lambda opts: set_scope(opts, db, at), lambda client: client.list_documents(limit=limit, filter=filter), show
-    )
+    def select(opts: GlobalOptions) -> "DatabaseScope":
+        check_limit(opts, limit)
+        return set_scope(opts, db, at)
+
+    client_command(ctx, select, lambda client: client.list_documents(limit=limit, filter=filter), show)
 
 
 def get(

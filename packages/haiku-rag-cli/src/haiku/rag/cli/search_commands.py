@@ -7,7 +7,9 @@ import typer
 
 from haiku.core.models import SearchType
 from haiku.rag.cli._common import (
+    GlobalOptions,
     at_option,
+    check_limit,
     client_command,
     db_option,
     echo_json,
@@ -49,7 +51,11 @@ def search(
         else:
             print_results(results, label=scope.covers_multiple)
 
-    client_command(ctx, lambda opts: set_scope(opts, db, at), call, show)
+    def select(opts: GlobalOptions) -> "DatabaseScope":
+        check_limit(opts, limit)
+        return set_scope(opts, db, at)
+
+    client_command(ctx, select, call, show)
 
 
 def register(app: typer.Typer) -> None:

@@ -3,13 +3,30 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 if TYPE_CHECKING:  # pydantic models load with the client, not for `--help`
     from haiku.core.models import Document, SearchResult
+
+
+def shown_location(location: Path | str) -> str:
+    """A database's location as a user reads it: a local path normalised
+    (``examples/../demo-data`` → ``demo-data``), a URI as configured."""
+    text = str(location)
+    if isinstance(location, str) and "://" in location:
+        return text
+    return os.path.normpath(os.path.expanduser(text))
+
+
+def skip_reason(name: str, why: str) -> str:
+    """Why a search left database ``name`` out, naming it once: the reason
+    (``database 'archive' does not exist; …``) usually names it already."""
+    return why if f"'{name}'" in why else f"database '{name}': {why}"
 
 
 def _indent(text: str, prefix: str = "    ") -> str:

@@ -17,6 +17,7 @@ from haiku.rag.cli._common import (
     run,
     writable_scope,
 )
+from haiku.rag.cli._output import shown_location
 
 if TYPE_CHECKING:
     from haiku.core.scope import DatabaseScope
@@ -37,7 +38,7 @@ def _index_line(state: dict[str, Any]) -> str:
 
 def _print_info(info: "DatabaseInfo") -> None:
     typer.echo(f"name: {info.name}")
-    typer.echo(f"path: {info.configured_location}")
+    typer.echo(f"path: {shown_location(info.configured_location)}")
     if info.tag:
         typer.echo(f"tag: {info.tag} (read-only)")
     typer.echo(f"schema version: {info.schema_version} (this code: {info.current_schema_version})")
@@ -91,12 +92,12 @@ def init(ctx: typer.Context, db: Path | None = db_option()) -> None:
         scope = one_scope(opts, db, live="`haiku-rag init` creates")
         ref = scope.databases[0]
         if await Store.exists(ref, opts.config()):
-            typer.echo(f"Database already exists at {ref.location}")
+            typer.echo(f"Database already exists at {shown_location(ref.location)}")
             return
         refuse_read_only(opts, scope, "init")
         async with client_for(opts, scope, read_only=False, create=True):
             pass
-        typer.echo(f"Database initialized at {ref.location}")
+        typer.echo(f"Database initialized at {shown_location(ref.location)}")
 
     run(work)
 

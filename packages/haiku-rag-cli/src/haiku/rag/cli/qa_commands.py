@@ -67,7 +67,7 @@ def ask(
 
 def chat(
     ctx: typer.Context,
-    model: str | None = typer.Option(None, "--model", help="Chat model name [default: qa.model.name]."),
+    model: str | None = typer.Option(None, "--model", help="Chat model name (default: qa.model.name)."),
     db: Path | None = db_option(),
     at: str | None = at_option(),
 ) -> None:

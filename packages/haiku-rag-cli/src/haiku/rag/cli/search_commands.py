@@ -17,7 +17,7 @@ from haiku.rag.cli._common import (
     query_argument,
     set_scope,
 )
-from haiku.rag.cli._output import print_results, result_json
+from haiku.rag.cli._output import print_results, result_json, skip_reason
 
 if TYPE_CHECKING:
     from haiku.core.scope import DatabaseScope
@@ -42,7 +42,7 @@ def search(
     def show(results: "SearchResults", scope: "DatabaseScope") -> None:
         skip_mode = options(ctx).config().search.on_unavailable == "skip"
         for name, why in results.skipped.items():
-            typer.echo(f"Warning: database '{name}' skipped: {why}", err=True)
+            typer.echo(f"Warning: skipped: {skip_reason(name, why)}", err=True)
         if as_json and skip_mode:  # the shape that can say what was skipped (docs/cli.md)
             skipped = [{"database": name, "error": why} for name, why in results.skipped.items()]
             echo_json({"results": [result_json(r) for r in results], "skipped": skipped})

@@ -14,6 +14,7 @@ from haiku.rag.cli._common import (
     run,
     writable_scope,
 )
+from haiku.rag.cli._output import shown_location
 
 if TYPE_CHECKING:
     from haiku.core.scope import DatabaseScope
@@ -105,7 +106,7 @@ def restore(
     ref = scope.databases[0]
     if not yes:
         typer.echo(
-            f"Warning: this restores database '{ref.label}' at {ref.location} to tag '{name}'.\n"
+            f"Warning: this restores database '{ref.label}' at {shown_location(ref.location)} to tag '{name}'.\n"
             "Stop every writer (haiku-ingester) of this database first. The current state is kept "
             "under a safety tag named before-restore-<time>.",
             err=True,

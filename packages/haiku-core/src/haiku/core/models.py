@@ -116,11 +116,15 @@ class Citation(BaseModel):
     page_numbers: list[int] = Field(default_factory=list)
     headings: list[str] = Field(default_factory=list)
     content: str = ""
+    """The cited chunk's own text."""
+    context: str | None = None
+    """The passage the model read around the chunk (it with its neighbours), when that was more."""
 
     def format_for_agent(self) -> str:
-        where = f" ({self.source})" if self.source is not None else ""
+        """How a recorded citation is confirmed to the model: index, title, and the database it came from."""
         title = self.document_title or self.document_uri or self.document_id
-        return f"[{self.index}]{where} {title}\n{self.content}"
+        where = f" (database: {self.source})" if self.source is not None else ""
+        return f"[{self.index}] {title}{where}"
 
 
 def dumps_metadata(metadata: dict[str, Any]) -> str:

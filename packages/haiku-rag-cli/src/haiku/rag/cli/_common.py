@@ -79,6 +79,10 @@ def query_argument(help: str) -> Any:
     return typer.Argument(..., help=help, callback=_check_query)
 
 
+def json_option(what: str) -> Any:
+    return typer.Option(False, "--json", help=f"Print {what} as JSON (docs/cli.md).")
+
+
 def at_option() -> Any:
     return typer.Option(None, "--at", help="Read the one selected database as it was at this tag (read-only).")
 

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from haiku.rag.qa.render import pages_line
+
 if TYPE_CHECKING:  # pydantic models load with the client, not for `--help`
     from haiku.core.models import Document, SearchResult
 
@@ -49,9 +51,9 @@ def print_results(results: Sequence[SearchResult], *, label: bool) -> None:
             typer.echo(f"uri: {result.document_uri}")
         if result.headings:
             typer.echo("section: " + " > ".join(result.headings))
-        if result.page_numbers:
-            pages = sorted(set(result.page_numbers))
-            typer.echo(("page: " if len(pages) == 1 else "pages: ") + ", ".join(str(p) for p in pages))
+        pages = pages_line(result.page_numbers)
+        if pages is not None:
+            typer.echo(pages)
         typer.echo(_indent(result.content))
         typer.echo()
 

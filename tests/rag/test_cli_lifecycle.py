@@ -77,6 +77,33 @@ async def test_tag_restore_returns_to_the_tagged_state_and_keeps_a_safety_tag(pa
         assert {d.id for d in await client.list_documents()} == at_r1
 
 
+def test_lifecycle_commands_print_json_for_ci(papers_copy, tmp_path):
+    config = papers_copy["config"]
+    results = [
+        cli("--db-name", "papers", *args, "--json", config=config)
+        for args in (("init",), ("migrate",), ("vacuum",), ("tag", "create", "j1"), ("tag", "delete", "j1"))
+    ]
+    assert [r.returncode for r in results] == [0] * 5, [r.stderr for r in results]
+    init, migrate, vacuum, created, deleted = (json.loads(r.stdout) for r in results)
+    assert (init["database"], init["created"], migrate, vacuum["database"], vacuum["vacuumed"]) == (
+        "papers", False, {"database": "papers", "applied": []}, "papers", True
+    )
+    assert isinstance(vacuum["versions_removed"], int) and isinstance(vacuum["bytes_removed"], int)
+    assert (created["database"], created["tag"]["name"], created["tag"]["complete"], deleted) == (
+        "papers", "j1", True, {"database": "papers", "tag": "j1", "deleted": True}
+    )
+    fresh = write_config(tmp_path / "fresh.yaml", config_data(tmp_path / "data", {"fresh": tmp_path / "f.lancedb"}))
+    made = cli("init", "--json", config=fresh)
+    assert json.loads(made.stdout) == {"database": "fresh", "location": str(tmp_path / "f.lancedb"), "created": True}
+
+
+def test_create_index_below_the_minimum_says_so_in_json_and_fails_with_strict(papers_copy):
+    plain = cli("--db-name", "papers", "create-index", "--json", config=papers_copy["config"])
+    strict = cli("--db-name", "papers", "create-index", "--json", "--strict", config=papers_copy["config"])
+    expected = {"database": "papers", "created": False, "chunks": 5, "minimum_chunks": 256}
+    assert [(r.returncode, json.loads(r.stdout)) for r in (plain, strict)] == [(0, expected), (1, expected)]
+
+
 _WITH_MIGRATION = """
 import sys
 from haiku.core.store import MIGRATIONS, Migration, current_schema_version

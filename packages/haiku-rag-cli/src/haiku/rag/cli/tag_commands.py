@@ -9,6 +9,7 @@ from haiku.rag.cli._common import (
     client_command,
     db_option,
     echo_json,
+    json_option,
     one_scope,
     options,
     run,
@@ -40,10 +41,14 @@ def create(
     ctx: typer.Context,
     name: str = typer.Argument(..., help="The tag name."),
     db: Path | None = db_option(),
+    as_json: bool = json_option("the tag"),
 ) -> None:
     """Tag the current version of every table."""
 
     def show(tag: "TagInfo", scope: "DatabaseScope") -> None:
+        if as_json:
+            echo_json({"database": scope.databases[0].label, "tag": _tag_json(tag)})
+            return
         typer.echo(f"Tag '{name}' created on database '{scope.databases[0].label}'")
         typer.echo(_tag_line(tag))
 
@@ -82,11 +87,19 @@ def delete(
     ctx: typer.Context,
     name: str = typer.Argument(..., help="The tag name."),
     db: Path | None = db_option(),
+    as_json: bool = json_option("the outcome"),
 ) -> None:
     """Remove a tag from every table carrying it (the versions may then be vacuumed)."""
+
+    def show(_: object, scope: "DatabaseScope") -> None:
+        if as_json:
+            echo_json({"database": scope.databases[0].label, "tag": name, "deleted": True})
+        else:
+            typer.echo(f"Tag '{name}' deleted")
+
     client_command(
-        ctx, lambda opts: writable_scope(opts, db, "tag delete"), lambda client: client.delete_tag(name),
-        lambda *_: typer.echo(f"Tag '{name}' deleted"), read_only=False,
+        ctx, lambda opts: writable_scope(opts, db, "tag delete"), lambda client: client.delete_tag(name), show,
+        read_only=False,
     )
 
 
@@ -96,6 +109,7 @@ def restore(
     name: str = typer.Argument(..., help="The tag to restore."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
     db: Path | None = db_option(),
+    as_json: bool = json_option("the outcome"),
 ) -> None:
     """Make the state at a tag the current state (a safety tag keeps the state before)."""
 
@@ -111,15 +125,17 @@ def restore(
             "under a safety tag named before-restore-<time>.",
             err=True,
         )
-        if not typer.confirm("Restore?", default=False):
+        if not typer.confirm("Restore?", default=False, err=True):
             typer.echo("Restore cancelled.", err=True)
             raise typer.Exit(1)
 
-    client_command(
-        ctx, lambda _: scope, lambda client: client.restore_tag(name),
-        lambda safety, _: typer.echo(f"Restored tag '{name}'; the previous state is kept under tag '{safety}'"),
-        read_only=False,
-    )
+    def show(safety: str, _: "DatabaseScope") -> None:
+        if as_json:
+            echo_json({"database": ref.label, "tag": name, "safety_tag": safety})
+        else:
+            typer.echo(f"Restored tag '{name}'; the previous state is kept under tag '{safety}'")
+
+    client_command(ctx, lambda _: scope, lambda client: client.restore_tag(name), show, read_only=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -77,6 +77,28 @@ async def test_tag_restore_returns_to_the_tagged_state_and_keeps_a_safety_tag(pa
         assert {d.id for d in await client.list_documents()} == at_r1
 
 
+async def test_tag_restore_is_refused_while_an_ingester_owns_the_database_and_forced_with_a_warning(papers_copy):
+    from haiku.core.scope import DatabaseRef
+    from haiku.core.store import OwnershipLock
+
+    config = papers_copy["config"]
+    assert cli("--db-name", "papers", "tag", "create", "r1", config=config).returncode == 0
+    # What `haiku-ingester serve` holds while it runs; this test process is that other process.
+    lock = OwnershipLock(DatabaseRef.configured("papers", papers_copy["path"]), "ingester")
+    await lock.acquire()
+    try:
+        refused = cli("--db-name", "papers", "tag", "restore", "r1", "--yes", config=config)
+        tags_after_refusal = json.loads(cli("--db-name", "papers", "tag", "list", "--json", config=config).stdout)
+        forced = cli("--db-name", "papers", "tag", "restore", "r1", "--yes", "--force", "--json", config=config)
+    finally:
+        lock.release()
+    assert (refused.returncode, refused.stderr.count("\n"), "owned by a running haiku-ingester" in refused.stderr,
+            "stop the ingester first" in refused.stderr, "--force" in refused.stderr) == (1, 1, True, True, True)
+    assert [t["name"] for t in tags_after_refusal] == ["r1"]  # nothing was restored, no safety tag made
+    assert (forced.returncode, forced.stderr.startswith("Warning: --force:"),
+            json.loads(forced.stdout)["safety_tag"].startswith("before-restore-")) == (0, True, True), forced.stderr
+
+
 def test_lifecycle_commands_print_json_for_ci(papers_copy, tmp_path):
     config = papers_copy["config"]
     results = [

@@ -177,6 +177,17 @@ class DatabaseLockedError(HaikuError):
         super().__init__(message)
         self.database = database
 
+    @classmethod
+    def owned_by_ingester(cls, name: str | None, command: str) -> DatabaseLockedError:
+        """A lifecycle command refused because a running haiku-ingester owns the database."""
+        label = f"database '{name}'" if name is not None else "the database"
+        return cls(
+            f"{label} is owned by a running haiku-ingester (its lock .haiku-ingester.lock is held), "
+            f"so `haiku-rag {command}` did not run: stop the ingester first (systemctl stop haiku-ingester), "
+            "or pass --force to run anyway (the ingester does not see the change until it restarts)",
+            database=name,
+        )
+
 
 class MissingEnvVarError(HaikuError, ValueError):
     """An unset or empty ``${VAR}`` without a default in the configuration."""

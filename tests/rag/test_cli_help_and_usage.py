@@ -56,3 +56,19 @@ def test_info_and_init_print_the_location_normalised(tmp_path):
     assert (init.stdout, f"path: {tmp_path}/demo.lancedb\n" in info.stdout) == (
         f"Database initialized at {tmp_path}/demo.lancedb\n", True
     ), init.stderr + info.stderr
+
+
+def test_with_no_configuration_found_a_command_says_where_it_looked(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    result = cli("list", cwd=home, env={"HOME": str(home), "XDG_DATA_HOME": str(home / "share")})
+    said = result.stderr
+    assert (
+        result.returncode,
+        said.startswith(
+            "Error: no configuration file was found (looked at: --config (not given); $HAIKU_RAG_CONFIG_PATH (unset); "
+        ),
+        f"{home}/haiku.rag.yaml" in said,
+        "default database 'haiku.rag'" in said and "let haiku-ingester create this one" in said,
+        said.count("\n"),
+    ) == (1, True, True, True, 1), said

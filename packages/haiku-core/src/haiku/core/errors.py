@@ -77,6 +77,16 @@ class SourceUnavailableError(HaikuError):
         return cls(missing_database(name), database=name)
 
     @classmethod
+    def unconfigured(cls, name: str, looked_at: Iterable[str], data_dir: object) -> SourceUnavailableError:
+        """The default database is missing because no configuration file was found."""
+        return cls(
+            f"no configuration file was found (looked at: {'; '.join(looked_at)}), so haiku-rag read the "
+            f"default database '{name}' in {data_dir}, which does not exist: write a configuration naming "
+            "your databases (`haiku-rag init-config`), or let haiku-ingester create this one",
+            database=name,
+        )
+
+    @classmethod
     def unopenable(cls, name: str, error: BaseException) -> SourceUnavailableError:
         """Only the exception's type name travels: its text may hold a path or bucket."""
         return cls(f"database '{name}' could not be opened: {type(error).__name__}", database=name)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from haiku.core.errors import AmbiguousDatabaseError, HaikuError, ReadOnlyError
+from haiku.core.errors import AmbiguousDatabaseError, HaikuError, ReadOnlyError, SourceUnavailableError
 
 if TYPE_CHECKING:
     from haiku.core.config import AppConfig
@@ -39,6 +39,17 @@ class GlobalOptions:
 
             self._config = load_config(self.config_path)
         return self._config
+
+
+def explain_unconfigured(opts: GlobalOptions, error: SourceUnavailableError) -> SourceUnavailableError:
+    """A missing default database, when no configuration file was found: say where one was looked for."""
+    from haiku.core.config import DEFAULT_DATABASE_NAME, config_lookup
+
+    config = opts.config()
+    configured = config.lancedb.databases or config.lancedb.uri is not None
+    if config.config_path is not None or configured or error.database != DEFAULT_DATABASE_NAME:
+        return error
+    return SourceUnavailableError.unconfigured(DEFAULT_DATABASE_NAME, config_lookup(), config.data_dir)
 
 
 def options(ctx: typer.Context) -> GlobalOptions:
@@ -170,8 +181,11 @@ def client_command(
 
     async def work() -> None:
         scope = select(opts)
-        async with client_for(opts, scope, read_only=read_only, **open_options) as client:
-            value = await call(client)
+        try:
+            async with client_for(opts, scope, read_only=read_only, **open_options) as client:
+                value = await call(client)
+        except SourceUnavailableError as error:
+            raise explain_unconfigured(opts, error) from None
         if show is not None:
             show(value, scope)
 

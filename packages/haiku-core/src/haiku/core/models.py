@@ -42,6 +42,13 @@ class Document(BaseModel):
     updated_at: datetime = Field(default_factory=utcnow)
     source: str | None = None
 
+    def as_json(self, *, content: bool = True) -> dict[str, Any]:
+        """The document as JSON (`haiku-rag list/get --json`, the MCP tools); ``content=False`` leaves the text out."""
+        data = self.model_dump(mode="json")
+        if not content:
+            data.pop("content", None)
+        return data
+
     @field_validator("created_at", "updated_at")
     @classmethod
     def _utc(cls, value: datetime) -> datetime:

@@ -62,13 +62,6 @@ def result_json(result: SearchResult) -> dict[str, Any]:
     return result.model_dump(mode="json")
 
 
-def document_json(document: Document, *, content: bool) -> dict[str, Any]:
-    data = document.model_dump(mode="json")
-    if not content:
-        data.pop("content", None)
-    return data
-
-
 def print_document_summary(document: Document, *, label: bool = False) -> None:
     typer.echo(f"{document.id}")
     if label:

@@ -16,7 +16,7 @@ from haiku.rag.cli._common import (
     one_scope,
     set_scope,
 )
-from haiku.rag.cli._output import document_json, print_document, print_document_summary
+from haiku.rag.cli._output import print_document, print_document_summary
 
 if TYPE_CHECKING:
     from haiku.core.models import Document
@@ -39,7 +39,7 @@ def list_documents(
 
     def show(documents: "list[Document]", scope: "DatabaseScope") -> None:
         if as_json:
-            echo_json([document_json(d, content=False) for d in documents])
+            echo_json([d.as_json(content=False) for d in documents])
         elif not documents:
             typer.echo("No documents found.")
         else:
@@ -66,7 +66,7 @@ def get(
         if document is None:
             raise fail(f"Document with id {doc_id} not found.")
         if as_json:
-            echo_json(document_json(document, content=True))
+            echo_json(document.as_json())
         else:
             print_document(document)
 

@@ -216,9 +216,8 @@ async def doctor(config: AppConfig, scope: DatabaseScope, *, skip_providers: boo
     Over a set each database check names its database, and one more check says
     whether the set shares an embedder. Details have credentials in URLs masked.
     """
-    from haiku.core.masking import mask_urls
-
     from haiku.core.config import config_lookup
+    from haiku.core.masking import mask_urls
 
     where = (
         str(config.config_path)

@@ -120,16 +120,18 @@ def _selected(opts: GlobalOptions, db: Path | None) -> "DatabaseScope":
     return DatabaseScope.resolve(opts.config(), database_name=opts.db_name)
 
 
-def check_limit(opts: GlobalOptions, limit: int | None) -> None:
-    """``--limit`` within ``search.max_limit``, checked before anything opens (the client checks it too)."""
-    from haiku.core.errors import LimitTooLargeError
-
-    LimitTooLargeError.check(limit, opts.config().search.max_limit, what="--limit")
-
-
 def set_scope(opts: GlobalOptions, db: Path | None, at: str | None = None) -> "DatabaseScope":
     """search, ask, chat, mcp: the configured set, or the one database selected."""
     return _with_tag(_selected(opts, db), at)
+
+
+def limited_set_scope(opts: GlobalOptions, db: Path | None, at: str | None, limit: int | None) -> "DatabaseScope":
+    """search, list: ``set_scope``, once ``--limit`` is found within ``search.max_limit``
+    (checked before anything opens; the client checks it too)."""
+    from haiku.core.errors import LimitTooLargeError
+
+    LimitTooLargeError.check(limit, opts.config().search.max_limit, what="--limit")
+    return set_scope(opts, db, at)
 
 
 def one_scope(

@@ -6,15 +6,13 @@ from typing import TYPE_CHECKING
 import typer
 
 from haiku.rag.cli._common import (
-    GlobalOptions,
     at_option,
-    check_limit,
     client_command,
     db_option,
     echo_json,
     fail,
+    limited_set_scope,
     one_scope,
-    set_scope,
 )
 from haiku.rag.cli._output import print_document, print_document_summary
 
@@ -46,11 +44,12 @@ def list_documents(
             for document in documents:
                 print_document_summary(document, label=scope.covers_multiple)
 
-    def select(opts: GlobalOptions) -> "DatabaseScope":
-        check_limit(opts, limit)
-        return set_scope(opts, db, at)
-
-    client_command(ctx, select, lambda client: client.list_documents(limit=limit, filter=filter), show)
+    client_command(
+        ctx,
+        lambda opts: limited_set_scope(opts, db, at, limit),
+        lambda client: client.list_documents(limit=limit, filter=filter),
+        show,
+    )
 
 
 def get(

@@ -7,15 +7,13 @@ import typer
 
 from haiku.core.models import SearchType
 from haiku.rag.cli._common import (
-    GlobalOptions,
     at_option,
-    check_limit,
     client_command,
     db_option,
     echo_json,
+    limited_set_scope,
     options,
     query_argument,
-    set_scope,
 )
 from haiku.rag.cli._output import print_results, result_json, skip_reason
 
@@ -51,11 +49,7 @@ def search(
         else:
             print_results(results, label=scope.covers_multiple)
 
-    def select(opts: GlobalOptions) -> "DatabaseScope":
-        check_limit(opts, limit)
-        return set_scope(opts, db, at)
-
-    client_command(ctx, select, call, show)
+    client_command(ctx, lambda opts: limited_set_scope(opts, db, at, limit), call, show)
 
 
 def register(app: typer.Typer) -> None:

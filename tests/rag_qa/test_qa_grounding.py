@@ -160,3 +160,20 @@ def test_ask_says_in_text_and_json_that_an_answer_without_a_search_is_ungrounded
         ["Citations: none", "Not grounded: the model answered without searching the documents or citing them."],
         (False, "not-searched", []),
     ), text.stdout + text.stderr
+
+
+async def test_chat_says_when_an_answer_is_not_grounded(manual_client, model):
+    from haiku.rag.llm.model import ChatModel
+    from haiku.rag.qa.chat import ChatSession
+
+    model.play(_search_prime(), answer("From memory."))
+    written: list[str] = []
+    async with manual_client() as client:
+        chat_model = ChatModel(client.config.qa.model)
+        try:
+            await ChatSession(client, chat_model, written.append).handle("Prime?")
+        finally:
+            await chat_model.aclose()
+    assert written == [
+        "From memory.", "", "Citations: none", "Not grounded: the model searched the documents but cited none of them."
+    ]

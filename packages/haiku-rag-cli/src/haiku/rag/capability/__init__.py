@@ -26,7 +26,7 @@ from haiku.rag.capability.state import RAGState
 
 if TYPE_CHECKING:
     from haiku.rag.client import HaikuRAG
-    from haiku.rag.llm.model import ChatModel
+    from haiku.rag.llm.model import ChatModel, TextSink
 
 __all__ = ["DocumentFilter", "RAGCapability", "RAGState", "create_capability"]
 
@@ -103,11 +103,17 @@ class RAGCapability:
         return client, True
 
     async def ask(
-        self, question: str, state: RAGState | None = None, *, model: ChatModel | None = None
+        self,
+        question: str,
+        state: RAGState | None = None,
+        *,
+        model: ChatModel | None = None,
+        on_text: TextSink | None = None,
     ) -> tuple[str, list[Citation]]:
         """Answer ``question``; returns the answer and this question's citations in first-cited order.
 
         ``state`` carries the conversation: pass the same one for follow-up questions.
+        ``on_text`` sees the answer's text as the model streams it (docs/qa.md, "Streaming").
         """
         from haiku.rag.capability.run import Run
         from haiku.rag.llm.loop import run_tools_loop
@@ -123,7 +129,9 @@ class RAGCapability:
             run = Run(client, state)
             state.messages.append({"role": "user", "content": question})
             messages = [{"role": "system", "content": run.instructions()}, *state.messages]
-            answer = await run_tools_loop(chat, messages, run.tools(), request_limit=self.request_limit)
+            answer = await run_tools_loop(
+                chat, messages, run.tools(), request_limit=self.request_limit, on_text=on_text
+            )
             state.messages[:] = messages[1:]
             return answer, list(run.desk.cited)
         except BaseException:

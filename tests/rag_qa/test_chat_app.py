@@ -231,3 +231,54 @@ async def test_slash_quit_closes_the_app(open_client, model):
         await submit(app, pilot, "/quit")
         await asyncio.sleep(0)
         await until(pilot, lambda: not app.is_running, timeout=10)
+
+
+def _read_until(fd: int, wanted: bytes, timeout: float) -> bytes:
+    import os
+    import select
+
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while wanted not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                seen += os.read(fd, 65536)
+            except OSError:  # the terminal closed: the process is gone
+                break
+    return seen
+
+
+def test_haiku_rag_chat_on_a_terminal_opens_the_app_and_ctrl_q_leaves_it(tmp_path, qa_databases, model):
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import termios
+
+    from qa_cli_support import CLI, write_qa_config
+
+    from support import cli_env
+
+    config = write_qa_config(tmp_path / "haiku.rag.yaml", {"wiki": qa_databases.locations["wiki"]},
+                             model.base_url, tmp_path / "data")
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    process = subprocess.Popen([*CLI, "--config", str(config), "chat"], stdin=follower, stdout=follower,
+                               stderr=follower, env=cli_env(TERM="xterm-256color"), cwd="/", close_fds=True)
+    os.close(follower)
+    try:
+        screen = _read_until(leader, b"Citations", timeout=120)
+        # ctrl+q, again until it lands: the terminal eats it as XON until the app has set raw mode.
+        for _ in range(60):
+            os.write(leader, b"\x11")
+            _read_until(leader, b"\x1b[?1049l", timeout=1)  # the app leaving the alternate screen
+            if process.poll() is not None:
+                break
+        code = process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(leader)
+    assert (b"Citations" in screen, code) == (True, 0), screen[-2000:]

@@ -50,6 +50,15 @@ Keys: Esc cancels an answer, ctrl+f filters documents, ctrl+l clears the convers
 ctrl+p opens the command palette, ctrl+q quits. Enter on a citation shows its grounding."""
 
 
+class CitationItem(ListItem):
+    """One line of the citations pane, keeping the citation it shows."""
+
+    def __init__(self, citation: Citation, *, label: bool) -> None:
+        super().__init__(Label(citation_header(citation, label=label), markup=False))
+        self.citation = citation
+        self.labelled = label
+
+
 class ChatApp(App[None]):
     TITLE = "haiku-rag chat"
     CSS = """
@@ -80,7 +89,6 @@ class ChatApp(App[None]):
         super().__init__()
         self.client = client
         self.session = ChatSession(client, model, self._note)
-        self.citations: list[Citation] = []
         self.answering: Worker[None] | None = None
         self._picks: list[Pickable] | None = None
 
@@ -139,7 +147,7 @@ class ChatApp(App[None]):
         else:
             self.exit()
 
-    @work(group="answer", exclusive=True, exit_on_error=False)
+    @work(group="answer", exclusive=True)
     async def _answer(self, question: str) -> None:
         streaming = self._show("…", "answer")
         label = self.session.labels_citations
@@ -166,13 +174,8 @@ class ChatApp(App[None]):
     async def _add_citations(self, citations: Iterable[Citation], *, label: bool) -> None:
         pane = self.query_one("#citations", ListView)
         for citation in citations:
-            self.citations.append(citation)
-            header = citation_header(citation, label=label)
-            item = ListItem(Label(header, markup=False))
-            item.citation = citation  # type: ignore[attr-defined]
-            item.labelled = label  # type: ignore[attr-defined]
-            await pane.append(item)
-        if self.citations and pane.index is None:
+            await pane.append(CitationItem(citation, label=label))
+        if pane.children and pane.index is None:
             pane.index = 0
 
     def action_cancel_answer(self) -> None:
@@ -195,7 +198,6 @@ class ChatApp(App[None]):
     def action_clear_conversation(self) -> None:
         self.action_cancel_answer()
         self.session.clear()
-        self.citations.clear()
         self.conversation.remove_children()
         self.query_one("#citations", ListView).clear()
         self._note("Conversation cleared.")
@@ -203,7 +205,11 @@ class ChatApp(App[None]):
     @work(group="dialog", exclusive=True)
     async def action_filter_documents(self) -> None:
         if self._picks is None:
-            self._picks = await pickable_documents(self.client)
+            try:
+                self._picks = await pickable_documents(self.client)
+            except QUESTION_ERRORS as exc:
+                self._note(f"Error: {exc}")
+                return
         current = self.session.state.document_filter
         chosen = await self.push_screen_wait(FilterScreen(self._picks, current.pairs if current else ()))
         if chosen is not None:
@@ -227,14 +233,13 @@ class ChatApp(App[None]):
         self._ground(pane.highlighted_child)
 
     def _ground(self, item: ListItem | None) -> None:
-        citation = getattr(item, "citation", None)
-        if citation is None:
+        if not isinstance(item, CitationItem):
             self.notify("No citation yet: ask a question first.")
             return
         self.push_screen(
             TextScreen(
                 "Grounding (page images are not stored yet: the cited text and its pages)",
-                grounding_text(citation, label=item.labelled),  # type: ignore[union-attr]
+                grounding_text(item.citation, label=item.labelled),
                 id="grounding",
             )
         )

@@ -60,3 +60,30 @@ async def test_a_streamed_answer_shows_no_thinking_and_ends_as_the_answer(open_c
         ["Bees", "Bees dance."],
         False,
     )
+
+
+async def _lines(*lines: str):
+    for line in lines:
+        yield line
+
+
+async def test_an_error_event_mid_stream_fails_naming_qa_model_base_url():
+    import pytest
+
+    from haiku.rag.llm.errors import ModelResponseError
+    from haiku.rag.llm.stream import read_stream
+
+    events = _lines('data: {"choices": [{"delta": {"content": "Bees"}}]}', "",
+                    'data: {"error": {"message": "out of memory"}}')
+    with pytest.raises(ModelResponseError, match=r"http://model/v1 \(qa.model.base_url\) failed mid-answer: out of memory"):
+        await read_stream(events, lambda text: None, base_url="http://model/v1")
+
+
+async def test_a_stream_of_something_other_than_json_fails_naming_qa_model_base_url():
+    import pytest
+
+    from haiku.rag.llm.errors import ModelResponseError
+    from haiku.rag.llm.stream import read_stream
+
+    with pytest.raises(ModelResponseError, match=r"\(qa.model.base_url\) streamed something that is not JSON: <html>"):
+        await read_stream(_lines("data: <html>"), lambda text: None, base_url="http://model/v1")

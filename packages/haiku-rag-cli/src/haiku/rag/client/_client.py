@@ -12,12 +12,12 @@ from haiku.core.models import Chunk, Citation, Document, SearchResult, SearchTyp
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.core.store.filters import check_document_filter
 from haiku.rag.client import _context, _coverage, _diagnostics, _lookups, _search
+from haiku.rag.client._analysis import Analysis
 from haiku.rag.client._diagnostics import DatabaseInfo
 from haiku.rag.client._opening import OpenDatabases
 
 if TYPE_CHECKING:
     from haiku.core.store import History, Store, TagInfo, VacuumReport
-    from haiku.rag.client._analysis import Analysis
     from haiku.rag.rerankers import Reranker
 
 

@@ -162,7 +162,7 @@ async def test_the_document_filter_picks_documents_across_databases_and_question
     )
 
 
-async def test_slash_sources_in_the_prompt_narrows_later_questions(open_client, model, qa_databases):
+async def test_slash_sources_in_the_prompt_narrows_later_questions_and_an_uncited_answer_says_so(open_client, model, qa_databases):
     model.play(call("search", query="bees vaccines", limit=5), answer("Bees."))
     async with open_client("papers", "wiki") as client, running(client) as (app, pilot):
         await submit(app, pilot, "/sources wiki")
@@ -170,7 +170,10 @@ async def test_slash_sources_in_the_prompt_narrows_later_questions(open_client, 
         await until(pilot, lambda: answered(app))
         notes = shown(app, "note")
     wiki_chunks = {ids[0] for ids in qa_databases.chunks["wiki"].values()}
-    assert (notes, set(chunk_ids_in(last_tool_result(model.requests[1])))) == (["Sources: wiki."], wiki_chunks)
+    assert (notes, set(chunk_ids_in(last_tool_result(model.requests[1])))) == (
+        ["Sources: wiki.", "Not grounded: the model searched the documents but cited none of them."],
+        wiki_chunks,
+    )
 
 
 async def _run_from_palette(app, pilot, command: str) -> None:

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from haiku.core.config import AppConfig, load_config
 from haiku.core.errors import AmbiguousDatabaseError, UnknownDatabaseError
-from haiku.core.models import Citation
 from haiku.core.scope import DatabaseScope
+from haiku.rag.capability.answer import Answer
 from haiku.rag.capability.selection import DocumentFilter
 from haiku.rag.capability.state import RAGState
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from haiku.rag.llm.loop import Tool
     from haiku.rag.llm.model import ChatModel, TextSink
 
-__all__ = ["DocumentFilter", "RAGCapability", "RAGState", "create_capability"]
+__all__ = ["Answer", "DocumentFilter", "RAGCapability", "RAGState", "create_capability"]
 
 
 class RAGCapability:
@@ -112,8 +112,9 @@ class RAGCapability:
         *,
         model: ChatModel | None = None,
         on_text: TextSink | None = None,
-    ) -> tuple[str, list[Citation]]:
-        """Answer ``question``; returns the answer and this question's citations in first-cited order.
+    ) -> Answer:
+        """Answer ``question``; returns the answer and this question's citations in first-cited order
+        (an ``Answer``, which also says whether the answer is grounded).
 
         ``state`` carries the conversation: pass the same one for follow-up questions.
         ``on_text`` sees the answer's text as the model streams it (docs/qa.md, "Streaming").
@@ -124,7 +125,7 @@ class RAGCapability:
         async with self._session(state, model) as (client, chat):
             run = Run(client, state)
             answer = await _turn(chat, state, question, run.instructions(), run.tools(), self.request_limit, on_text)
-            return answer, list(run.desk.cited)
+            return Answer(answer, list(run.desk.cited), run.grounding())
 
     async def analyze(
         self,

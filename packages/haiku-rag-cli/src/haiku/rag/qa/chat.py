@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 from haiku.core.errors import HaikuError, names_list
 from haiku.rag.capability import DocumentFilter, RAGState, create_capability
-from haiku.rag.qa.render import format_citations
+from haiku.rag.qa.render import format_citations, grounding_line
 
 if TYPE_CHECKING:
-    from haiku.core.models import Citation
+    from haiku.rag.capability import Answer
     from haiku.rag.client import HaikuRAG
     from haiku.rag.llm.model import ChatModel, TextSink
 
@@ -63,16 +63,19 @@ class ChatSession:
         if text.startswith("/"):
             return self._command(text)
         try:
-            answer, citations = await self.ask(text)
+            answer = await self.ask(text)
         except (HaikuError, KeyError, ValueError, OSError) as exc:
             self.write(f"Error: {exc}")
             return True
-        self.write(answer)
+        self.write(answer.text)
         self.write("")
-        self.write(format_citations(citations, label=self.labels_citations))
+        self.write(format_citations(answer.citations, label=self.labels_citations))
+        note = grounding_line(answer.note)
+        if note is not None:
+            self.write(note)
         return True
 
-    async def ask(self, question: str, on_text: TextSink | None = None) -> tuple[str, list[Citation]]:
+    async def ask(self, question: str, on_text: TextSink | None = None) -> Answer:
         """One question of the conversation; its errors are raised, not written."""
         return await self.capability.ask(question, self.state, model=self.model, on_text=on_text)
 

@@ -33,7 +33,7 @@ from haiku.rag.apps.chat.views import (
 )
 from haiku.rag.capability import DocumentFilter
 from haiku.rag.qa.chat import HELP, ChatSession
-from haiku.rag.qa.render import citation_header
+from haiku.rag.qa.render import citation_header, grounding_line
 
 if TYPE_CHECKING:
     from textual.worker import Worker
@@ -157,7 +157,7 @@ class ChatApp(App[None]):
             self.conversation.scroll_end(animate=False)
 
         try:
-            answer, citations = await self.session.ask(question, on_text=grow)
+            answer = await self.session.ask(question, on_text=grow)
         except asyncio.CancelledError:
             streaming.add_class("note")
             self._note("Answer cancelled.")
@@ -167,8 +167,11 @@ class ChatApp(App[None]):
             self._note(f"Error: {exc}")
             return
         await streaming.remove()
-        await self._add_citations(citations, label=label)
-        await self.conversation.mount(Markdown(answer or "(no answer)", classes="answer"))
+        await self._add_citations(answer.citations, label=label)
+        await self.conversation.mount(Markdown(answer.text or "(no answer)", classes="answer"))
+        note = grounding_line(answer.note)
+        if note is not None:
+            self._note(note)
         self.conversation.scroll_end(animate=False)
 
     async def _add_citations(self, citations: Iterable[Citation], *, label: bool) -> None:

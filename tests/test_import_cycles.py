@@ -18,6 +18,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from support import absolute_import
+
 REPO = Path(__file__).resolve().parent.parent
 
 # Circles known today, each being taken apart in its own change; remove an entry
@@ -85,16 +87,6 @@ def modules() -> dict[str, tuple[Path, bool]]:
     return found
 
 
-def _absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:
-    if not node.level:
-        return node.module or ""
-    base = module.split(".")
-    if not is_package:
-        base.pop()
-    base = base[: len(base) - (node.level - 1)]
-    return ".".join([*base, node.module] if node.module else base)
-
-
 def _known(name: str, known: dict[str, tuple[Path, bool]]) -> str | None:
     """The longest known module ``name`` starts with (``import a.b.c`` names ``a.b.c``)."""
     parts = name.split(".")
@@ -113,7 +105,7 @@ def edges_of(module: str, known: dict[str, tuple[Path, bool]]) -> list[Edge]:
         if isinstance(node, ast.Import):
             targets.extend((_known(alias.name, known), node.lineno) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = _absolute(module, is_package, node)
+            base = absolute_import(module, is_package, node)
             for alias in node.names:
                 submodule = f"{base}.{alias.name}"
                 targets.append((submodule if submodule in known else _known(base, known), node.lineno))

@@ -66,3 +66,12 @@ async def test_a_semicolon_inside_a_quoted_string_is_part_of_the_value(store):
     for filter in ("title = 'it''s; here'", "title LIKE '%;%'"):
         await check_document_filter(filter)
         assert [d.title for d in await store.list_documents(filter=filter)] == ["it's; here"]
+
+
+async def test_a_filter_the_engine_cannot_plan_is_refused_in_one_line_without_its_source_places():
+    for filter in ("title LIKE 1", "title = \n'x' AND"):
+        with pytest.raises(InvalidFilterError) as caught:
+            await check_document_filter(filter)
+        message = str(caught.value)
+        assert message.startswith(f"invalid document filter {filter!r}: "), message
+        assert ".rs:" not in message and "\n" not in message and "Invalid input" not in message

@@ -46,19 +46,19 @@ def filter_error(filter: str, error: BaseException) -> InvalidFilterError:
 
 
 def _reason(filter: str, text: str) -> str:
-    """The first line of the engine's reason, less its stage names and source places."""
-    detail = text.splitlines()[0] if text else ""
-    detail = _PARSE_ERROR.sub(r"cannot parse it: \1", detail)
-    detail = _SOURCE_PLACE.sub("", detail)
-    while (stripped := _STAGE.sub("", detail, count=1)) != detail:
-        detail = stripped
+    """The first line of the engine's reason, less its stage names, source places and echo of the filter."""
+    detail = _SOURCE_PLACE.sub("", _PARSE_ERROR.sub(r"cannot parse it: \1", _unstaged(text)))
     if detail.startswith(_OPTIMIZING):  # "…: <the filter> (<why>)"
         detail = detail.removeprefix(_OPTIMIZING).removeprefix(filter).strip()
-        detail = detail.removeprefix("(").removesuffix(")")
-        while (stripped := _STAGE.sub("", detail, count=1)) != detail:
-            detail = stripped
-    detail = _VALID_FIELDS.sub("", detail).rstrip(". ")
+        detail = _unstaged(detail.removeprefix("(").removesuffix(")"))
+    detail = _VALID_FIELDS.sub("", detail.splitlines()[0] if detail else "").rstrip(". ")
     return detail[:1].lower() + detail[1:] if detail else "the database engine gave no reason"
+
+
+def _unstaged(detail: str) -> str:
+    while (stripped := _STAGE.sub("", detail, count=1)) != detail:
+        detail = stripped
+    return detail
 
 
 def check_single_expression(filter: str | None) -> None:

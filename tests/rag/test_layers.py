@@ -17,8 +17,8 @@ import haiku.rag
 ROOT = Path(haiku.rag.__file__).parent
 
 # Bottom to top. The rerankers are the client's tools; the sandbox runs code for the
-# capability over the client's documents; the CLI starts the MCP server.
-LAYERS = ("rerankers", "client", "llm", "sandbox", "capability", "qa", "mcp", "cli")
+# capability over the client's documents; the apps are the screens; the CLI starts the MCP server and the apps.
+LAYERS = ("rerankers", "client", "llm", "sandbox", "capability", "qa", "mcp", "apps", "cli")
 
 # (importing module, imported module, enclosing function): the documented exceptions.
 ALLOWED_UPWARD = {("haiku.rag.client._client", "haiku.rag.qa", "ask")}

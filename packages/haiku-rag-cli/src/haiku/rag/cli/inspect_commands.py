@@ -47,8 +47,13 @@ def inspect(
     if serve:
         _serve(ctx, db, at, host, port, token)
         return
-    if not (sys.stdout.isatty() and sys.stdin.isatty()) and "TEXTUAL_DRIVER" not in os.environ:
-        raise fail("haiku-rag inspect needs a terminal (or --serve, to use a web browser)")
+
+    def select(opts: GlobalOptions) -> DatabaseScope:
+        scope = set_scope(opts, db, at)
+        # A browser connection runs the inspector on pipes, with Textual's web driver named.
+        if not (sys.stdout.isatty() and sys.stdin.isatty()) and "TEXTUAL_DRIVER" not in os.environ:
+            raise fail("haiku-rag inspect needs a terminal (or --serve, to use a web browser)")
+        return scope
 
     async def browse(client: HaikuRAG) -> None:
         from haiku.rag.apps.inspector import Catalog
@@ -56,7 +61,7 @@ def inspect(
 
         await InspectorApp(Catalog(client), exit_after_first_screen=exit_after_first_screen).run_async()
 
-    client_command(ctx, lambda opts: set_scope(opts, db, at), browse)
+    client_command(ctx, select, browse)
 
 
 def _child_command(opts: GlobalOptions, db: Path | None, at: str | None) -> str:

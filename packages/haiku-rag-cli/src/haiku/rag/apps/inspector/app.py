@@ -32,7 +32,8 @@ from haiku.rag.apps.inspector.render import (
     when,
 )
 
-COLUMNS = (("title", "Title"), ("uri", "URI"), ("created", "Created"), ("updated", "Updated"), ("chunks", "Chunks"))
+# The URI last: a long one runs off the pane's edge, never the counts or dates.
+COLUMNS = (("title", "Title"), ("chunks", "Chunks"), ("created", "Created"), ("updated", "Updated"), ("uri", "URI"))
 
 
 class InspectorApp(App[None]):
@@ -140,6 +141,7 @@ class InspectorApp(App[None]):
             self.call_after_refresh(self.exit)
 
     def _show_error(self, message: str) -> None:
+        self.pending = None  # a jump stops at a read that failed
         self.query_one("#chunk-text", Static).update(Text(message, style="red"))
         self.notify(message, severity="error", timeout=8)
 
@@ -157,10 +159,10 @@ class InspectorApp(App[None]):
             count = self.counts.get((document.source, document.id or ""))
             table.add_row(
                 Text(document.title or "(untitled)"),
-                Text(document.uri or ""),
+                "…" if count is None else str(count),
                 when(document.created_at),
                 when(document.updated_at),
-                "…" if count is None else str(count),
+                Text(document.uri or ""),
                 key=document.id,
             )
         pane = self.query_one("#documents-pane")
@@ -203,6 +205,8 @@ class InspectorApp(App[None]):
 
     @on(DataTable.RowHighlighted, "#documents")
     def _document_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.pending is not None and self.pending.document_id != event.row_key.value:
+            return  # a row passed on the way to a search hit
         document = next((d for d in self.documents if d.id == event.row_key.value), None)
         if document is not None:
             self.open_document(document)

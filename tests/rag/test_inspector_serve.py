@@ -148,3 +148,14 @@ def test_serve_with_an_unknown_database_fails_before_serving(two_db_file):
     assert done.returncode == 1
     assert done.stderr.startswith("Error: ") and "ghost" in done.stderr
     assert "Serving" not in done.stderr
+
+
+async def test_a_token_given_on_loopback_is_required_there_too(two_db_file):
+    with serving(two_db_file, "--token", "correct-horse") as (port, lines):
+        assert not any(line.startswith(("Warning:", "Access token")) for line in lines)
+        assert lines[-1] == f"Serving the inspector on http://127.0.0.1:{port}/?token=correct-horse (Ctrl+C to stop)"
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"http://127.0.0.1:{port}/") as refused:
+                assert refused.status == 401
+            async with session.get(f"http://127.0.0.1:{port}/?token=correct-horse") as page:
+                assert page.status == 200

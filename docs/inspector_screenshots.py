@@ -102,6 +102,7 @@ async def terminal_screenshot(config_path: Path, target: Path) -> None:
         async with app.run_test(size=(150, 42)) as pilot:
             await _until(pilot, lambda: len(app.chunks) == 3)
             app.query_one("#chunks").focus()
+            await pilot.pause()  # focus moves on the next turn of the loop
             await pilot.press("down")
             await _until(pilot, lambda: app.chunk is not None and app.chunk.order == 1)
             await pilot.pause(1.0)  # the page pane and the chunk counts

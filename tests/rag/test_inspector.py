@@ -81,9 +81,16 @@ def shown(app: InspectorApp, selector: str) -> str:
     return str(app.screen.query_one(selector, Static).content)
 
 
+async def search(app: InspectorApp, pilot: Pilot, query: str) -> None:
+    """Search from the dialog; return once the hits are listed and have the focus (Enter then jumps)."""
+    await pilot.press("slash", *query, "enter")
+    await until(pilot, lambda: app.focused is not None and app.focused.id == "search-hits", "the hits")
+
+
 async def open_manual_chunk(app: InspectorApp, pilot: Pilot, order: int) -> None:
     await until(pilot, lambda: titles(app) == ["Field manual"] and len(app.chunks) == 3, "the manual's chunks")
     app.query_one("#chunks", OptionList).focus()
+    await pilot.pause()  # focus moves on the next turn of the loop
     await pilot.press(*["down"] * order)
     await until(pilot, lambda: app.chunk is not None and app.chunk.order == order, f"chunk #{order}")
     await until(pilot, lambda: "Page" in shown(app, "#page-view"), "the page pane")
@@ -129,6 +136,7 @@ async def test_opening_a_document_lists_its_chunks_and_shows_the_first_ones_cont
     async with inspector(two_db) as (app, pilot):
         await until(pilot, lambda: len(titles(app)) == 3, "papers' documents")
         app.query_one("#documents", DataTable).focus()
+        await pilot.pause()  # focus moves on the next turn of the loop
         await pilot.press("down")
         await until(pilot, lambda: app.document is not None and app.document.title == "Neural networks"
                     and len(app.chunks) == 2, "the chunks of Neural networks")
@@ -197,9 +205,7 @@ async def test_c_shows_the_context_the_model_gets_for_the_chunk_after_expansion(
 async def test_slash_searches_every_database_and_jumps_to_the_chosen_hit(two_db):
     async with inspector(two_db) as (app, pilot):
         await until(pilot, lambda: len(titles(app)) == 3, "papers' documents")
-        await pilot.press("slash", *"where tectonic plates meet", "enter")
-        await until(pilot, lambda: app.screen.query("#search-hits")
-                    and app.screen.query_one("#search-hits", OptionList).option_count > 0, "the hits")
+        await search(app, pilot, "where tectonic plates meet")
         first = str(app.screen.query_one("#search-hits", OptionList).get_option_at_index(0).prompt)
         assert first.startswith("[wiki] Plate tectonics")
         await pilot.press("enter")
@@ -216,9 +222,7 @@ async def test_a_jump_clears_a_filter_that_hides_the_hit(two_db):
         await until(pilot, lambda: len(titles(app)) == 3, "papers' documents")
         await pilot.press("f", *"photo", "enter")
         assert titles(app) == ["Photosynthesis"]
-        await pilot.press("slash", *"volcanoes erupt lava", "enter")
-        await until(pilot, lambda: app.screen.query("#search-hits")
-                    and app.screen.query_one("#search-hits", OptionList).option_count > 0, "the hits")
+        await search(app, pilot, "volcanoes erupt lava")
         await pilot.press("enter")
         await until(pilot, lambda: app.document is not None and app.document.title == "Volcanoes"
                     and app.chunk is not None, "the jump to Volcanoes")

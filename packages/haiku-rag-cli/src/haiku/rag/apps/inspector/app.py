@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -31,6 +31,7 @@ from haiku.rag.apps.inspector.render import (
     report_text,
     when,
 )
+from haiku.rag.apps.inspector.workers import read_worker
 
 # The URI last: a long one runs off the pane's edge, never the counts or dates.
 COLUMNS = (("title", "Title"), ("chunks", "Chunks"), ("created", "Created"), ("updated", "Updated"), ("uri", "URI"))
@@ -117,7 +118,7 @@ class InspectorApp(App[None]):
         self._show_chunks(None, [])
         self.load_documents(entry)
 
-    @work(exclusive=True, group="documents")
+    @read_worker("documents")
     async def load_documents(self, entry: DatabaseEntry) -> None:
         pane = self.query_one("#documents-pane")
         pane.border_subtitle = "opening…"
@@ -173,7 +174,7 @@ class InspectorApp(App[None]):
             self.query_one("#chunk-text", Static).update(Text("No documents.", style="dim"))
         self.count_chunks([d for d in shown if (d.source, d.id or "") not in self.counts])
 
-    @work(exclusive=True, group="counts")
+    @read_worker("counts")
     async def count_chunks(self, documents: list[Document]) -> None:
         """Each shown document's chunk count, filled in as counted (one read per document)."""
         entry = self.entry
@@ -218,7 +219,7 @@ class InspectorApp(App[None]):
         self.document = document
         self.load_chunks(document)
 
-    @work(exclusive=True, group="chunks")
+    @read_worker("chunks")
     async def load_chunks(self, document: Document) -> None:
         entry = self.entry
         if entry is None or document.id is None:
@@ -261,7 +262,7 @@ class InspectorApp(App[None]):
         self.query_one("#chunk-text", Static).update(chunk_text(chunk))
         self.load_page(chunk)
 
-    @work(exclusive=True, group="page")
+    @read_worker("page")
     async def load_page(self, chunk: Chunk) -> None:
         """The page pane: where the chunk lies on its first page (the text stands in for the picture)."""
         entry = self.entry
@@ -336,7 +337,7 @@ class InspectorApp(App[None]):
         if (selected := self._selected_chunk()) is not None:
             self.show_context(*selected)
 
-    @work(exclusive=True, group="dialog")
+    @read_worker("dialog")
     async def show_context(self, document: Document, chunk: Chunk) -> None:
         score = self.scores.get((chunk.source, chunk.id), 0.0)
         try:
@@ -350,7 +351,7 @@ class InspectorApp(App[None]):
         if (selected := self._selected_chunk()) is not None:
             self.show_pages(*selected)
 
-    @work(exclusive=True, group="dialog")
+    @read_worker("dialog")
     async def show_pages(self, document: Document, chunk: Chunk) -> None:
         if self.entry is None:
             return
@@ -366,7 +367,7 @@ class InspectorApp(App[None]):
         if self.entry is not None:
             self.show_info(self.entry)
 
-    @work(exclusive=True, group="dialog")
+    @read_worker("dialog")
     async def show_info(self, entry: DatabaseEntry) -> None:
         try:
             report = await self.catalog.report(entry)

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -18,6 +17,7 @@ from textual.widgets.option_list import Option
 
 from haiku.rag.apps.inspector.catalog import READ_ERRORS
 from haiku.rag.apps.inspector.render import hit_line, page_text
+from haiku.rag.apps.inspector.workers import read_worker
 
 if TYPE_CHECKING:
     from haiku.core.models import SearchResult
@@ -122,7 +122,7 @@ class SearchDialog(ModalScreen["SearchResult | None"]):
             self.query_one("#search-status", Static).update(Text(f"searching for {query!r}…"))
             self.run_search(query)
 
-    @work(exclusive=True, group="search")
+    @read_worker("search")
     async def run_search(self, query: str) -> None:
         status = self.query_one("#search-status", Static)
         hits = self.query_one("#search-hits", OptionList)

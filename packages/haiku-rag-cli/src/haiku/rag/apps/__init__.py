@@ -1,6 +1,2 @@
-"""The screens of `haiku-rag`: Textual applications over the client (docs/cli.md).
-
-Each application takes a client and its scope and nothing else. Textual is
-imported only by the commands that start one, never by `search`, `list` or
-the other plain commands.
-"""
+"""The screens of haiku-rag (Textual apps): they sit above question answering and beside the
+MCP server, and use the client and the capability like any Python caller (docs/design.md)."""

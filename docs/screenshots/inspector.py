@@ -1,7 +1,7 @@
 """The inspector's screenshots in docs/cli.md, made from two small databases built here.
 
-    python docs/inspector_screenshots.py            # docs/images/inspector.svg (Textual's save_screenshot)
-    python docs/inspector_screenshots.py --browser  # and docs/images/inspector-browser.png
+    python docs/screenshots/inspector.py            # docs/screenshots/inspector.svg (Textual's save_screenshot)
+    python docs/screenshots/inspector.py --browser  # and docs/screenshots/inspector-browser.png
 
 The terminal one drives the inspector headless with Textual's pilot; the
 browser one serves it (`haiku-rag inspect --serve`) and photographs the page
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-IMAGES = Path(__file__).resolve().parent / "images"
+IMAGES = Path(__file__).resolve().parent
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--hide-scrollbars", "--window-size=1500,900",
@@ -199,7 +199,6 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    IMAGES.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="inspector-screenshots-") as tmp:
         config_path = asyncio.run(build(Path(tmp)))
         asyncio.run(terminal_screenshot(config_path, IMAGES / "inspector.svg"))

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from haiku.core.models import Chunk, Document
 from haiku.core.sql import sql_in, sql_string
-from haiku.core.store.filters import filter_error
+from haiku.core.store.filters import check_single_expression, filter_error
 from haiku.core.store.handles import Handles
 from haiku.core.store.schema import DOCUMENT_FIELDS, REVISION, chunk_from_row, document_from_row
 
@@ -94,6 +94,7 @@ class Reads:
 
     async def filtered(self, coro_factory: Callable[[], Awaitable[Any]], filter: str | None) -> Any:
         """Run a documents query built with the caller's filter, naming the filter when it is invalid."""
+        check_single_expression(filter)
         try:
             return await coro_factory()
         except Exception as exc:

@@ -62,7 +62,7 @@ def main() -> int:
         return 1
 
     from haiku.core.embedders import local_model_path
-    from haiku.ingester.pipeline.convert import Converter
+    from haiku.core.convert.converter import Converter
 
     records = []
     with corpus.open(encoding="utf-8") as handle:

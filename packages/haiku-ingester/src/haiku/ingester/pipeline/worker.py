@@ -64,7 +64,7 @@ def _let_torch_in() -> None:
 
 
 def _build_converter(tokenizer_dir: str, chunk_size: int):
-    from haiku.ingester.pipeline.convert import Converter
+    from haiku.core.convert.converter import Converter
 
     _keep_torch_out()
     try:

@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from haiku.core.convert import ConvertedDocument
 from haiku.ingester.errors import ConversionCrashedError, ConversionError, ConversionTimeoutError
 from haiku.ingester.logs import get_logger
-from haiku.core.convert import ConvertedDocument
 from haiku.ingester.pipeline.protocol import body_size, decode_body, encode_frame, header_size
 
 _STARTUP_TIMEOUT_S = 300.0  # importing docling on a busy machine; only a broken install takes this long

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from haiku.core.convert.document import ConvertedChunk, ConvertedDocument, decode_text, embed_text
-from haiku.core.convert.serializers import plain_text_serializers
+from haiku.core.convert.serializers import chunking_serializers, export_markdown, inline_keeping_chunker
 from haiku.core.convert.titles import choose_title, pdf_title, title_line
 from haiku.core.errors import ConversionError, ConverterUnavailableError
 
@@ -37,7 +37,6 @@ class Converter:
 
     def __init__(self, *, tokenizer_dir: str, chunk_size: int, pdf_threads: int = 1) -> None:
         _require_docling()
-        from docling.chunking import HybridChunker
         from docling.datamodel.base_models import InputFormat
         from docling.datamodel.pipeline_options import NativePdfPipelineOptions
         from docling.document_converter import DocumentConverter, NativePdfFormatOption
@@ -54,8 +53,10 @@ class Converter:
             },
         )
         tokenizer = LocalTokenizer.from_model_dir(tokenizer_dir, chunk_size)
-        self._chunker = HybridChunker(tokenizer=tokenizer)
-        self._text_chunker = HybridChunker(tokenizer=tokenizer, serializer_provider=plain_text_serializers())
+        self._chunker = inline_keeping_chunker(tokenizer=tokenizer, serializer_provider=chunking_serializers())
+        self._text_chunker = inline_keeping_chunker(
+            tokenizer=tokenizer, serializer_provider=chunking_serializers(plain_text=True)
+        )
 
     def convert(self, *, name: str, fmt: str, data: bytes) -> ConvertedDocument:
         if fmt == "text":
@@ -67,7 +68,7 @@ class Converter:
         if fmt in ("md", "html"):
             data = decode_text(data).encode("utf-8")  # docling reads text formats as UTF-8
             document = self._convert_text_format(name, fmt, data)
-            return self._finish(document, name, content=document.export_to_markdown())
+            return self._finish(document, name, content=export_markdown(document))
         from docling.datamodel.base_models import ConversionStatus, DocumentStream
 
         stream = DocumentStream(name=Path(name).name, stream=io.BytesIO(data))
@@ -79,7 +80,7 @@ class Converter:
             detail = "; ".join(e.error_message for e in result.errors) or str(result.status.value)
             raise ConversionError(f"{name}: docling could not convert it: {detail}")
         document = result.document
-        content = document.export_to_markdown()
+        content = export_markdown(document)
         title = (pdf_title(data) or title_line(content)) if fmt == "pdf" else None
         return self._finish(document, name, content=content, title=title)
 

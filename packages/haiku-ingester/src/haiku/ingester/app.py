@@ -153,6 +153,7 @@ class IngesterApp:
             tokenizer_dir=tokenizer_dir(config),
             chunk_size=config.processing.chunk_size,
             timeout_s=config.processing.conversion_timeout_s,
+            ocr=config.processing.ocr,
         )
         assert self.queue is not None
         self.processor = JobProcessor(sync=self.queue.sync, pool=self.pool, batcher=self.batcher)

@@ -192,6 +192,14 @@ def rebuild(
     )
 
 
+@app.command("formats")
+def formats_command(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Every file extension the ingester converts: extension, converter, content type."""
+    from haiku.core.convert.formats import format_rows, render_formats
+
+    typer.echo(json.dumps(format_rows(), indent=2) if as_json else render_formats())
+
+
 def _busy_threads() -> bool:
     return any(t is not threading.main_thread() and t.is_alive() and not t.daemon for t in threading.enumerate())
 

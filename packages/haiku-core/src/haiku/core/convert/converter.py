@@ -1,10 +1,14 @@
 """Convert a file's bytes to a document and its chunks (docs/ingester.md, "Formats").
 
-docling-slim converts markdown, html and docx with its declarative backends and
-PDFs with the native, model-free text pipeline (no layout or OCR model, nothing
-downloaded). Plain text is taken as is. Chunks come from docling's HybridChunker
-with the embedding model's tokenizer, so ``processing.chunk_size`` counts the
-tokens the encoder will see, headings included.
+Every format of the table (``haiku.core.convert.formats``) goes through the
+docling backend its extension names, never one docling guesses from the bytes:
+the declarative backends (markdown, HTML, Office, OpenDocument, e-mail, …),
+PDFs through the native, model-free text pipeline (no layout model, nothing
+downloaded), scanned pages and images through OCR with the models the
+``rapidocr-onnxruntime`` wheel ships. Plain text is taken as is; code and data
+files become fenced blocks of their language. Chunks come from docling's
+HybridChunker with the embedding model's tokenizer, so ``processing.chunk_size``
+counts the tokens the encoder will see, headings included.
 
 docling is imported when a ``Converter`` is built, never when this module is:
 without the ``convert`` extra that raises ``ConverterUnavailableError``.
@@ -12,16 +16,15 @@ without the ``convert`` extra that raises ``ConverterUnavailableError``.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
+from haiku.core.convert.clean import clean_document, clean_text
 from haiku.core.convert.document import ConvertedChunk, ConvertedDocument, decode_text, embed_text
+from haiku.core.convert.formats import format_of, xml_kind
 from haiku.core.convert.serializers import chunking_serializers, export_markdown, inline_keeping_chunker
 from haiku.core.convert.titles import choose_title, pdf_title, title_line
-from haiku.core.errors import ConversionError, ConverterUnavailableError
-
-CONVERTIBLE = {"md", "html", "docx", "pdf"}
+from haiku.core.errors import ConverterUnavailableError
 
 
 def _require_docling() -> None:
@@ -35,23 +38,14 @@ def _require_docling() -> None:
 class Converter:
     """A docling converter and chunker, built once per process (a conversion worker, a client)."""
 
-    def __init__(self, *, tokenizer_dir: str, chunk_size: int, pdf_threads: int = 1) -> None:
+    def __init__(self, *, tokenizer_dir: str, chunk_size: int, pdf_threads: int = 1, ocr: str = "auto") -> None:
+        """``ocr``: ``processing.ocr`` (``auto``, ``off`` or ``force``; docs/ingester.md)."""
         _require_docling()
-        from docling.datamodel.base_models import InputFormat
-        from docling.datamodel.pipeline_options import NativePdfPipelineOptions
-        from docling.document_converter import DocumentConverter, NativePdfFormatOption
-
+        from haiku.core.convert.backends import DoclingBackends
         from haiku.core.convert.tokenizer import LocalTokenizer
 
-        self._formats = {"md": InputFormat.MD, "html": InputFormat.HTML, "docx": InputFormat.DOCX, "pdf": InputFormat.PDF}
-        self._converter = DocumentConverter(
-            allowed_formats=list(self._formats.values()),
-            format_options={
-                InputFormat.PDF: NativePdfFormatOption(
-                    pipeline_options=NativePdfPipelineOptions(parser_threads=pdf_threads)
-                )
-            },
-        )
+        self._backends = DoclingBackends(pdf_threads=pdf_threads)
+        self._ocr = ocr
         tokenizer = LocalTokenizer.from_model_dir(tokenizer_dir, chunk_size)
         self._chunker = inline_keeping_chunker(tokenizer=tokenizer, serializer_provider=chunking_serializers())
         self._text_chunker = inline_keeping_chunker(
@@ -59,69 +53,49 @@ class Converter:
         )
 
     def convert(self, *, name: str, fmt: str, data: bytes) -> ConvertedDocument:
+        """``fmt``: the converter the format table names for ``name`` (``md``, ``pdf``, ``code``…)."""
         if fmt == "text":
-            text = decode_text(data)
-            document = self._text_document(name, text)
+            text = clean_text(decode_text(data))
+            document = _text_document(name, text)
             return self._finish(document, name, content=text, chunker=self._text_chunker, title=title_line(text))
-        if fmt not in CONVERTIBLE:
-            raise ConversionError(f"{name}: no converter for format {fmt!r}")
-        if fmt in ("md", "html"):
-            data = decode_text(data).encode("utf-8")  # docling reads text formats as UTF-8
-            document = self._convert_text_format(name, fmt, data)
-            return self._finish(document, name, content=export_markdown(document))
-        from docling.datamodel.base_models import ConversionStatus, DocumentStream
+        if fmt == "xml":
+            kind = xml_kind(data)
+            fmt = f"xml_{kind}" if kind else "code"
+        if fmt == "code":
+            spec = format_of(name)
+            language = spec.language if spec is not None else None
+            document = _code_document(name, clean_text(decode_text(data), keep_tabs=True), language)
+            return self._finish(document, name, content=export_markdown(document), language=language)
+        if fmt == "legacy":
+            from haiku.core.convert.legacy import via_libreoffice
 
-        stream = DocumentStream(name=Path(name).name, stream=io.BytesIO(data))
-        try:
-            result = self._converter.convert(stream, raises_on_error=False)
-        except Exception as exc:  # docling raises its own types and anything its parsers raise
-            raise ConversionError(f"{name}: docling could not convert it: {type(exc).__name__}: {exc}") from None
-        if result.status not in (ConversionStatus.SUCCESS, ConversionStatus.PARTIAL_SUCCESS):
-            detail = "; ".join(e.error_message for e in result.errors) or str(result.status.value)
-            raise ConversionError(f"{name}: docling could not convert it: {detail}")
-        document = result.document
+            fmt, data = via_libreoffice(name, data)
+        if fmt == "image":
+            from haiku.core.convert.ocr import image_document
+
+            document = image_document(name, data, mode=self._ocr)
+            return self._finish(document, name, content=export_markdown(document))
+        if fmt in ("md", "html", "csv", "asciidoc", "latex", "vtt"):
+            data = decode_text(data).encode("utf-8")  # docling reads text formats as UTF-8
+        document = self._backends.convert(name, fmt, data)
+        if fmt == "pdf":
+            from haiku.core.convert.ocr import ocr_pdf
+
+            document = ocr_pdf(name, data, document, mode=self._ocr)
+        clean_document(document)
         content = export_markdown(document)
         title = (pdf_title(data) or title_line(content)) if fmt == "pdf" else None
         return self._finish(document, name, content=content, title=title)
 
-    def _convert_text_format(self, name: str, fmt: str, data: bytes) -> Any:
-        """Markdown and HTML straight through their docling backends, in the format the name says.
-
-        ``DocumentConverter`` sniffs a stream's first bytes before its name, so a
-        markdown file opening with "BM…" (a BMP signature) or "ID3" was refused
-        as an image or audio file.
-        """
-        from docling.backend.html_backend import HTMLDocumentBackend
-        from docling.backend.md_backend import MarkdownDocumentBackend
-        from docling.datamodel.document import InputDocument
-
-        backend_cls: Any = MarkdownDocumentBackend if fmt == "md" else HTMLDocumentBackend
-        filename = Path(name).name
-        try:
-            source = InputDocument(
-                path_or_stream=io.BytesIO(data), format=self._formats[fmt], backend=backend_cls, filename=filename
-            )
-            backend = backend_cls(source, io.BytesIO(data))
-            if not source.valid or not backend.is_valid():
-                raise ConversionError(f"{name}: docling could not read it as {fmt}")
-            return backend.convert()
-        except ConversionError:
-            raise
-        except Exception as exc:  # whatever the parser raises on this input
-            raise ConversionError(f"{name}: docling could not convert it: {type(exc).__name__}: {exc}") from None
-
-    @staticmethod
-    def _text_document(name: str, text: str) -> Any:
-        from docling_core.types.doc import DocItemLabel, DoclingDocument
-
-        document = DoclingDocument(name=Path(name).stem or "text")
-        for paragraph in text.replace("\r\n", "\n").split("\n\n"):
-            if paragraph.strip():
-                document.add_text(label=DocItemLabel.TEXT, text=paragraph.strip())
-        return document
-
     def _finish(
-        self, document: Any, name: str, *, content: str, chunker: Any = None, title: str | None = None
+        self,
+        document: Any,
+        name: str,
+        *,
+        content: str,
+        chunker: Any = None,
+        title: str | None = None,
+        language: str | None = None,
     ) -> ConvertedDocument:
         """``title``: the format's own title when the document has no heading."""
         chunks: list[ConvertedChunk] = []
@@ -136,4 +110,30 @@ class Converter:
                     page_numbers=pages,
                 )
             )
-        return ConvertedDocument(title=choose_title(document, name, title), content=content, chunks=chunks)
+        return ConvertedDocument(
+            title=choose_title(document, name, title), content=content, chunks=chunks, language=language
+        )
+
+
+def _text_document(name: str, text: str) -> Any:
+    from docling_core.types.doc import DocItemLabel, DoclingDocument
+
+    document = DoclingDocument(name=Path(name).stem or "text")
+    for paragraph in text.replace("\r\n", "\n").split("\n\n"):
+        if paragraph.strip():
+            document.add_text(label=DocItemLabel.TEXT, text=paragraph.strip())
+    return document
+
+
+def _code_document(name: str, text: str, language: str | None) -> Any:
+    """A code or data file as fenced blocks, one per run of lines between blank lines,
+    so a chunk holds whole blocks of the file."""
+    from docling_core.types.doc import CodeLanguageLabel, DoclingDocument
+
+    labels = {label.value.lower(): label for label in CodeLanguageLabel}
+    label = labels.get((language or "").lower(), CodeLanguageLabel.UNKNOWN)
+    document = DoclingDocument(name=Path(name).stem or "code")
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        if block.strip():
+            document.add_code(text=block.strip("\n"), code_language=label)
+    return document

@@ -22,6 +22,7 @@ class ConvertedDocument:
     title: str
     content: str
     chunks: list[ConvertedChunk]
+    language: str | None = None  # code and data files: their language (docs/ingester.md, "Formats")
 
 
 def embed_text(headings: list[str], content: str) -> str:

@@ -55,31 +55,50 @@ def export_markdown(document: Any) -> str:
     from docling_core.types.doc.document import DEFAULT_CONTENT_LAYERS, DOCUMENT_TOKENS_EXPORT_LABELS
 
     params = MarkdownParams(labels=DOCUMENT_TOKENS_EXPORT_LABELS, layers=DEFAULT_CONTENT_LAYERS)
-    serializer = MarkdownDocSerializer(doc=document, params=params, inline_serializer=_inline_serializer())
+    serializer = MarkdownDocSerializer(
+        doc=document,
+        params=params,
+        inline_serializer=_inline_serializer(),
+        text_serializer=_text_serializer(plain_text=False),
+    )
     return serializer.serialize().text
 
 
+def _text_serializer(*, plain_text: bool) -> Any:
+    """docling's markdown text serializer; a code block names its language on its fence, and
+    ``plain_text`` drops the markdown hard breaks ("  \\n") added to a line break inside a
+    paragraph, so plain text reaches the chunks as its lines were."""
+    from docling_core.transforms.serializer.common import create_ser_result
+    from docling_core.transforms.serializer.markdown import MarkdownTextSerializer
+    from docling_core.types.doc import CodeItem, CodeLanguageLabel
+
+    class TextSerializer(MarkdownTextSerializer):
+        def serialize(self, *, item: Any, doc_serializer: Any, doc: Any, **kwargs: Any) -> Any:
+            language = getattr(item, "code_language", CodeLanguageLabel.UNKNOWN)
+            if isinstance(item, CodeItem) and language != CodeLanguageLabel.UNKNOWN and not kwargs.get("is_inline_scope"):
+                fence = "````" if "```" in item.text else "```"
+                return create_ser_result(text=f"{fence}{language.value.lower()}\n{item.text}\n{fence}", span_source=item)
+            return super().serialize(item=item, doc_serializer=doc_serializer, doc=doc, **kwargs)
+
+        def _md_line_breaks(self, text: str) -> str:
+            return text if plain_text else super()._md_line_breaks(text)
+
+    return TextSerializer()
+
+
 def chunking_serializers(*, plain_text: bool = False) -> Any:
-    """docling's chunking serializers with the inline rule; ``plain_text`` also drops the
-    markdown hard breaks ("  \\n") they add to a line break inside a paragraph, so plain
-    text reaches the chunks as its lines were."""
+    """docling's chunking serializers with the inline and code-fence rules (``_text_serializer``)."""
     from docling_core.transforms.chunker.hierarchical_chunker import (
         ChunkingDocSerializer,
         ChunkingSerializerProvider,
     )
-    from docling_core.transforms.serializer.markdown import MarkdownTextSerializer
-
-    class PlainTextSerializer(MarkdownTextSerializer):
-        def _md_line_breaks(self, text: str) -> str:
-            return text
 
     inline = _inline_serializer()
+    text = _text_serializer(plain_text=plain_text)
 
     class Provider(ChunkingSerializerProvider):
         def get_serializer(self, doc: Any) -> Any:
-            if plain_text:
-                return ChunkingDocSerializer(doc=doc, inline_serializer=inline, text_serializer=PlainTextSerializer())
-            return ChunkingDocSerializer(doc=doc, inline_serializer=inline)
+            return ChunkingDocSerializer(doc=doc, inline_serializer=inline, text_serializer=text)
 
     return Provider()
 

@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from haiku.core.convert.clean import clean_document, clean_text
-from haiku.core.convert.document import ConvertedChunk, ConvertedDocument, decode_text, embed_text
+from haiku.core.convert.document import (
+    ConvertedChunk,
+    ConvertedDocument,
+    ReadDocument,
+    decode_text,
+    embed_text,
+)
 from haiku.core.convert.formats import format_of, xml_kind
 from haiku.core.convert.serializers import chunking_serializers, export_markdown, inline_keeping_chunker
 from haiku.core.convert.titles import choose_title, pdf_title, title_line
@@ -47,6 +53,7 @@ class Converter:
         self._backends = DoclingBackends(pdf_threads=pdf_threads)
         self._ocr = ocr
         tokenizer = LocalTokenizer.from_model_dir(tokenizer_dir, chunk_size)
+        self.count_tokens = tokenizer.count_tokens
         self._chunker = inline_keeping_chunker(tokenizer=tokenizer, serializer_provider=chunking_serializers())
         self._text_chunker = inline_keeping_chunker(
             tokenizer=tokenizer, serializer_provider=chunking_serializers(plain_text=True)
@@ -54,10 +61,16 @@ class Converter:
 
     def convert(self, *, name: str, fmt: str, data: bytes) -> ConvertedDocument:
         """``fmt``: the converter the format table names for ``name`` (``md``, ``pdf``, ``code``…)."""
+        document = self.read(name=name, fmt=fmt, data=data)
+        return ConvertedDocument(
+            title=self.title(document), content=document.content, chunks=self.chunk(document), language=document.language
+        )
+
+    def read(self, *, name: str, fmt: str, data: bytes) -> ReadDocument:
+        """The file as a docling document and its markdown, not yet chunked."""
         if fmt == "text":
             text = clean_text(decode_text(data))
-            document = _text_document(name, text)
-            return self._finish(document, name, content=text, chunker=self._text_chunker, title=title_line(text))
+            return ReadDocument(name, _text_document(name, text), text, title_line(text), plain_text=True)
         if fmt == "xml":
             kind = xml_kind(data)
             fmt = f"xml_{kind}" if kind else "code"
@@ -65,7 +78,7 @@ class Converter:
             spec = format_of(name)
             language = spec.language if spec is not None else None
             document = _code_document(name, clean_text(decode_text(data), keep_tabs=True), language)
-            return self._finish(document, name, content=export_markdown(document), language=language)
+            return ReadDocument(name, document, export_markdown(document), language=language)
         if fmt == "legacy":
             from haiku.core.convert.legacy import via_libreoffice
 
@@ -74,7 +87,7 @@ class Converter:
             from haiku.core.convert.ocr import image_document
 
             document = image_document(name, data, mode=self._ocr)
-            return self._finish(document, name, content=export_markdown(document))
+            return ReadDocument(name, document, export_markdown(document))
         if fmt in ("md", "html", "csv", "asciidoc", "latex", "vtt"):
             data = decode_text(data).encode("utf-8")  # docling reads text formats as UTF-8
         document = self._backends.convert(name, fmt, data)
@@ -85,21 +98,17 @@ class Converter:
         clean_document(document)
         content = export_markdown(document)
         title = (pdf_title(data) or title_line(content)) if fmt == "pdf" else None
-        return self._finish(document, name, content=content, title=title)
+        return ReadDocument(name, document, content, title)
 
-    def _finish(
-        self,
-        document: Any,
-        name: str,
-        *,
-        content: str,
-        chunker: Any = None,
-        title: str | None = None,
-        language: str | None = None,
-    ) -> ConvertedDocument:
-        """``title``: the format's own title when the document has no heading."""
+    def title(self, document: ReadDocument) -> str:
+        """The title the ingester records (docs/ingester.md, "Titles")."""
+        return choose_title(document.docling, document.name, document.format_title)
+
+    def chunk(self, document: ReadDocument) -> list[ConvertedChunk]:
+        """The document's chunks under ``processing.chunk_size``, each with its headings and pages."""
         chunks: list[ConvertedChunk] = []
-        for chunk in (chunker or self._chunker).chunk(document):
+        chunker = self._text_chunker if document.plain_text else self._chunker
+        for chunk in chunker.chunk(document.docling):
             pages = sorted({prov.page_no for item in chunk.meta.doc_items for prov in (item.prov or [])})
             headings = list(chunk.meta.headings or [])
             chunks.append(
@@ -110,9 +119,7 @@ class Converter:
                     page_numbers=pages,
                 )
             )
-        return ConvertedDocument(
-            title=choose_title(document, name, title), content=content, chunks=chunks, language=language
-        )
+        return chunks
 
 
 def _text_document(name: str, text: str) -> Any:

@@ -7,6 +7,7 @@ any client read these while only a conversion worker runs docling.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -23,6 +24,22 @@ class ConvertedDocument:
     content: str
     chunks: list[ConvertedChunk]
     language: str | None = None  # code and data files: their language (docs/ingester.md, "Formats")
+
+
+@dataclass
+class ReadDocument:
+    """A file read by the converter, before chunking: docling's document and its markdown.
+
+    ``format_title``: the title the format itself gives (a PDF's metadata, a
+    plain-text title line), used when the document has no heading.
+    """
+
+    name: str
+    docling: Any
+    content: str
+    format_title: str | None = None
+    language: str | None = None
+    plain_text: bool = False
 
 
 def embed_text(headings: list[str], content: str) -> str:

@@ -102,3 +102,15 @@ def test_the_ocr_keys_are_validated_at_load():
         ProcessingConfig(ocr_lang="fr")
 
 
+
+
+def test_a_blank_page_is_not_sent_to_the_models(monkeypatch):
+    from PIL import Image
+
+    from haiku.core.convert import ocr
+
+    def no_model():
+        raise AssertionError("the OCR models ran on a blank page")
+
+    monkeypatch.setattr(ocr, "_engine", no_model)
+    assert ocr.ocr_paragraphs(Image.new("RGB", (800, 1100), (250, 250, 250))) == []

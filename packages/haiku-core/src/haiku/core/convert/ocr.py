@@ -24,6 +24,7 @@ OCR_MODES = ("auto", "off", "force")
 OCR_LANGS = ("ch_en",)
 MAX_PIXELS = 40_000_000  # 40 megapixels: an A4 page at 600 dpi is 35
 PDF_RENDER_SCALE = 2.0  # 144 dpi
+BLANK_CONTRAST = 24  # grey levels between a page's darkest and lightest pixel below which it is blank
 
 
 @lru_cache(maxsize=1)
@@ -64,6 +65,9 @@ def ocr_paragraphs(image: Any) -> list[str]:
     """The text of an image (PIL), as paragraphs in reading order."""
     import numpy as np
 
+    low, high = image.convert("L").getextrema()
+    if high - low < BLANK_CONTRAST:
+        return []  # a blank page: nothing to read, and no model run for it
     # Wider boxes than the default (unclip 1.6): the Chinese-English recogniser drops the
     # spaces between English words when a box hugs the glyphs.
     result, _elapsed = _engine()(

@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import io
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -41,6 +42,19 @@ def scanned_pdf(pages: int) -> bytes:
     return out.getvalue()
 
 
+def _cpu_s(pid: int) -> float:
+    """The worker's CPU time (user + system): pages per CPU-second hold on a loaded machine."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
 def _hwm_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -58,11 +72,12 @@ async def measure(pages: int) -> dict[str, float | int]:
     try:
         await pool.convert(name="warm.md", fmt="md", data=b"# Warm\n\nup\n")
         pid = pool.pids[0]
-        before = _hwm_mib(pid)
+        before, cpu = _hwm_mib(pid), _cpu_s(pid)
         started = time.perf_counter()
         document = await pool.convert(name="scanned.pdf", fmt="pdf", data=data)
         seconds = time.perf_counter() - started
-        after = _hwm_mib(pid)
+        after, cpu = _hwm_mib(pid), _cpu_s(pid) - cpu
+        resident_after = _rss_mib(pid)
     finally:
         await pool.close()
     text = " ".join(c.content for c in document.chunks)
@@ -70,6 +85,9 @@ async def measure(pages: int) -> dict[str, float | int]:
         "pages": pages,
         "seconds": round(seconds, 2),
         "pages_per_s": round(pages / seconds, 3),
+        "worker_cpu_s": round(cpu, 1),
+        "pages_per_cpu_s": round(pages / cpu, 3),
+        "worker_rss_mib_after_the_file": resident_after,
         "worker_peak_rss_mib_before_ocr": before,
         "worker_peak_rss_mib_with_ocr": after,
         "chunks": len(document.chunks),

@@ -114,3 +114,4 @@ def test_a_blank_page_is_not_sent_to_the_models(monkeypatch):
 
     monkeypatch.setattr(ocr, "_engine", no_model)
     assert ocr.ocr_paragraphs(Image.new("RGB", (800, 1100), (250, 250, 250))) == []
+

@@ -1,9 +1,12 @@
 """OCR of scanned pages and images (docs/ingester.md, "Scanned pages (OCR)").
 
-The models are the PP-OCRv4 detection and recognition and the mobile
-direction-classifier ONNX files inside the ``rapidocr-onnxruntime`` wheel,
-passed by path: nothing is downloaded, ever. They read Chinese and English
-(``processing.ocr_lang: ch_en``).
+The models are the PP-OCRv4 detection and recognition ONNX files inside the
+``rapidocr-onnxruntime`` wheel (its direction classifier is loaded, as the
+engine requires, but not run: pages are taken upright), passed by path:
+nothing is downloaded, ever. They read Chinese and English
+(``processing.ocr_lang: ch_en``). Lines are found on the page scaled to
+``DET_SIDE`` pixels and read at 144 dpi; the models are dropped after each
+file (``release``).
 
 ``processing.ocr``: ``auto`` OCRs the PDF pages that have no text layer (and
 every image), ``force`` every page, ``off`` none (an image then yields nothing).
@@ -24,6 +27,8 @@ OCR_MODES = ("auto", "off", "force")
 OCR_LANGS = ("ch_en",)
 MAX_PIXELS = 40_000_000  # 40 megapixels: an A4 page at 600 dpi is 35
 PDF_RENDER_SCALE = 2.0  # 144 dpi
+DET_SIDE = 1024  # the longest side, in pixels, of the image lines are detected on
+MIN_SCORE = 0.5  # the recogniser's confidence below which a line is dropped
 BLANK_CONTRAST = 24  # grey levels between a page's darkest and lightest pixel below which it is blank
 
 
@@ -61,23 +66,60 @@ def _engine() -> Any:
     )
 
 
+def release() -> None:
+    """Drop the OCR models and give their memory back to the OS (about 250 MB): a worker
+    holds them only while it reads a file, so workers that are not OCRing stay small."""
+    import gc
+
+    _engine.cache_clear()
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: the allocator keeps what it keeps
+
+
+def ocr_lines(image: Any) -> list[tuple[float, float, float, str]]:
+    """(top, bottom, left, text) of each line OCR reads in an image (PIL).
+
+    Lines are found on a copy scaled to ``DET_SIDE`` pixels at most (the
+    detector, trained on such images, merges or misses the lines of a dense
+    page at full resolution) and read from the full-resolution image.
+    """
+    import numpy as np
+    from PIL import Image
+
+    rgb = image.convert("RGB")
+    factor = min(1.0, DET_SIDE / max(rgb.size))
+    small = rgb.resize((max(1, round(rgb.width * factor)), max(1, round(rgb.height * factor))), Image.BILINEAR)
+    engine = _engine()
+    boxes, _elapsed = engine.text_det(np.asarray(small)[:, :, ::-1])
+    if boxes is None or len(boxes) == 0:
+        return []
+    full = np.asarray(rgb)[:, :, ::-1]
+    crops, places = [], []
+    for box in boxes:
+        xs, ys = box[:, 0] / factor, box[:, 1] / factor
+        pad = 0.25 * (ys.max() - ys.min())  # a margin: the recogniser drops spaces in a tight crop
+        x0, x1 = int(max(0, xs.min() - pad)), int(min(full.shape[1], xs.max() + pad))
+        y0, y1 = int(max(0, ys.min() - pad / 2)), int(min(full.shape[0], ys.max() + pad / 2))
+        if x1 - x0 >= 4 and y1 - y0 >= 4:
+            crops.append(np.ascontiguousarray(full[y0:y1, x0:x1]))
+            places.append((float(y0), float(y1), float(x0)))
+    if not crops:
+        return []
+    read, _elapsed = engine.text_rec(crops)
+    return [(*place, text.strip()) for place, (text, score) in zip(places, read, strict=True) if score >= MIN_SCORE]
+
+
 def ocr_paragraphs(image: Any) -> list[str]:
     """The text of an image (PIL), as paragraphs in reading order."""
-    import numpy as np
-
     low, high = image.convert("L").getextrema()
     if high - low < BLANK_CONTRAST:
         return []  # a blank page: nothing to read, and no model run for it
-    # Wider boxes than the default (unclip 1.6): the Chinese-English recogniser drops the
-    # spaces between English words when a box hugs the glyphs.
-    result, _elapsed = _engine()(
-        np.asarray(image.convert("RGB"))[:, :, ::-1], box_thresh=0.5, unclip_ratio=2.0, text_score=0.5
-    )
-    lines = []
-    for box, text, _score in result or []:
-        ys = [point[1] for point in box]
-        lines.append((min(ys), max(ys), min(point[0] for point in box), text.strip()))
-    lines.sort(key=lambda line: (round(line[0] / 8), line[2]))
+    lines = sorted(ocr_lines(image), key=lambda line: (round(line[0] / 8), line[2]))
     paragraphs: list[list[str]] = []
     previous_bottom = None
     for top, bottom, _left, text in lines:
@@ -128,7 +170,10 @@ def image_document(name: str, data: bytes, *, mode: str = "auto") -> Any:
 
     image = open_image(name, data)
     document = DoclingDocument(name=Path(name).stem or "image")
-    paragraphs = [] if mode == "off" else ocr_paragraphs(image)
+    try:
+        paragraphs = [] if mode == "off" else ocr_paragraphs(image)
+    finally:
+        release()
     _add_page(document, 1, (float(image.width), float(image.height)), paragraphs)
     return document
 
@@ -142,30 +187,37 @@ def ocr_pdf(name: str, data: bytes, native: Any, *, mode: str) -> Any:
     """The PDF's document with OCR text on the pages the mode says (``auto``: pages
     without a text layer; ``force``: every page); ``native`` as is when none."""
     import pypdfium2
-    from docling_core.types.doc import DoclingDocument
 
     if mode == "off":
         return native
     pdf = pypdfium2.PdfDocument(data)
     try:
-        count = len(pdf)
-        targets = set(range(1, count + 1)) if mode == "force" else set(pages_without_text(native, count))
-        if not targets:
-            return native
-        document = DoclingDocument(name=native.name)
-        for page_no in range(1, count + 1):
-            page = pdf[page_no - 1]
-            size = (float(page.get_width()), float(page.get_height()))
-            if page_no in targets:
-                image = page.render(scale=PDF_RENDER_SCALE).to_pil()
-                if image.width * image.height > MAX_PIXELS:
-                    raise ConversionError(f"{name}: page {page_no} is too large to OCR")
-                _add_page(document, page_no, size, ocr_paragraphs(image))
-            else:
-                _copy_page(native, document, page_no, size)
-            page.close()
+        return _ocr_pages(name, pdf, native, mode=mode)
     finally:
         pdf.close()
+        release()
+
+
+def _ocr_pages(name: str, pdf: Any, native: Any, *, mode: str) -> Any:
+    from docling_core.types.doc import DoclingDocument
+
+    count = len(pdf)
+    targets = set(range(1, count + 1)) if mode == "force" else set(pages_without_text(native, count))
+    if not targets:
+        return native
+    document = DoclingDocument(name=native.name)
+    for page_no in range(1, count + 1):
+        page = pdf[page_no - 1]
+        try:
+            size = (float(page.get_width()), float(page.get_height()))
+            if page_no not in targets:
+                _copy_page(native, document, page_no, size)
+                continue
+            if size[0] * size[1] * PDF_RENDER_SCALE**2 > MAX_PIXELS:
+                raise ConversionError(f"{name}: page {page_no} is too large to OCR")
+            _add_page(document, page_no, size, ocr_paragraphs(page.render(scale=PDF_RENDER_SCALE).to_pil()))
+        finally:
+            page.close()
     return document
 
 

@@ -89,7 +89,7 @@ class SourceUnavailableError(HaikuError):
         """The default database is missing because no configuration file was found."""
         return cls(
             f"no configuration file was found (looked at: {'; '.join(looked_at)}), so haiku-rag read the "
-            f"default database '{name}' in {data_dir}, which does not exist: write a configuration naming "
+            f"default {database_label(name)} in {data_dir}, which does not exist: write a configuration naming "
             "your databases (`haiku-rag init-config`), or let haiku-ingester create this one",
             database=name,
         )
@@ -198,9 +198,8 @@ class DatabaseLockedError(HaikuError):
     @classmethod
     def owned_by_ingester(cls, name: str | None, command: str) -> DatabaseLockedError:
         """A lifecycle command refused because a running haiku-ingester owns the database."""
-        label = f"database '{name}'" if name is not None else "the database"
         return cls(
-            f"{label} is owned by a running haiku-ingester (its lock .haiku-ingester.lock is held), "
+            f"{database_label(name)} is owned by a running haiku-ingester (its lock .haiku-ingester.lock is held), "
             f"so `haiku-rag {command}` did not run: stop the ingester first (systemctl stop haiku-ingester), "
             "or pass --force to run anyway (the ingester does not see the change until it restarts)",
             database=name,

@@ -148,7 +148,7 @@ def _bm25_idf(df: int, n: int) -> float:
 async def _chunks_holding(path, word: str, tmp_path) -> tuple[int, int]:
     """(chunks, chunks containing ``word`` as a whole word), read through the client, not the index."""
     async with HaikuRAG(db_path=path, config=build_config(tmp_path / "count"), read_only=True) as client:
-        store = client._open_store()
+        store = client.store
         texts = [c.content for doc in await client.list_documents() for c in await store.get_chunks(doc.id)]
     return len(texts), sum(1 for text in texts if word in re.findall(r"\w+", text.lower()))
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from haiku.core.fusion import round_robin
 from haiku.core.models import Chunk, Document
 
 if TYPE_CHECKING:
@@ -55,13 +56,6 @@ def _shared_id_error(doc_id: str, sources: Sequence[str | None]) -> ValueError:
     )
 
 
-def _round_robin(groups: Sequence[Sequence[MountedDocument]]) -> list[MountedDocument]:
-    merged: list[MountedDocument] = []
-    for position in range(max((len(g) for g in groups), default=0)):
-        merged.extend(g[position] for g in groups if position < len(g))
-    return merged
-
-
 async def collect(
     clients: Sequence[HaikuRAG], *, filter: str | None = None, admit: Admit | None = None
 ) -> list[MountedDocument]:
@@ -91,7 +85,7 @@ async def collect(
         return MountedDocument(client.source, document, chunks)
 
     built = [list(await asyncio.gather(*(mounted(c, d) for c, d in group))) for group in kept]
-    return _round_robin(built)
+    return round_robin(built)
 
 
 def write_tree(root: Path, documents: Sequence[MountedDocument]) -> None:

@@ -7,12 +7,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import haiku.rag.client._context as _context
+import haiku.rag.client._coverage as _coverage
+import haiku.rag.client._diagnostics as _diagnostics
+import haiku.rag.client._lookups as _lookups
+import haiku.rag.client._search as _search
 from haiku.core.config import AppConfig, load_config
 from haiku.core.errors import AmbiguousDatabaseError, EmptyQueryError
 from haiku.core.models import Chunk, Citation, Document, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.core.store.filters import check_document_filter
-from haiku.rag.client import _context, _coverage, _diagnostics, _lookups, _search
 from haiku.rag.client._diagnostics import DatabaseInfo
 from haiku.rag.client._federation import Federation, Reach
 
@@ -317,7 +321,7 @@ class HaikuRAG:
     ) -> tuple[str, list[Citation]]:
         """Answer with citations (docs/qa.md); ``sources`` is checked by name before anything runs.
 
-        The one call upward out of the client's layer (docs/design.md#layers).
+        The one call upward out of the client's layer (docs/design.md#layers-inside-haikurag).
         """
         EmptyQueryError.check(question)
         await check_document_filter(filter)

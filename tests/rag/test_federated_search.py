@@ -128,7 +128,7 @@ async def test_full_ties_fall_to_configured_order_whatever_the_order_of_sources(
 
 
 async def test_federated_fts_is_ordered_by_each_databases_retrieval_score(built, tmp_path):
-    # search.fts_idf: local is the seeds' rule: each database's own BM25, merged.
+    # search.fts_idf: local merges each database's own BM25 (docs/fusion.md#the-rules).
     databases = {"papers": str(built["papers"]), "wiki": str(built["wiki"])}
     config = build_config(tmp_path / "data", databases, search={"fts_idf": "local"})
     async with HaikuRAG(config=config) as client:

@@ -1,4 +1,4 @@
-"""The work one query may cost is bounded (issue 13, item 8)."""
+"""The work one query may cost is bounded (docs/fusion.md#the-rules, docs/configuration.md)."""
 
 from __future__ import annotations
 

@@ -67,10 +67,7 @@ def check_names(names: Iterable[str], covered: Sequence[str | None]) -> list[str
     wanted = list(dict.fromkeys(names))
     unknown = [name for name in wanted if name not in covered or name is None]
     if unknown:
-        raise UnknownDatabaseError(
-            f"unknown database(s) {', '.join(map(str, unknown))}; this client covers {names_list(covered)}",
-            names=[str(n) for n in unknown],
-        )
+        raise UnknownDatabaseError.on_client(map(str, unknown), covered)
     return wanted
 
 
@@ -84,6 +81,4 @@ def ref_named(scope: DatabaseScope, name: str) -> DatabaseRef:
     for ref in scope.databases:
         if ref.name == name:
             return ref
-    raise UnknownDatabaseError(
-        f"unknown database(s) {name}; this client covers {names_list(scope.names)}", names=[name]
-    )
+    raise UnknownDatabaseError.on_client([name], scope.names)

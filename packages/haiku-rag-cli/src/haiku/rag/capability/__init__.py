@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from haiku.core.config import AppConfig, load_config
 from haiku.core.errors import AmbiguousDatabaseError, UnknownDatabaseError
-from haiku.core.models import Citation
 from haiku.core.scope import DatabaseScope
+from haiku.rag.capability.answer import Answer
 from haiku.rag.capability.selection import DocumentFilter
 from haiku.rag.capability.state import RAGState
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from haiku.rag.client import HaikuRAG
     from haiku.rag.llm.model import ChatModel
 
-__all__ = ["DocumentFilter", "RAGCapability", "RAGState", "create_capability"]
+__all__ = ["Answer", "DocumentFilter", "RAGCapability", "RAGState", "create_capability"]
 
 
 class RAGCapability:
@@ -104,8 +104,9 @@ class RAGCapability:
 
     async def ask(
         self, question: str, state: RAGState | None = None, *, model: ChatModel | None = None
-    ) -> tuple[str, list[Citation]]:
-        """Answer ``question``; returns the answer and this question's citations in first-cited order.
+    ) -> Answer:
+        """Answer ``question``; returns the answer and this question's citations in first-cited order
+        (an ``Answer``, which also says whether the answer is grounded).
 
         ``state`` carries the conversation: pass the same one for follow-up questions.
         """
@@ -125,7 +126,7 @@ class RAGCapability:
             messages = [{"role": "system", "content": run.instructions()}, *state.messages]
             answer = await run_tools_loop(chat, messages, run.tools(), request_limit=self.request_limit)
             state.messages[:] = messages[1:]
-            return answer, list(run.desk.cited)
+            return Answer(answer, list(run.desk.cited), run.grounding())
         except BaseException:
             # A failed question leaves the conversation as it was before it.
             del state.messages[before:]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from haiku.core.errors import AmbiguousCitationError, names_list
 from haiku.core.models import SearchResult
+from haiku.rag.capability.answer import Grounding, grounding_of
 from haiku.rag.capability.citations import CitationDesk, Retrieved
 from haiku.rag.capability.instructions import instructions
 from haiku.rag.capability.selection import combine_where, narrow
@@ -41,6 +42,14 @@ class Run:
         self.multi = len(self.collections) > 1
         self.retrieved = Retrieved()
         self.desk = CitationDesk(client, state, self.retrieved, state.sources)
+        self.consulted = 0
+        """How many times the model looked at the documents (search, execute_code)."""
+
+    def grounding(self) -> Grounding:
+        """How the answer rests on the documents, once the model has answered."""
+        return grounding_of(
+            cited=bool(self.desk.cited), consulted=self.consulted > 0, declared_ungrounded=self.desk.ungrounded
+        )
 
     # --- what the model is given -------------------------------------------------------
 
@@ -149,21 +158,25 @@ class Run:
             # Over one collection there is nothing to narrow; the schema offers no sources.
             args = {k: v for k, v in args.items() if k != "sources"}
         reads = self._reads(self._call_selection(args.get("sources")))
-        results = await self._search(query.strip(), limit, reads)
-        if not results:
+        self.consulted += 1
+        hits, shown = await self._search(query.strip(), limit, reads)
+        if not shown:
             return NO_RESULTS
-        self.retrieved.add(results)
-        total = len(results)
+        self.retrieved.add(shown, hits=hits)
+        total = len(shown)
         return "\n\n".join(
-            r.format_for_agent(rank, total, include_collection=self.multi) for rank, r in enumerate(results, 1)
+            r.format_for_agent(rank, total, include_collection=self.multi) for rank, r in enumerate(shown, 1)
         )
 
-    async def _search(self, query: str, limit: int | None, reads: Sequence[str] | None) -> list[SearchResult]:
+    async def _search(
+        self, query: str, limit: int | None, reads: Sequence[str] | None
+    ) -> tuple[list[SearchResult], list[SearchResult]]:
+        """The chunks found, and what the model is shown: each expanded with its neighbours."""
         if reads is not None and not reads:
-            return []
+            return [], []
         results = await self.client.search(query, limit=limit, filter=self._where(), sources=reads)
         results = [r for r in results if self._admit(r.source, r.document_id)]
-        return await self.client.expand_context(results)
+        return results, await self.client.expand_context(results)
 
     async def cite(self, args: dict[str, Any]) -> str:
         ids = args.get("chunk_ids")
@@ -186,9 +199,7 @@ class Run:
                 "none of these ids matches a chunk the searches returned: "
                 f"{', '.join(map(str, ignored))}. Copy the Chunk ID values verbatim from the search results."
             )
-        lines = ["Recorded citations:"]
-        lines += [f"[{c.index}] {c.document_title or c.document_uri or c.document_id}"
-                  + (f" ({c.source})" if self.multi and c.source else "") for c in made]
+        lines = ["Recorded citations:", *(c.format_for_agent() for c in made)]
         if ignored:
             lines.append(f"Ignored (no such chunk): {', '.join(map(str, ignored))}")
         return "\n".join(lines)
@@ -200,6 +211,7 @@ class Run:
         if not isinstance(code, str) or not code.strip():
             raise ToolRetry("execute_code needs the Python source in `code`")
         reads = self._reads(None if self.state.sources is None else list(self.collections))  # type: ignore[arg-type]
+        self.consulted += 1
         try:
             result = await execute_code(
                 self.client,

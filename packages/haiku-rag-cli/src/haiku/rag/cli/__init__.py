@@ -47,7 +47,10 @@ def _global_options(
         False, "--version", "-v", callback=_version, is_eager=True, help="Print the version and exit."
     ),
     config: Path | None = typer.Option(
-        None, "--config", "-c", help="Configuration file (default: $HAIKU_RAG_CONFIG_PATH, then ./haiku.rag.yaml).",
+        None, "--config", "-c", help=(
+            "Configuration file (default: $HAIKU_RAG_CONFIG_PATH, then ./haiku.rag.yaml, "
+            "then haiku.rag.yaml in the data directory)."
+        ),
     ),
     db_name: str | None = typer.Option(
         None,

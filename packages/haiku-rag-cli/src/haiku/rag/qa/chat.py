@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from haiku.core.errors import HaikuError, names_list
 from haiku.rag.capability import DocumentFilter, RAGState, create_capability
-from haiku.rag.qa.render import format_citations
+from haiku.rag.qa.render import format_citations, grounding_line
 
 if TYPE_CHECKING:
     from haiku.rag.client import HaikuRAG
@@ -60,13 +60,16 @@ class ChatSession:
         if text.startswith("/"):
             return self._command(text)
         try:
-            answer, citations = await self.capability.ask(text, self.state, model=self.model)
+            answer = await self.capability.ask(text, self.state, model=self.model)
         except (HaikuError, KeyError, ValueError, OSError) as exc:
             self.write(f"Error: {exc}")
             return True
-        self.write(answer)
+        self.write(answer.text)
         self.write("")
-        self.write(format_citations(citations, label=self._label()))
+        self.write(format_citations(answer.citations, label=self._label()))
+        note = grounding_line(answer.note)
+        if note is not None:
+            self.write(note)
         return True
 
     def _command(self, text: str) -> bool:

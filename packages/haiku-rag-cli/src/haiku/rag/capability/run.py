@@ -8,7 +8,7 @@ cite fallback asks only those.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from haiku.core.errors import AmbiguousCitationError, names_list
@@ -22,6 +22,7 @@ from haiku.rag.llm.loop import Tool, ToolRetry
 
 if TYPE_CHECKING:
     from haiku.rag.client import HaikuRAG
+    from haiku.rag.sandbox import SandboxResult
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class Run:
         return instructions(self.collections, selected_none=self.state.sources == [])
 
     def tools(self) -> list[Tool]:
-        return [self._search_tool(), self._cite_tool(), self._execute_code_tool()]
+        return [self._search_tool(), self._cite_tool(), self.code_tool(self.execute_code)]
 
     def _search_tool(self) -> Tool:
         properties: dict[str, Any] = {
@@ -100,7 +101,8 @@ class Run:
             handler=self.cite,
         )
 
-    def _execute_code_tool(self) -> Tool:
+    def code_tool(self, handler: Callable[[dict[str, Any]], Awaitable[str]]) -> Tool:
+        """The execute_code tool, answered by ``handler``."""
         return Tool(
             name="execute_code",
             description=(
@@ -113,7 +115,7 @@ class Run:
                 "properties": {"code": {"type": "string", "description": "Python source to run."}},
                 "required": ["code"],
             },
-            handler=self.execute_code,
+            handler=handler,
         )
 
     # --- selection -----------------------------------------------------------------------
@@ -204,25 +206,45 @@ class Run:
             lines.append(f"Ignored (no such chunk): {', '.join(map(str, ignored))}")
         return "\n".join(lines)
 
-    async def execute_code(self, args: dict[str, Any]) -> str:
-        from haiku.rag.sandbox import SandboxUnavailableError, execute_code
-
-        code = args.get("code")
-        if not isinstance(code, str) or not code.strip():
-            raise ToolRetry("execute_code needs the Python source in `code`")
+    def _sandbox_selection(self) -> dict[str, Any]:
+        """What the sandbox mounts for this question: its databases, filters and document filter."""
         reads = self._reads(None if self.state.sources is None else list(self.collections))  # type: ignore[arg-type]
+        return {
+            "sources": reads,
+            "filter": self._where(),
+            "admit": self._admit if self.state.document_filter is not None else None,
+        }
+
+    async def check_sandbox(self) -> None:
+        """Refuse now (SharedDocumentIdError) a selection the sandbox could not mount."""
+        from haiku.rag.sandbox import check_selection
+
+        await check_selection(self.client, **self._sandbox_selection())
+
+    async def run_code(self, code: str) -> SandboxResult:
+        """Run ``code`` over this question's documents; the sandbox's errors are raised as they are."""
+        from haiku.rag.sandbox import execute_code
+
+        return await execute_code(self.client, code, **self._sandbox_selection())
+
+    async def execute_code(self, args: dict[str, Any]) -> str:
+        from haiku.rag.sandbox import SandboxUnavailableError
+
+        code = code_argument(args)
         self.consulted += 1
         try:
-            result = await execute_code(
-                self.client,
-                code,
-                sources=reads,
-                filter=self._where(),
-                admit=self._admit if self.state.document_filter is not None else None,
-            )
+            result = await self.run_code(code)
         except ValueError as exc:
             raise ToolRetry(f"execute_code cannot run over this selection: {exc}") from None
         except SandboxUnavailableError as exc:
             log.warning("execute_code unavailable: %s", exc)
             raise ToolRetry(f"execute_code is unavailable on this machine ({exc}); answer without it") from None
         return result.render()
+
+
+def code_argument(args: dict[str, Any]) -> str:
+    """The Python source of an execute_code call."""
+    code = args.get("code")
+    if not isinstance(code, str) or not code.strip():
+        raise ToolRetry("execute_code needs the Python source in `code`")
+    return code

@@ -13,6 +13,7 @@ import typer
 
 from haiku.rag import __version__
 from haiku.rag.cli import (
+    analyze_commands,
     config_commands,
     database_commands,
     doctor_commands,
@@ -70,6 +71,7 @@ for _module in (
     doctor_commands,
     tag_commands,
     config_commands,
+    analyze_commands,
 ):
     _module.register(app)
 

@@ -94,7 +94,7 @@ def chat(
     db: Path | None = db_option(),
     at: str | None = at_option(),
 ) -> None:
-    """An interactive session: one question per line; /sources, /filter, /help, /quit."""
+    """A chat app on a terminal (a line prompt when piped): /sources, /filter, /help, /quit."""
 
     async def converse(client: HaikuRAG) -> None:
         from haiku.rag.llm.model import ChatModel
@@ -105,6 +105,11 @@ def chat(
         interactive = sys.stdin.isatty()
         chat_model = ChatModel(model_config)
         try:
+            if interactive and sys.stdout.isatty():
+                from haiku.rag.apps.chat import run_chat
+
+                await run_chat(client, chat_model)
+                return
             session = ChatSession(client, chat_model, typer.echo)
             if interactive:
                 typer.echo(f"haiku-rag chat over {', '.join(map(str, client.source_names))} "

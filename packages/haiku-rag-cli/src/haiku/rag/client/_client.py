@@ -17,6 +17,7 @@ from haiku.core.errors import AmbiguousDatabaseError, EmptyQueryError
 from haiku.core.models import Chunk, Citation, Document, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.core.store.filters import check_document_filter
+from haiku.rag.client._analysis import Analysis
 from haiku.rag.client._diagnostics import DatabaseInfo
 from haiku.rag.client._federation import Federation, Reach
 
@@ -321,7 +322,7 @@ class HaikuRAG:
     ) -> tuple[str, list[Citation]]:
         """Answer with citations (docs/qa.md); ``sources`` is checked by name before anything runs.
 
-        The one call upward out of the client's layer (docs/design.md#layers-inside-haikurag).
+        A call upward out of the client's layer, as ``analyze`` is (docs/design.md#layers-inside-haikurag).
         """
         EmptyQueryError.check(question)
         await check_document_filter(filter)
@@ -329,6 +330,15 @@ class HaikuRAG:
         from haiku.rag.qa import ask as answer
 
         return await answer(self, question, filter=filter, sources=sources)
+
+    async def analyze(self, question: str, sources: Sequence[str] | None = None) -> Analysis:
+        """Answer by code the model runs in the sandbox over the documents, with every program it
+        ran (docs/qa.md, "Analyze"); ``sources`` is checked by name before anything runs."""
+        EmptyQueryError.check(question)
+        self.check_sources(sources)
+        from haiku.rag.qa import analyze
+
+        return await analyze(self, question, sources=sources)
 
     # --- one-database operations ------------------------------------------------------------
 

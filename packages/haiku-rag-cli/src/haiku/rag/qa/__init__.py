@@ -12,13 +12,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from haiku.rag.llm.errors import ModelResponseError, ModelUnavailableError, QAError, RequestLimitError
+from haiku.rag.qa.analyze import analyze
 
 if TYPE_CHECKING:
     from haiku.rag.capability.answer import Answer
     from haiku.rag.client import HaikuRAG
     from haiku.rag.llm.model import ChatModel
 
-__all__ = ["ModelResponseError", "ModelUnavailableError", "QAError", "RequestLimitError", "ask"]
+__all__ = ["ModelResponseError", "ModelUnavailableError", "QAError", "RequestLimitError", "analyze", "ask"]
 
 
 async def ask(

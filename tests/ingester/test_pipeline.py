@@ -120,10 +120,23 @@ async def test_the_title_is_the_first_heading(guide):
 
 
 async def test_a_conversion_worker_does_not_load_torch(pool):
-    await pool.convert(name="guide.md", fmt="md", data=MARKDOWN.encode())
+    files = {
+        "guide.md": ("md", MARKDOWN.encode()),
+        "r.html": ("html", b"<html><body><h1>R</h1><p>Bake the bread.</p></body></html>"),
+        "plan.docx": ("docx", docx_bytes()),
+        "p.pdf": ("pdf", pdf_bytes(["Apples on page one."])),
+        "n.txt": ("text", b"Plain notes.\n"),
+    }
+    # Every format, twice in a row: the idle workers take turns, so each worker converts each one.
+    for name, (fmt, data) in files.items():
+        for _ in range(2):
+            assert (await pool.convert(name=name, fmt=fmt, data=data)).chunks
+    assert len(pool.pids) == 2
     for pid in pool.pids:
         with open(f"/proc/{pid}/maps") as maps:
-            assert "libtorch" not in maps.read()
+            loaded = maps.read()
+        assert "tokenizers" in loaded  # the worker's own chunking library: these are the workers' maps
+        assert "libtorch" not in loaded and "libc10" not in loaded
 
 
 async def test_html_is_converted_to_markdown_with_its_heading(pool):
@@ -246,7 +259,17 @@ async def test_a_worker_dying_mid_conversion_fails_only_that_file(pool, slow_pdf
         if pool.busy_pids:
             break
         await asyncio.sleep(0.05)
-    os.kill(pool.busy_pids[0], signal.SIGKILL)
+    [doomed] = pool.busy_pids
+    beside_pdf = pdf_bytes([f"Page {i} about lighthouses." for i in range(150)])
+    beside = asyncio.create_task(pool.convert(name="beside.pdf", fmt="pdf", data=beside_pdf))
+    for _ in range(1200):  # the other worker takes it (once it is ready)
+        if len(pool.busy_pids) == 2 or beside.done():
+            break
+        await asyncio.sleep(0.05)
+    os.kill(doomed, signal.SIGKILL)
     with pytest.raises(ConversionCrashedError, match="died"):
         await conversion
-    assert (await pool.convert(name="guide.md", fmt="md", data=MARKDOWN.encode())).title == "Field Guide"
+    assert "lighthouses" in (await beside).content  # the file converting beside it is not failed
+    assert doomed not in pool.pids and len(pool.pids) == 2  # the dead worker was replaced
+    for _ in range(2):  # each worker in turn, the replacement among them
+        assert (await pool.convert(name="guide.md", fmt="md", data=MARKDOWN.encode())).title == "Field Guide"

@@ -273,7 +273,7 @@ class EmptyQueryError(HaikuError, ValueError):
 
 
 class InvalidFilterError(HaikuError, ValueError):
-    """A document filter that cannot run: the message names the documented document fields."""
+    """A document filter that cannot run (the message names the documented document fields) or failed on the rows."""
 
     @classmethod
     def of(cls, filter: str, detail: str, fields: Iterable[str]) -> InvalidFilterError:
@@ -281,6 +281,11 @@ class InvalidFilterError(HaikuError, ValueError):
             f"invalid document filter {filter!r}: {detail}. A filter is an SQL WHERE over the document "
             f"fields {', '.join(fields)}"
         )
+
+    @classmethod
+    def failed(cls, filter: str, reason: str) -> InvalidFilterError:
+        """A filter that runs but fails on the stored documents (a cast, a division by zero)."""
+        return cls(f"document filter {filter!r} failed on the stored documents: {reason}")
 
 
 class InvalidConfigError(HaikuError, ValueError):

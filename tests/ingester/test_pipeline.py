@@ -226,10 +226,10 @@ def test_a_symlink_loop_is_refused_naming_the_loop(tmp_path):
         inspect_file(tmp_path / "a.md", max_file_size=100)
 
 
-def test_an_unsupported_extension_is_refused_listing_the_supported_ones(tmp_path):
-    (tmp_path / "x.rst").write_text("text")
-    with pytest.raises(UnsupportedFileError, match=r"\.rst.*\.md"):
-        inspect_file(tmp_path / "x.rst", max_file_size=100)
+def test_an_unsupported_extension_is_refused_naming_the_formats_command(tmp_path):
+    (tmp_path / "x.xyz").write_text("text")
+    with pytest.raises(UnsupportedFileError, match=r"\.xyz.*haiku-ingester formats"):
+        inspect_file(tmp_path / "x.xyz", max_file_size=100)
 
 
 def test_binary_bytes_in_a_markdown_file_are_refused(tmp_path):

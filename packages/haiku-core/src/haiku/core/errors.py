@@ -21,6 +21,8 @@ __all__ = [
     "AmbiguousCitationError",
     "AmbiguousDatabaseError",
     "ConfigMismatchError",
+    "ConversionError",
+    "ConverterUnavailableError",
     "DatabaseLockedError",
     "HaikuError",
     "InvalidConfigError",
@@ -290,6 +292,20 @@ class InvalidFilterError(HaikuError, ValueError):
 
 class InvalidConfigError(HaikuError, ValueError):
     """The configuration file is missing, unreadable or fails validation."""
+
+
+class ConversionError(HaikuError, ValueError):
+    """A file the converter cannot turn into a document (docs/ingester.md, "Formats")."""
+
+
+class ConverterUnavailableError(HaikuError):
+    """Conversion asked of an install without the ``convert`` extra (docling)."""
+
+    def __init__(self, missing: str = "docling") -> None:
+        super().__init__(
+            f"converting files needs the convert extra ({missing} is not installed): "
+            "pip install 'haiku-core[convert]'"
+        )
 
 
 def _rebuild(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> BaseException:

@@ -13,6 +13,8 @@ import haiku.rag.client._diagnostics as _diagnostics
 import haiku.rag.client._lookups as _lookups
 import haiku.rag.client._search as _search
 from haiku.core.config import AppConfig, load_config
+from haiku.core.convert.document import ConvertedChunk, ReadDocument
+from haiku.core.convert.files import FileConverter
 from haiku.core.errors import AmbiguousDatabaseError, EmptyQueryError
 from haiku.core.models import Chunk, Citation, Document, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
@@ -73,6 +75,7 @@ class HaikuRAG:
             self._effective_scope = _resolved.scope
             self._federation = _resolved.federation
             self._entered = True
+        self._files: FileConverter | None = None
 
     @classmethod
     def from_scope(
@@ -341,6 +344,24 @@ class HaikuRAG:
         return await analyze(self, question, sources=sources)
 
     # --- one-database operations ------------------------------------------------------------
+
+    # Conversion touches no database (docs/client.md, "Conversion"): any client, open or not.
+    def convert(self, path: str | Path) -> ReadDocument:
+        """The file read as the ingester reads it (markdown in ``.content``); needs ``haiku-core[convert]``."""
+        return self._file_converter().convert(path)
+
+    def chunk(self, document: ReadDocument) -> list[ConvertedChunk]:
+        """The chunks the ingester would store for a converted document."""
+        return self._file_converter().chunk(document)
+
+    def generate_title(self, document: ReadDocument) -> str:
+        """The title the ingester would record for a converted document."""
+        return self._file_converter().generate_title(document)
+
+    def _file_converter(self) -> FileConverter:
+        if self._files is None:
+            self._files = FileConverter(self._config)
+        return self._files
 
     def _single(self, operation: str) -> Store:
         scope = self._scope()

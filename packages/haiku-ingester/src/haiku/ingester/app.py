@@ -24,6 +24,7 @@ from haiku.ingester.checks import (
     ingested_refs,
     location_identity,
     select_databases,
+    sources_of,
 )
 from haiku.ingester.errors import NothingToIngestError
 from haiku.ingester.logs import get_logger
@@ -185,9 +186,7 @@ class IngesterApp:
 
         lock = OwnershipLock(ref, "ingester")
         await lock.acquire()
-        entry = self.config.ingester.databases[name]
-        default_retry = self.config.ingester.workers.retry
-        sources = {s.source_id: FolderSource(name, s, default_retry) for s in entry.sources}
+        sources = sources_of(self.config, name)
         self.databases[name] = DatabaseRuntime(name=name, ref=ref, sources=sources, lock=lock)
 
     async def _open_stores(self, names: list[str]) -> None:

@@ -308,6 +308,9 @@ class FsSourceConfig(_Section):
     watch: bool = True
     poll_interval_s: float = Field(default=300.0, gt=0)
     delete_orphans: bool = True
+    # A root that lists no file while documents came from it fails the sweep (an
+    # unmounted share must not delete everything) unless the folder may be empty.
+    allow_empty: bool = False
     max_file_size: int = Field(default=100 * 1024 * 1024, gt=0)
     # A symlinked file whose target resolves outside `root` is skipped unless this is on
     # (a daemon with more rights than the folder's writers must not read any file for them).

@@ -105,7 +105,8 @@ class Daemon:
             if owner is not None:
                 owner.release()
             self.log.info(
-                "stopped", succeeded=workers.tally.succeeded, dead=workers.tally.dead, released=released
+                "stopped", succeeded=workers.tally.total.succeeded, dead=workers.tally.total.dead,
+                retried=workers.tally.total.retried, released=released
             )
         if workers.fatal is not None:
             raise workers.fatal

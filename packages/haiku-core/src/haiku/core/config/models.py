@@ -160,6 +160,9 @@ class LanceDBConfig(_Section):
     # The longest an open or a read of a database on object storage may take before it
     # fails naming the database (an endpoint that accepts and never answers); null: no bound.
     object_storage_timeout_s: float | None = Field(default=30.0, gt=0)
+    # LanceDB's caches for one process, shared by all its databases (docs/storage.md, "Memory").
+    index_cache_mb: int = Field(default=64, ge=1)
+    metadata_cache_mb: int = Field(default=32, ge=1)
 
     @field_validator("databases", mode="before")
     @classmethod

@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from ingester_support import CliResult, fs_source, queue_rows, run_cli, tiny_markdown, write_files, write_ingester_config
+from ingester_support import (
+    CliResult,
+    fs_source,
+    queue_rows,
+    run_cli,
+    tiny_markdown,
+    write_files,
+    write_ingester_config,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 

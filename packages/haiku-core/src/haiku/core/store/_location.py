@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from haiku.core._lancedb import import_lancedb
-from haiku.core.lance_session import lance_session
 from haiku.core.config import AppConfig
+from haiku.core.lance_session import lance_session
 from haiku.core.scope import DatabaseRef
 from haiku.core.store.schema import SETTINGS
 

@@ -49,7 +49,9 @@ class DatabaseRuntime:
     watchers: list[FolderWatcher] = field(default_factory=list)
     tasks: list[asyncio.Task] = field(default_factory=list)
     accepting: bool = True
+    reconciling: bool = False  # no job is claimed meanwhile (see haiku.ingester.versions)
     inflight: int = 0
+    known_version: int | None = None  # the documents table's version the ingester's last commit left
     idle: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
@@ -97,6 +99,8 @@ class IngesterApp:
         self.wake = asyncio.Event()
         self.log = get_logger()
         self._warm_task: asyncio.Task | None = None
+        # serve notes the version each commit leaves, to notice other processes' (haiku.ingester.versions)
+        self.tracks_versions = False
 
     # --- validation --------------------------------------------------------------
     def selected_names(self) -> list[str]:
@@ -204,6 +208,10 @@ class IngesterApp:
         assert self.queue is not None
         self.queue.totals.start(names)  # status counts what this run writes
 
+    async def reconcile(self, runtime: DatabaseRuntime) -> None:
+        """Bring the sync state of one open database back into agreement with what it holds."""
+        await self._reconcile(runtime)
+
     async def _reconcile(self, runtime: DatabaseRuntime) -> None:
         assert self.queue is not None
         report = await reconcile(runtime.name, runtime.store, self.queue.sync, set(runtime.sources))
@@ -302,7 +310,8 @@ class IngesterApp:
         self.wake.set()
 
     def serving_names(self) -> list[str]:
-        return [name for name, runtime in self.databases.items() if runtime.accepting]
+        """The databases whose jobs are claimed now: accepting, and not being reconciled."""
+        return [name for name, runtime in self.databases.items() if runtime.accepting and not runtime.reconciling]
 
     # --- closing -------------------------------------------------------------------
     async def close(self) -> None:

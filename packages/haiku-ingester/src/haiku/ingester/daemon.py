@@ -2,7 +2,8 @@
 
 Start: refusals, ownership locks, databases open (created when missing),
 reconcile, conversion workers and model warming, watchers and sweeps, then
-``READY=1``. SIGHUP reloads (serialized), SIGTERM/SIGINT stop: discovery stops,
+``READY=1``. While it runs, a database another process changed is reconciled
+again (``versions``). SIGHUP reloads (serialized), SIGTERM/SIGINT stop: discovery stops,
 in-flight jobs get ``shutdown_grace_s`` to finish, the rest give their claims
 back, ``STOPPING=1`` is sent first.
 """
@@ -22,6 +23,7 @@ from haiku.ingester.logs import get_logger
 from haiku.ingester.notify import SystemdNotifier
 from haiku.ingester.owner import OwnerRecord
 from haiku.ingester.reload import plan_reload
+from haiku.ingester.versions import VersionWatch
 from haiku.ingester.workers import WorkerPool
 
 RETENTION_INTERVAL_S = 3600.0
@@ -33,6 +35,7 @@ class Daemon:
         self.config_path = config_path
         self.notifier = notifier or SystemdNotifier()
         self.app = IngesterApp(config, config_path=config_path)
+        self.app.tracks_versions = True
         self.stop = asyncio.Event()
         self._started = asyncio.Event()  # a SIGHUP during start waits for it
         self._reload_lock = asyncio.Lock()
@@ -71,6 +74,7 @@ class Daemon:
             asyncio.create_task(workers.heartbeat_forever(), name="heartbeat"),
             asyncio.create_task(workers.reap_forever(), name="reaper"),
             asyncio.create_task(self._prune_forever(), name="retention"),
+            asyncio.create_task(VersionWatch(app).forever(), name="version-watch"),
         ]
         interval = self.notifier.watchdog_interval_s
         if interval:

@@ -33,26 +33,15 @@ async def _uris(location) -> set[str]:
         return set()
 
 
-async def _restore(location, tag: str) -> None:
+async def _on_store(location, act) -> None:
+    """Open the database for writing in this process (not serve's), run ``act(store)``, close it."""
     from haiku.core.config import AppConfig
     from haiku.core.scope import DatabaseRef
     from haiku.core.store import Store
 
     store = await Store.open(DatabaseRef.configured("notes", location), AppConfig())
     try:
-        await store.restore_tag(tag)
-    finally:
-        await store.close()
-
-
-async def _tag(location, tag: str) -> None:
-    from haiku.core.config import AppConfig
-    from haiku.core.scope import DatabaseRef
-    from haiku.core.store import Store
-
-    store = await Store.open(DatabaseRef.configured("notes", location), AppConfig())
-    try:
-        await store.create_tag(tag)
+        await act(store)
     finally:
         await store.close()
 
@@ -74,14 +63,14 @@ async def test_a_tag_restored_under_serve_is_reconciled_with_the_folder_without_
         both = {keep.as_uri(), gone.as_uri()}
         assert await async_wait_until(lambda: _has(location, both), PICKUP_S), serve.log_text()
         assert wait_until(lambda: _jobs_done(serve) == 2, PICKUP_S), serve.log_text()
-        await _tag(location, "before")
+        await _on_store(location, lambda store: store.create_tag("before"))
         gone.unlink()
         write_files(folder, {"late.md": "# Late\n\nWritten after the tag.\n"})
         after = {keep.as_uri(), late.as_uri()}
         assert await async_wait_until(lambda: _is(location, after), PICKUP_S), serve.log_text()
         assert wait_until(lambda: _jobs_done(serve) == 4, PICKUP_S), serve.log_text()  # serve is idle
 
-        await _restore(location, "before")  # brings gone.md back and removes late.md
+        await _on_store(location, lambda store: store.restore_tag("before"))  # brings gone.md back and removes late.md
         assert await _uris(location) == both
 
         assert await async_wait_until(lambda: _is(location, after), PICKUP_S), serve.log_text()

@@ -27,6 +27,7 @@ from haiku.ingester.workers import Counts
 
 SCHEMA_VERSION = 1
 PLANNED = ("add", "update", "delete")
+JOB_KEYS = (*Counts().as_dict(), "still_dead")
 
 
 @dataclass(frozen=True)
@@ -98,37 +99,20 @@ class BatchReport:
         return self.databases.setdefault(name, DatabaseReport(name))
 
     # --- totals ---------------------------------------------------------------------------
-    def _sum(self, key: str) -> int:
-        return sum(d.jobs_json()[key] for d in self.databases.values())
-
     @property
-    def succeeded(self) -> int:
-        return self._sum("succeeded")
+    def jobs(self) -> dict[str, int]:
+        """The job counts of every database summed: ``succeeded``, ``dead`` (new in this run), … ."""
+        totals = Counts().as_dict() | {"still_dead": 0}
+        for database in self.databases.values():
+            for key, value in database.jobs_json().items():
+                totals[key] += value
+        return totals
 
-    @property
-    def dead(self) -> int:
-        """Files that died in this run (not counting those still dead from an earlier run)."""
-        return self._sum("dead")
-
-    @property
-    def still_dead(self) -> int:
-        return self._sum("still_dead")
-
-    @property
-    def retried(self) -> int:
-        return self._sum("retried")
-
-    @property
-    def chunks(self) -> int:
-        return self._sum("chunks")
-
-    @property
-    def embedded(self) -> int:
-        return self._sum("embedded")
-
-    @property
-    def reused(self) -> int:
-        return self._sum("reused")
+    def __getattr__(self, name: str) -> int:
+        # report.succeeded, report.dead, report.embedded …: the totals of ``jobs``
+        if name in JOB_KEYS:
+            return self.jobs[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def sweep_failures(self) -> list[SweepError]:
@@ -168,18 +152,12 @@ class BatchReport:
                     "files": [f.as_json() for f in report.files],
                 }
             )
-        jobs: dict[str, int] | None = None
-        if not self.dry_run:
-            jobs = {}
-            for entry in databases:
-                for key, value in entry["jobs"].items():
-                    jobs[key] = jobs.get(key, 0) + value
         return {
             "schema": SCHEMA_VERSION,
             "dry_run": self.dry_run,
             "ok": self.ok,
             "interrupted": self.interrupted,
             "planned": {key: sum(d["planned"][key] for d in databases) for key in PLANNED},
-            "jobs": jobs,
+            "jobs": None if self.dry_run else self.jobs,
             "databases": databases,
         }

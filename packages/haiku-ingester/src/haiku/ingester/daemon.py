@@ -27,6 +27,7 @@ from haiku.ingester.versions import VersionWatch
 from haiku.ingester.workers import WorkerPool
 
 RETENTION_INTERVAL_S = 3600.0
+MEMORY_LOG_INTERVAL_S = 60.0  # a debug line with the daemon's memory (bench/soak.py reads it)
 
 
 class Daemon:
@@ -75,6 +76,7 @@ class Daemon:
             asyncio.create_task(workers.reap_forever(), name="reaper"),
             asyncio.create_task(self._prune_forever(), name="retention"),
             asyncio.create_task(VersionWatch(app).forever(), name="version-watch"),
+            asyncio.create_task(self._memory_forever(), name="memory-log"),
         ]
         interval = self.notifier.watchdog_interval_s
         if interval:
@@ -130,6 +132,23 @@ class Daemon:
                 if pruned:
                     self.log.info("pruned finished jobs", jobs=pruned)
             await asyncio.sleep(RETENTION_INTERVAL_S)
+
+    async def _memory_forever(self) -> None:
+        """Log, at debug level, resident memory and what LanceDB's bounded caches hold (docs/storage.md)."""
+        from haiku.core.lance_session import MIB, lance_session
+        from haiku.ingester.memory import resident_mib
+
+        while True:
+            await asyncio.sleep(MEMORY_LOG_INTERVAL_S)
+            session = lance_session(self.app.config)
+            queue = self.app.queue
+            self.log.debug(
+                "memory",
+                rss_mib=resident_mib(),
+                lance_cache_mib=round(session.size_bytes / MIB, 1),
+                lance_cache_entries=session.approx_num_items,
+                queued=queue.jobs.live_count(list(self.app.databases)) if queue is not None else 0,
+            )
 
     async def _watchdog_forever(self, interval: float) -> None:
         while True:

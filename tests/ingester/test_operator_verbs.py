@@ -45,10 +45,8 @@ class VerbsWorld:
 
 
 @pytest.fixture(scope="module")
-def verbs() -> VerbsWorld:
-    import tempfile
-
-    root = Path(tempfile.mkdtemp(prefix="verbs-"))
+def verbs(tmp_path_factory) -> VerbsWorld:
+    root = tmp_path_factory.mktemp("verbs")
     folder = root / "notes"
     write_files(folder, {"n1.md": tiny_markdown(1), "n2.md": tiny_markdown(2), "fake.pdf": "not a pdf at all\n"})
     # A name whose target cannot be resolved (a component over 255 bytes): stat fails with an error

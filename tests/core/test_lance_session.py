@@ -38,4 +38,4 @@ async def test_writes_fill_the_process_session_only_up_to_its_configured_bounds(
 def test_the_same_bounds_give_the_same_session_and_the_defaults_are_bounded():
     default = AppConfig()
     assert lance_session(default) is lance_session(AppConfig())
-    assert (default.lancedb.index_cache_mb, default.lancedb.metadata_cache_mb) == (64, 32)
+    assert (default.lancedb.index_cache_mb, default.lancedb.metadata_cache_mb) == (256, 64)

@@ -161,8 +161,8 @@ class LanceDBConfig(_Section):
     # fails naming the database (an endpoint that accepts and never answers); null: no bound.
     object_storage_timeout_s: float | None = Field(default=30.0, gt=0)
     # LanceDB's caches for one process, shared by all its databases (docs/storage.md, "Memory").
-    index_cache_mb: int = Field(default=64, ge=1)
-    metadata_cache_mb: int = Field(default=32, ge=1)
+    index_cache_mb: int = Field(default=256, ge=1)
+    metadata_cache_mb: int = Field(default=64, ge=1)
 
     @field_validator("databases", mode="before")
     @classmethod

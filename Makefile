@@ -26,7 +26,8 @@ test: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check packages tests bench
+	$(VENV)/bin/ruff check packages tests bench tools
+	$(PY) tools/commit_subjects.py
 
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 bash examples/demo.sh

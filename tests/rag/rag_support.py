@@ -65,14 +65,14 @@ async def build_database(path: Path, name: str, docs, embedder, config: AppConfi
 
 
 def cli(*args: str, config: Path | None = None, cwd: Path | None = None, input: str | None = None,
-        program: Sequence[str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run ``haiku-rag`` (or ``program``) as a real subprocess."""
+        program: Sequence[str] | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``haiku-rag`` (or ``program``) as a real subprocess; ``env`` adds to its environment."""
     command = [*(program or [str(HAIKU_RAG)])]
     if config is not None:
         command += ["--config", str(config)]
     command += list(args)
     return subprocess.run(
-        command, capture_output=True, text=True, cwd=cwd, env=cli_env(), input=input, timeout=240
+        command, capture_output=True, text=True, cwd=cwd, env=cli_env(**(env or {})), input=input, timeout=240
     )
 
 

@@ -77,6 +77,55 @@ async def test_tag_restore_returns_to_the_tagged_state_and_keeps_a_safety_tag(pa
         assert {d.id for d in await client.list_documents()} == at_r1
 
 
+async def test_tag_restore_is_refused_while_an_ingester_owns_the_database_and_forced_with_a_warning(papers_copy):
+    from haiku.core.scope import DatabaseRef
+    from haiku.core.store import OwnershipLock
+
+    config = papers_copy["config"]
+    assert cli("--db-name", "papers", "tag", "create", "r1", config=config).returncode == 0
+    # What `haiku-ingester serve` holds while it runs; this test process is that other process.
+    lock = OwnershipLock(DatabaseRef.configured("papers", papers_copy["path"]), "ingester")
+    await lock.acquire()
+    try:
+        refused = cli("--db-name", "papers", "tag", "restore", "r1", "--yes", config=config)
+        tags_after_refusal = json.loads(cli("--db-name", "papers", "tag", "list", "--json", config=config).stdout)
+        forced = cli("--db-name", "papers", "tag", "restore", "r1", "--yes", "--force", "--json", config=config)
+    finally:
+        lock.release()
+    assert (refused.returncode, refused.stderr.count("\n"), "owned by a running haiku-ingester" in refused.stderr,
+            "stop the ingester first" in refused.stderr, "--force" in refused.stderr) == (1, 1, True, True, True)
+    assert [t["name"] for t in tags_after_refusal] == ["r1"]  # nothing was restored, no safety tag made
+    assert (forced.returncode, forced.stderr.startswith("Warning: --force:"),
+            json.loads(forced.stdout)["safety_tag"].startswith("before-restore-")) == (0, True, True), forced.stderr
+
+
+def test_lifecycle_commands_print_json_for_ci(papers_copy, tmp_path):
+    config = papers_copy["config"]
+    results = [
+        cli("--db-name", "papers", *args, "--json", config=config)
+        for args in (("init",), ("migrate",), ("vacuum",), ("tag", "create", "j1"), ("tag", "delete", "j1"))
+    ]
+    assert [r.returncode for r in results] == [0] * 5, [r.stderr for r in results]
+    init, migrate, vacuum, created, deleted = (json.loads(r.stdout) for r in results)
+    assert (init["database"], init["created"], migrate, vacuum["database"], vacuum["vacuumed"]) == (
+        "papers", False, {"database": "papers", "applied": []}, "papers", True
+    )
+    assert isinstance(vacuum["versions_removed"], int) and isinstance(vacuum["bytes_removed"], int)
+    assert (created["database"], created["tag"]["name"], created["tag"]["complete"], deleted) == (
+        "papers", "j1", True, {"database": "papers", "tag": "j1", "deleted": True}
+    )
+    fresh = write_config(tmp_path / "fresh.yaml", config_data(tmp_path / "data", {"fresh": tmp_path / "f.lancedb"}))
+    made = cli("init", "--json", config=fresh)
+    assert json.loads(made.stdout) == {"database": "fresh", "location": str(tmp_path / "f.lancedb"), "created": True}
+
+
+def test_create_index_below_the_minimum_says_so_in_json_and_fails_with_strict(papers_copy):
+    plain = cli("--db-name", "papers", "create-index", "--json", config=papers_copy["config"])
+    strict = cli("--db-name", "papers", "create-index", "--json", "--strict", config=papers_copy["config"])
+    expected = {"database": "papers", "created": False, "chunks": 5, "minimum_chunks": 256}
+    assert [(r.returncode, json.loads(r.stdout)) for r in (plain, strict)] == [(0, expected), (1, expected)]
+
+
 _WITH_MIGRATION = """
 import sys
 from haiku.core.store import MIGRATIONS, Migration, current_schema_version
@@ -142,7 +191,10 @@ def test_history_lists_versions_newest_first_and_an_unknown_table_exits_1(papers
     assert set(tables) == {"chunks", "documents", "settings"}
     versions = [entry["version"] for entry in tables["chunks"]]
     assert versions == sorted(versions, reverse=True) and len(versions) <= 2
-    assert unknown.returncode == 1 and "chunks" in unknown.stderr
+    # One line, no traceback, listing the tables there are.
+    assert (unknown.returncode, unknown.stderr) == (
+        1, "Error: unknown table 'nope'; the tables are chunks, documents, settings\n"
+    )
 
 
 def test_doctor_reports_each_check_and_fails_on_a_missing_database(papers_copy, tmp_path):

@@ -3,7 +3,8 @@
 Each command runs as a real process; at exit it reports which of the heavy
 modules it imported. A search over two databases embeds its query without
 torch, and LanceDB comes without its REST namespace client or pandas; a
-read-only command never loads the file-lock library.
+read-only command never loads the file-lock library, and only the screens
+load Textual.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from support import cli_env, write_config
 
 HEAVY = (
     "torch", "transformers", "sentence_transformers", "pandas", "lance_namespace_urllib3_client.api", "structlog",
-    "filelock", "lancedb",
+    "filelock", "lancedb", "textual",
 )
 REPORT = (
     "import atexit, sys\n"
@@ -50,3 +51,9 @@ def test_a_federated_search_loads_lancedb_but_no_torch_pandas_or_rest_client(bui
     for search_type in ("hybrid", "fts"):
         code, loaded = _loaded("--config", str(config), "search", "-s", search_type, "photosynthesis in plants")
         assert (code, loaded) == (0, ["lancedb"]), search_type
+
+
+def test_list_loads_lancedb_but_no_textual(built, tmp_path):
+    config = write_config(tmp_path / "haiku.rag.yaml", config_data(tmp_path / "data", {"papers": str(built["papers"])}))
+    code, loaded = _loaded("--config", str(config), "list")
+    assert (code, loaded) == (0, ["lancedb"])

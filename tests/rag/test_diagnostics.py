@@ -44,6 +44,33 @@ async def test_doctor_fails_a_missing_database_with_the_command_that_creates_it(
     assert "--db-name gone init" in checks[1].detail
 
 
+async def test_doctor_before_the_first_ingest_says_the_ingester_creates_the_database_and_compares_nothing(tmp_path):
+    config = build_config(
+        tmp_path / "data",
+        {"inbox": str(tmp_path / "inbox.lancedb"), "outbox": str(tmp_path / "outbox.lancedb")},
+        ingester={"databases": {"inbox": {"sources": [{"root": str(tmp_path)}]}}},
+    )
+    checks = await doctor(config, DatabaseScope.resolve(config), skip_providers=True)
+    by_name = {(c.name, c.database): c for c in checks}
+    inbox, outbox = by_name[("database", "inbox")], by_name[("database", "outbox")]
+    shared = by_name[("embedders across databases", None)]
+    assert (inbox.status, "haiku-ingester creates it on its first run" in inbox.detail) == ("warn", True)
+    assert (outbox.status, "once ingester.databases names it" in outbox.detail) == ("fail", True)
+    assert (shared.status, shared.detail) == ("warn", "not checked: 0 of 2 databases opened with an embedder recorded")
+
+
+async def test_doctor_names_the_question_answering_url_it_tried(tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    config = build_config(tmp_path / "data", qa={"model": {"name": "scripted", "base_url": url}})
+    checks = await doctor(config, DatabaseScope.resolve(config), skip_providers=False)
+    (qa,) = [c for c in checks if c.name == "qa model"]
+    assert (qa.status, qa.detail.startswith(f"{url}/models did not answer (")) == ("warn", True), qa.detail
+
+
 def test_identity_check_fails_another_dimension_warns_another_model_and_passes_the_same():
     other_dim = identity_check(EmbedderIdentity("sentence-transformers", "all-MiniLM-L6-v2", 512), MINILM, "wiki")
     assert other_dim.status == "fail" and "database 'wiki'" in other_dim.detail and "rebuild" in other_dim.detail

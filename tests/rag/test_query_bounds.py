@@ -1,4 +1,4 @@
-"""The work one query may cost is bounded (issue 13, item 8)."""
+"""The work one query may cost is bounded: its length, its limit (docs/configuration.md#search)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import time
 import pytest
 from rag_support import cli, config_data
 
-from haiku.core.errors import QueryTooLongError
+from haiku.core.config import config_from_dict
+from haiku.core.errors import InvalidConfigError, LimitTooLargeError, QueryTooLongError
 from haiku.core.store.fulltext import MAX_QUERY_WORDS, query_words
 from haiku.rag.client import HaikuRAG
 from support import write_config
@@ -43,3 +44,30 @@ async def test_a_query_of_thousands_of_distinct_words_over_two_databases_costs_w
         stores = [c._open_store() for c in await client.clients_covering(None)]
     assert all(len(store._fts_counts[2]) <= MAX_QUERY_WORDS for store in stores)
     assert elapsed < 10
+
+
+def test_a_limit_past_search_max_limit_fails_search_and_list_in_one_line(built, tmp_path):
+    config = write_config(tmp_path / "c.yaml", config_data(tmp_path / "data", {"papers": built["papers"]}))
+    search = cli("search", "light", "-s", "fts", "--limit", str(10**12), config=config)
+    listing = cli("list", "--limit", str(10**12), config=config)
+    expected = (
+        "Error: --limit 1,000,000,000,000 is more than the 1,000 results one call returns "
+        "(search.max_limit): ask for fewer\n"
+    )
+    assert [(search.returncode, search.stderr), (listing.returncode, listing.stderr)] == [(1, expected)] * 2
+
+
+async def test_the_client_bounds_search_and_listing_limits_and_offsets(two_db):
+    async with HaikuRAG(config=two_db, read_only=True) as client:
+        with pytest.raises(LimitTooLargeError, match=r"100,000,000 is more than the 1,000"):
+            await client.search("light", limit=100_000_000, search_type="fts")
+        with pytest.raises(LimitTooLargeError, match=r"\(search.max_limit\)"):
+            await client.list_documents(limit=1001)
+        with pytest.raises(LimitTooLargeError, match="offset"):
+            await client.list_documents(offset=10**12)
+        assert len(await client.list_documents(limit=1000)) == 6
+
+
+def test_search_limit_above_search_max_limit_is_a_configuration_error():
+    with pytest.raises(InvalidConfigError, match=r"search: .*max_limit \(10\)"):
+        config_from_dict({"search": {"limit": 20, "max_limit": 10}})

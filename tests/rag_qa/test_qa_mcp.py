@@ -46,6 +46,8 @@ async def stdio_calls(qa_databases, scripted_model, tmp_path_factory) -> dict[st
         "search_papers": ("search_documents", {"query": PAPERS_QUERY, "limit": 10, "sources": ["papers"]}),
         "search_unknown": ("search_documents", {"query": "bees", "sources": ["nope"]}),
         "search_none": ("search_documents", {"query": "bees", "sources": []}),
+        "search_huge_limit": ("search_documents", {"query": "bees", "limit": 100_000_000}),
+        "list_huge_limit": ("list_documents", {"limit": 10**12}),
         "get_papers_doc_from_wiki": ("get_document", {"document_id": papers_doc, "source": "wiki"}),
         "get_wiki_doc_from_wiki": ("get_document", {"document_id": wiki_doc, "source": "wiki"}),
         "list": ("list_documents", {}),
@@ -88,6 +90,13 @@ def test_mcp_search_with_sources_returns_only_those_databases_results(stdio_call
 def test_mcp_search_with_an_unknown_source_is_a_tool_error_naming_it(stdio_calls):
     result = stdio_calls["search_unknown"]
     assert (result.is_error, "unknown database(s) nope" in _text(result)) == (True, True)
+
+
+def test_mcp_limits_above_search_max_limit_are_tool_errors_naming_the_bound(stdio_calls):
+    errors = [stdio_calls[key] for key in ("search_huge_limit", "list_huge_limit")]
+    assert [(e.is_error, "(search.max_limit)" in _text(e)) for e in errors] == [(True, True), (True, True)], [
+        _text(e) for e in errors
+    ]
 
 
 def test_mcp_search_with_empty_sources_finds_nothing(stdio_calls):

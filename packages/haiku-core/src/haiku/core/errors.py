@@ -24,6 +24,7 @@ __all__ = [
     "DatabaseLockedError",
     "HaikuError",
     "InvalidConfigError",
+    "LimitTooLargeError",
     "MigrationRequiredError",
     "MissingEnvVarError",
     "QueryTooLongError",
@@ -31,6 +32,7 @@ __all__ = [
     "SourceUnavailableError",
     "TagError",
     "UnknownDatabaseError",
+    "UnknownTableError",
     "missing_database",
     "names_list",
 ]
@@ -73,6 +75,16 @@ class SourceUnavailableError(HaikuError):
     @classmethod
     def missing(cls, name: str) -> SourceUnavailableError:
         return cls(missing_database(name), database=name)
+
+    @classmethod
+    def unconfigured(cls, name: str, looked_at: Iterable[str], data_dir: object) -> SourceUnavailableError:
+        """The default database is missing because no configuration file was found."""
+        return cls(
+            f"no configuration file was found (looked at: {'; '.join(looked_at)}), so haiku-rag read the "
+            f"default database '{name}' in {data_dir}, which does not exist: write a configuration naming "
+            "your databases (`haiku-rag init-config`), or let haiku-ingester create this one",
+            database=name,
+        )
 
     @classmethod
     def unopenable(cls, name: str, error: BaseException) -> SourceUnavailableError:
@@ -160,12 +172,31 @@ class TagError(HaikuError, ValueError):
     """A missing or partial tag, or a tagged entry where the live database is needed."""
 
 
+class UnknownTableError(HaikuError, ValueError):
+    """A table name that is none of a database's tables (``history --table``)."""
+
+    @classmethod
+    def of(cls, table: str, tables: Iterable[str]) -> UnknownTableError:
+        return cls(f"unknown table '{table}'; the tables are {', '.join(sorted(tables))}")
+
+
 class DatabaseLockedError(HaikuError):
     """The writer lock (or the ingester ownership lock) could not be taken in time."""
 
     def __init__(self, message: str, *, database: str | None = None) -> None:
         super().__init__(message)
         self.database = database
+
+    @classmethod
+    def owned_by_ingester(cls, name: str | None, command: str) -> DatabaseLockedError:
+        """A lifecycle command refused because a running haiku-ingester owns the database."""
+        label = f"database '{name}'" if name is not None else "the database"
+        return cls(
+            f"{label} is owned by a running haiku-ingester (its lock .haiku-ingester.lock is held), "
+            f"so `haiku-rag {command}` did not run: stop the ingester first (systemctl stop haiku-ingester), "
+            "or pass --force to run anyway (the ingester does not see the change until it restarts)",
+            database=name,
+        )
 
 
 class MissingEnvVarError(HaikuError, ValueError):
@@ -191,6 +222,28 @@ class QueryTooLongError(HaikuError, ValueError):
                 f"the query is {len(query):,} characters long; a search takes at most {limit:,} "
                 "(search.max_query_chars): shorten it"
             )
+
+
+class LimitTooLargeError(HaikuError, ValueError):
+    """A result limit above ``search.max_limit``: one bound for search and listing, everywhere
+    (docs/configuration.md#search)."""
+
+    @classmethod
+    def check(cls, limit: int | None, bound: int, *, what: str = "limit") -> None:
+        """Raise when ``limit`` is above ``bound``; ``what`` names the argument (``--limit``)."""
+        if limit is not None and limit > bound:
+            raise cls(
+                f"{what} {limit:,} is more than the {bound:,} results one call returns "
+                "(search.max_limit): ask for fewer"
+            )
+
+    MAX_OFFSET = 2**32 - 1
+    """The largest offset a listing takes (LanceDB's own bound)."""
+
+    @classmethod
+    def check_offset(cls, offset: int | None) -> None:
+        if offset is not None and offset > cls.MAX_OFFSET:
+            raise cls(f"offset {offset:,} is more than {cls.MAX_OFFSET:,}, the largest offset a listing takes")
 
 
 class EmptyQueryError(HaikuError, ValueError):

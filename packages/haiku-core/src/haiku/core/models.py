@@ -42,6 +42,13 @@ class Document(BaseModel):
     updated_at: datetime = Field(default_factory=utcnow)
     source: str | None = None
 
+    def as_json(self, *, content: bool = True) -> dict[str, Any]:
+        """The document as JSON (`haiku-rag list/get --json`, the MCP tools); ``content=False`` leaves the text out."""
+        data = self.model_dump(mode="json")
+        if not content:
+            data.pop("content", None)
+        return data
+
     @field_validator("created_at", "updated_at")
     @classmethod
     def _utc(cls, value: datetime) -> datetime:
@@ -116,11 +123,15 @@ class Citation(BaseModel):
     page_numbers: list[int] = Field(default_factory=list)
     headings: list[str] = Field(default_factory=list)
     content: str = ""
+    """The cited chunk's own text."""
+    context: str | None = None
+    """The passage the model read around the chunk (it with its neighbours), when that was more."""
 
     def format_for_agent(self) -> str:
-        where = f" ({self.source})" if self.source is not None else ""
+        """How a recorded citation is confirmed to the model: index, title, and the database it came from."""
         title = self.document_title or self.document_uri or self.document_id
-        return f"[{self.index}]{where} {title}\n{self.content}"
+        where = f" (database: {self.source})" if self.source is not None else ""
+        return f"[{self.index}] {title}{where}"
 
 
 def dumps_metadata(metadata: dict[str, Any]) -> str:

@@ -3,6 +3,7 @@
 from haiku.core.config.loading import (
     CONFIG_ENV_VAR,
     config_from_dict,
+    config_lookup,
     find_config_file,
     load_config,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "StorageConfig",
     "WorkersConfig",
     "config_from_dict",
+    "config_lookup",
     "find_config_file",
     "is_uri",
     "load_config",

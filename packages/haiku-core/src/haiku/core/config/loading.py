@@ -108,6 +108,17 @@ def _expand_tree(node: Any, *, config_dir: Path | None, path: str = "", file: Pa
     return node
 
 
+def config_lookup() -> list[str]:
+    """Where ``find_config_file`` looks when no path is given, in order, as a user reads it."""
+    from_env = os.environ.get(CONFIG_ENV_VAR)
+    return [
+        "--config (not given)",
+        f"${CONFIG_ENV_VAR} ({from_env or 'unset'})",
+        str(Path.cwd() / CONFIG_FILE_NAME),
+        str(platform_data_dir() / CONFIG_FILE_NAME),
+    ]
+
+
 def find_config_file(path: str | Path | None = None) -> Path | None:
     """The lookup order: explicit path, ``$HAIKU_RAG_CONFIG_PATH``, ./haiku.rag.yaml, the data dir."""
     if path is not None:

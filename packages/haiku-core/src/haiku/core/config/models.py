@@ -245,6 +245,9 @@ class RerankingConfig(_Section):
 
 class SearchConfig(_Section):
     limit: int = Field(default=5, gt=0)
+    # The most results one search or listing returns (CLI, client and MCP alike): a
+    # larger limit fails with LimitTooLargeError instead of reading every chunk.
+    max_limit: int = Field(default=1000, gt=0, le=1_000_000)
     rerank_pool_factor: int = Field(default=10, gt=0)
     max_context_chars: int = Field(default=5000, ge=0)
     vector_index_metric: Literal["cosine", "l2"] = "cosine"
@@ -263,6 +266,12 @@ class SearchConfig(_Section):
     # A selected database that cannot be opened or read: "fail" the search naming it (the
     # seeds' rule), or "skip" it, answer from the others and say which were skipped and why.
     on_unavailable: Literal["fail", "skip"] = "fail"
+
+    @model_validator(mode="after")
+    def _limit_within_max_limit(self) -> SearchConfig:
+        if self.limit > self.max_limit:
+            raise ValueError(f"limit ({self.limit}) must be at most max_limit ({self.max_limit})")
+        return self
 
 
 class QAModelConfig(_Section):

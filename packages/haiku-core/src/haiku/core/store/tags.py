@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from haiku.core.errors import TagError
+from haiku.core.errors import TagError, UnknownTableError
 from haiku.core.models import as_utc
 from haiku.core.store._base import StoreBase, log
 from haiku.core.store.schema import CHUNKS, DOCUMENTS, SETTINGS, TABLES, vector_dim_of
@@ -229,7 +229,7 @@ class TagsMixin(StoreBase):
         """
         self._require_open()
         if table is not None and table not in TABLES:
-            raise ValueError(f"unknown table '{table}'; the tables are {', '.join(sorted(TABLES))}")
+            raise UnknownTableError.of(table, TABLES)
         out: dict[str, list[HistoryEntry]] = {}
         notices: list[str] = []
         for table_name in [table] if table else sorted(TABLES):

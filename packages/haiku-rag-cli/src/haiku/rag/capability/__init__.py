@@ -3,6 +3,7 @@ over the databases a configuration places (docs/qa.md).
 
     capability = create_capability(config=config, sources=["manuals", "specs"])
     answer, citations = await capability.ask("What changed?")
+    analysis = await capability.analyze("How many documents mention Lance?")
 
     # the agent-spec form: capabilities: [{RAGCapability: {sources: [manuals, specs]}}]
     capability = RAGCapability.from_spec({"sources": ["manuals", "specs"]}, config=config)
@@ -13,22 +14,24 @@ capability opens itself is closed when its run ends.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from haiku.core.config import AppConfig, load_config
 from haiku.core.errors import AmbiguousDatabaseError, UnknownDatabaseError
-from haiku.core.models import Citation
 from haiku.core.scope import DatabaseScope
+from haiku.rag.capability.answer import Answer
 from haiku.rag.capability.selection import DocumentFilter
 from haiku.rag.capability.state import RAGState
 
 if TYPE_CHECKING:
-    from haiku.rag.client import HaikuRAG
-    from haiku.rag.llm.model import ChatModel
+    from haiku.rag.client import Analysis, HaikuRAG
+    from haiku.rag.llm.loop import Tool
+    from haiku.rag.llm.model import ChatModel, TextSink
 
-__all__ = ["DocumentFilter", "RAGCapability", "RAGState", "create_capability"]
+__all__ = ["Answer", "DocumentFilter", "RAGCapability", "RAGState", "create_capability"]
 
 
 class RAGCapability:
@@ -103,38 +106,95 @@ class RAGCapability:
         return client, True
 
     async def ask(
-        self, question: str, state: RAGState | None = None, *, model: ChatModel | None = None
-    ) -> tuple[str, list[Citation]]:
-        """Answer ``question``; returns the answer and this question's citations in first-cited order.
+        self,
+        question: str,
+        state: RAGState | None = None,
+        *,
+        model: ChatModel | None = None,
+        on_text: TextSink | None = None,
+    ) -> Answer:
+        """Answer ``question``; returns the answer and this question's citations in first-cited order
+        (an ``Answer``, which also says whether the answer is grounded).
 
         ``state`` carries the conversation: pass the same one for follow-up questions.
+        ``on_text`` sees the answer's text as the model streams it (docs/qa.md, "Streaming").
         """
         from haiku.rag.capability.run import Run
-        from haiku.rag.llm.loop import run_tools_loop
-        from haiku.rag.llm.model import ChatModel
 
         state = state if state is not None else RAGState()
+        async with self._session(state, model) as (client, chat):
+            run = Run(client, state)
+            answer = await _turn(chat, state, question, run.instructions(), run.tools(), self.request_limit, on_text)
+            return Answer(answer, list(run.desk.cited), run.grounding())
+
+    async def analyze(
+        self,
+        question: str,
+        state: RAGState | None = None,
+        *,
+        model: ChatModel | None = None,
+        on_text: TextSink | None = None,
+    ) -> Analysis:
+        """Answer ``question`` by code the model runs in the sandbox over the state's documents;
+        returns the answer and every program it ran (docs/qa.md, "Analyze").
+
+        A selection the sandbox cannot mount (two databases sharing a document id) is refused
+        with SharedDocumentIdError before the model is asked.
+        """
+        from haiku.rag.capability.analysis import AnalysisRun
+        from haiku.rag.capability.run import Run
+        from haiku.rag.client import Analysis
+
+        state = state if state is not None else RAGState()
+        async with self._session(state, model) as (client, chat):
+            analysis = AnalysisRun(Run(client, state))
+            await analysis.run.check_sandbox()
+            answer = await _turn(
+                chat, state, question, analysis.instructions(), analysis.tools(), self.request_limit, on_text
+            )
+            return Analysis(question=question, answer=answer, programs=list(analysis.programs))
+
+    @contextlib.asynccontextmanager
+    async def _session(
+        self, state: RAGState, model: ChatModel | None
+    ) -> AsyncIterator[tuple[HaikuRAG, ChatModel]]:
+        """The client and chat model of one question, closed after it when this run opened them."""
+        from haiku.rag.llm.model import ChatModel
+
         self.check_state(state)
         client, owned = await self._ensure_rag()
-        own_model = model is None
         chat = model if model is not None else ChatModel(self.config.qa.model)
-        before = len(state.messages)
         try:
-            run = Run(client, state)
-            state.messages.append({"role": "user", "content": question})
-            messages = [{"role": "system", "content": run.instructions()}, *state.messages]
-            answer = await run_tools_loop(chat, messages, run.tools(), request_limit=self.request_limit)
-            state.messages[:] = messages[1:]
-            return answer, list(run.desk.cited)
-        except BaseException:
-            # A failed question leaves the conversation as it was before it.
-            del state.messages[before:]
-            raise
+            yield client, chat
         finally:
-            if own_model:
+            if model is None:
                 await chat.aclose()
             if owned:
                 await client.aclose()
+
+
+async def _turn(
+    chat: ChatModel,
+    state: RAGState,
+    question: str,
+    system: str,
+    tools: list[Tool],
+    request_limit: int,
+    on_text: TextSink | None,
+) -> str:
+    """One question of the conversation in ``state``; a failed one leaves it as it was before."""
+    from haiku.rag.llm.loop import run_tools_loop
+
+    before = len(state.messages)
+    try:
+        state.messages.append({"role": "user", "content": question})
+        messages = [{"role": "system", "content": system}, *state.messages]
+        answer = await run_tools_loop(chat, messages, tools, request_limit=request_limit, on_text=on_text)
+        state.messages[:] = messages[1:]
+        return answer
+    except BaseException:
+        del state.messages[before:]
+        raise
 
 
 def create_capability(

@@ -5,6 +5,10 @@ what this question's searches returned: an id one result carries is cited
 from that result's database. An id no search returned is looked up in the
 question's selected databases and nowhere else. Whenever an id could name
 chunks in two databases the citation is refused rather than guessed.
+
+A citation carries the cited chunk's own text, pages and section; the passage
+the model read around it (the chunk expanded with its neighbours) is kept
+apart, as its ``context``.
 """
 
 from __future__ import annotations
@@ -35,11 +39,17 @@ def normalize_id(raw: object) -> str:
 
 @dataclass
 class Retrieved:
-    """What this question's searches returned, by chunk id and then by database."""
+    """What this question's searches showed, by chunk id and then by database, and the
+    chunks they found, by database and chunk id."""
 
     by_id: dict[str, dict[str | None, SearchResult]] = field(default_factory=dict)
+    found: dict[tuple[str | None, str], SearchResult] = field(default_factory=dict)
 
-    def add(self, results: Sequence[SearchResult]) -> None:
+    def add(self, results: Sequence[SearchResult], *, hits: Sequence[SearchResult] = ()) -> None:
+        """``results`` as the model was shown them; ``hits``, the chunks themselves, before expansion."""
+        for hit in hits:
+            if hit.chunk_id:
+                self.found.setdefault((hit.source, hit.chunk_id), hit)
         for result in results:
             ids = [result.chunk_id, *result.chunk_ids]
             for chunk_id in dict.fromkeys(i for i in ids if i):
@@ -63,7 +73,9 @@ class _Placed:
     chunk_id: str
     source: str | None
     result: SearchResult | None = None
-    chunk: Chunk | None = None
+    """The passage shown to the model that holds the chunk."""
+    chunk: Chunk | SearchResult | None = None
+    """The chunk itself: its text, pages and section."""
     document: Document | None = None
 
 
@@ -118,8 +130,14 @@ class CitationDesk:
             if len(holders) > 1:
                 raise AmbiguousCitationError.shared(chunk_id, list(holders))
             ((source, result),) = holders.items()
-            return _Placed(chunk_id, source, result=result)
+            chunk = self.retrieved.found.get((source, chunk_id)) or await self._chunk_in(source, chunk_id)
+            return _Placed(chunk_id, source, result=result, chunk=chunk)
         return await self._fallback(chunk_id)
+
+    async def _chunk_in(self, source: str | None, chunk_id: str) -> Chunk | None:
+        """A chunk the model saw only as a neighbour in an expanded passage, from its database."""
+        clients = await self.client.clients_covering(None if source is None else [source])
+        return await clients[0].get_chunk_by_id(chunk_id) if clients else None
 
     async def _fallback(self, chunk_id: str) -> _Placed | None:
         """Ask the selected databases, and only those, which of them holds ``chunk_id``."""
@@ -155,6 +173,7 @@ class CitationDesk:
     def _build(spot: _Placed, index: int) -> Citation:
         if spot.result is not None:
             r = spot.result
+            own = spot.chunk if spot.chunk is not None else r
             return Citation(
                 index=index,
                 source=spot.source,
@@ -164,9 +183,10 @@ class CitationDesk:
                 document_uri=r.document_uri,
                 document_title=r.document_title,
                 document_meta=dict(r.document_meta),
-                page_numbers=list(r.page_numbers),
-                headings=list(r.headings),
-                content=r.content,
+                page_numbers=list(own.page_numbers),
+                headings=list(own.headings),
+                content=own.content,
+                context=r.content if r.content != own.content else None,
             )
         chunk = spot.chunk
         assert chunk is not None

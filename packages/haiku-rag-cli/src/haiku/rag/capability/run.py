@@ -8,11 +8,12 @@ cite fallback asks only those.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from haiku.core.errors import AmbiguousCitationError, names_list
 from haiku.core.models import SearchResult
+from haiku.rag.capability.answer import Grounding, grounding_of
 from haiku.rag.capability.citations import CitationDesk, Retrieved
 from haiku.rag.capability.instructions import instructions
 from haiku.rag.capability.selection import combine_where, narrow
@@ -21,6 +22,7 @@ from haiku.rag.llm.loop import Tool, ToolRetry
 
 if TYPE_CHECKING:
     from haiku.rag.client import HaikuRAG
+    from haiku.rag.sandbox import SandboxResult
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,14 @@ class Run:
         self.multi = len(self.collections) > 1
         self.retrieved = Retrieved()
         self.desk = CitationDesk(client, state, self.retrieved, state.sources)
+        self.consulted = 0
+        """How many times the model looked at the documents (search, execute_code)."""
+
+    def grounding(self) -> Grounding:
+        """How the answer rests on the documents, once the model has answered."""
+        return grounding_of(
+            cited=bool(self.desk.cited), consulted=self.consulted > 0, declared_ungrounded=self.desk.ungrounded
+        )
 
     # --- what the model is given -------------------------------------------------------
 
@@ -48,7 +58,7 @@ class Run:
         return instructions(self.collections, selected_none=self.state.sources == [])
 
     def tools(self) -> list[Tool]:
-        return [self._search_tool(), self._cite_tool(), self._execute_code_tool()]
+        return [self._search_tool(), self._cite_tool(), self.code_tool(self.execute_code)]
 
     def _search_tool(self) -> Tool:
         properties: dict[str, Any] = {
@@ -91,7 +101,8 @@ class Run:
             handler=self.cite,
         )
 
-    def _execute_code_tool(self) -> Tool:
+    def code_tool(self, handler: Callable[[dict[str, Any]], Awaitable[str]]) -> Tool:
+        """The execute_code tool, answered by ``handler``."""
         return Tool(
             name="execute_code",
             description=(
@@ -104,7 +115,7 @@ class Run:
                 "properties": {"code": {"type": "string", "description": "Python source to run."}},
                 "required": ["code"],
             },
-            handler=self.execute_code,
+            handler=handler,
         )
 
     # --- selection -----------------------------------------------------------------------
@@ -149,21 +160,25 @@ class Run:
             # Over one collection there is nothing to narrow; the schema offers no sources.
             args = {k: v for k, v in args.items() if k != "sources"}
         reads = self._reads(self._call_selection(args.get("sources")))
-        results = await self._search(query.strip(), limit, reads)
-        if not results:
+        self.consulted += 1
+        hits, shown = await self._search(query.strip(), limit, reads)
+        if not shown:
             return NO_RESULTS
-        self.retrieved.add(results)
-        total = len(results)
+        self.retrieved.add(shown, hits=hits)
+        total = len(shown)
         return "\n\n".join(
-            r.format_for_agent(rank, total, include_collection=self.multi) for rank, r in enumerate(results, 1)
+            r.format_for_agent(rank, total, include_collection=self.multi) for rank, r in enumerate(shown, 1)
         )
 
-    async def _search(self, query: str, limit: int | None, reads: Sequence[str] | None) -> list[SearchResult]:
+    async def _search(
+        self, query: str, limit: int | None, reads: Sequence[str] | None
+    ) -> tuple[list[SearchResult], list[SearchResult]]:
+        """The chunks found, and what the model is shown: each expanded with its neighbours."""
         if reads is not None and not reads:
-            return []
+            return [], []
         results = await self.client.search(query, limit=limit, filter=self._where(), sources=reads)
         results = [r for r in results if self._admit(r.source, r.document_id)]
-        return await self.client.expand_context(results)
+        return results, await self.client.expand_context(results)
 
     async def cite(self, args: dict[str, Any]) -> str:
         ids = args.get("chunk_ids")
@@ -186,31 +201,50 @@ class Run:
                 "none of these ids matches a chunk the searches returned: "
                 f"{', '.join(map(str, ignored))}. Copy the Chunk ID values verbatim from the search results."
             )
-        lines = ["Recorded citations:"]
-        lines += [f"[{c.index}] {c.document_title or c.document_uri or c.document_id}"
-                  + (f" ({c.source})" if self.multi and c.source else "") for c in made]
+        lines = ["Recorded citations:", *(c.format_for_agent() for c in made)]
         if ignored:
             lines.append(f"Ignored (no such chunk): {', '.join(map(str, ignored))}")
         return "\n".join(lines)
 
-    async def execute_code(self, args: dict[str, Any]) -> str:
-        from haiku.rag.sandbox import SandboxUnavailableError, execute_code
-
-        code = args.get("code")
-        if not isinstance(code, str) or not code.strip():
-            raise ToolRetry("execute_code needs the Python source in `code`")
+    def _sandbox_selection(self) -> dict[str, Any]:
+        """What the sandbox mounts for this question: its databases, filters and document filter."""
         reads = self._reads(None if self.state.sources is None else list(self.collections))  # type: ignore[arg-type]
+        return {
+            "sources": reads,
+            "filter": self._where(),
+            "admit": self._admit if self.state.document_filter is not None else None,
+        }
+
+    async def check_sandbox(self) -> None:
+        """Refuse now (SharedDocumentIdError) a selection the sandbox could not mount."""
+        from haiku.rag.sandbox import check_selection
+
+        await check_selection(self.client, **self._sandbox_selection())
+
+    async def run_code(self, code: str) -> SandboxResult:
+        """Run ``code`` over this question's documents; the sandbox's errors are raised as they are."""
+        from haiku.rag.sandbox import execute_code
+
+        return await execute_code(self.client, code, **self._sandbox_selection())
+
+    async def execute_code(self, args: dict[str, Any]) -> str:
+        from haiku.rag.sandbox import SandboxUnavailableError
+
+        code = code_argument(args)
+        self.consulted += 1
         try:
-            result = await execute_code(
-                self.client,
-                code,
-                sources=reads,
-                filter=self._where(),
-                admit=self._admit if self.state.document_filter is not None else None,
-            )
+            result = await self.run_code(code)
         except ValueError as exc:
             raise ToolRetry(f"execute_code cannot run over this selection: {exc}") from None
         except SandboxUnavailableError as exc:
             log.warning("execute_code unavailable: %s", exc)
             raise ToolRetry(f"execute_code is unavailable on this machine ({exc}); answer without it") from None
         return result.render()
+
+
+def code_argument(args: dict[str, Any]) -> str:
+    """The Python source of an execute_code call."""
+    code = args.get("code")
+    if not isinstance(code, str) or not code.strip():
+        raise ToolRetry("execute_code needs the Python source in `code`")
+    return code

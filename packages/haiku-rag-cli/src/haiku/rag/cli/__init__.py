@@ -13,6 +13,7 @@ import typer
 
 from haiku.rag import __version__
 from haiku.rag.cli import (
+    analyze_commands,
     config_commands,
     database_commands,
     doctor_commands,
@@ -47,7 +48,10 @@ def _global_options(
         False, "--version", "-v", callback=_version, is_eager=True, help="Print the version and exit."
     ),
     config: Path | None = typer.Option(
-        None, "--config", "-c", help="Configuration file (default: $HAIKU_RAG_CONFIG_PATH, then ./haiku.rag.yaml).",
+        None, "--config", "-c", help=(
+            "Configuration file (default: $HAIKU_RAG_CONFIG_PATH, then ./haiku.rag.yaml, "
+            "then haiku.rag.yaml in the data directory)."
+        ),
     ),
     db_name: str | None = typer.Option(
         None,
@@ -67,6 +71,7 @@ for _module in (
     doctor_commands,
     tag_commands,
     config_commands,
+    analyze_commands,
 ):
     _module.register(app)
 

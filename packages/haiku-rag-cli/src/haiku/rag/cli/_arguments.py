@@ -13,6 +13,8 @@ from typing import Any
 
 from typer.core import TyperGroup
 
+from haiku.rag.cli._unknown_commands import unknown_command_message
+
 # Global options taking a value, and global flags, as the root callback declares them.
 VALUE_OPTIONS = ("--db-name", "--database", "--config", "-c")
 FLAG_OPTIONS = ("--read-only",)
@@ -53,6 +55,34 @@ def hoist_global_options(args: Sequence[str]) -> list[str]:
     return args[:start] + moved + rest
 
 
+GLOBAL_OPTIONS_EPILOG = (
+    "Global options, before or after the command: --db-name NAME (one configured database), "
+    "-c/--config PATH, --read-only. See haiku-rag --help."
+)
+
+
+def _with_epilog(command: Any) -> None:
+    """Every command's help names the global options, which its own option list leaves out."""
+    if not getattr(command, "epilog", None):
+        command.epilog = GLOBAL_OPTIONS_EPILOG
+    for child in getattr(command, "commands", {}).values():
+        _with_epilog(child)
+
+
 class GlobalOptionsAnywhere(TyperGroup):
+    """The `haiku-rag` group: global options anywhere, named in every command's help, and
+    unknown commands explained."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for command in self.commands.values():
+            _with_epilog(command)
+
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         return super().parse_args(ctx, hoist_global_options(args))
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name = args[0] if args else None
+        if name is not None and not name.startswith("-") and self.get_command(ctx, name) is None:
+            ctx.fail(unknown_command_message(name, list(self.commands)))
+        return super().resolve_command(ctx, args)

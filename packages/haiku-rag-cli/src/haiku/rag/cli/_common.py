@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from haiku.core.errors import AmbiguousDatabaseError, HaikuError, ReadOnlyError
+from haiku.core.errors import AmbiguousDatabaseError, HaikuError, ReadOnlyError, SourceUnavailableError
 
 if TYPE_CHECKING:
     from haiku.core.config import AppConfig
@@ -39,6 +39,17 @@ class GlobalOptions:
 
             self._config = load_config(self.config_path)
         return self._config
+
+
+def explain_unconfigured(opts: GlobalOptions, error: SourceUnavailableError) -> SourceUnavailableError:
+    """A missing default database, when no configuration file was found: say where one was looked for."""
+    from haiku.core.config import DEFAULT_DATABASE_NAME, config_lookup
+
+    config = opts.config()
+    configured = config.lancedb.databases or config.lancedb.uri is not None
+    if config.config_path is not None or configured or error.database != DEFAULT_DATABASE_NAME:
+        return error
+    return SourceUnavailableError.unconfigured(DEFAULT_DATABASE_NAME, config_lookup(), config.data_dir)
 
 
 def options(ctx: typer.Context) -> GlobalOptions:
@@ -79,6 +90,10 @@ def query_argument(help: str) -> Any:
     return typer.Argument(..., help=help, callback=_check_query)
 
 
+def json_option(what: str) -> Any:
+    return typer.Option(False, "--json", help=f"Print {what} as JSON (docs/cli.md).")
+
+
 def at_option() -> Any:
     return typer.Option(None, "--at", help="Read the one selected database as it was at this tag (read-only).")
 
@@ -108,6 +123,15 @@ def _selected(opts: GlobalOptions, db: Path | None) -> "DatabaseScope":
 def set_scope(opts: GlobalOptions, db: Path | None, at: str | None = None) -> "DatabaseScope":
     """search, ask, chat, mcp: the configured set, or the one database selected."""
     return _with_tag(_selected(opts, db), at)
+
+
+def limited_set_scope(opts: GlobalOptions, db: Path | None, at: str | None, limit: int | None) -> "DatabaseScope":
+    """search, list: ``set_scope``, once ``--limit`` is found within ``search.max_limit``
+    (checked before anything opens; the client checks it too)."""
+    from haiku.core.errors import LimitTooLargeError
+
+    LimitTooLargeError.check(limit, opts.config().search.max_limit, what="--limit")
+    return set_scope(opts, db, at)
 
 
 def one_scope(
@@ -159,8 +183,11 @@ def client_command(
 
     async def work() -> None:
         scope = select(opts)
-        async with client_for(opts, scope, read_only=read_only, **open_options) as client:
-            value = await call(client)
+        try:
+            async with client_for(opts, scope, read_only=read_only, **open_options) as client:
+                value = await call(client)
+        except SourceUnavailableError as error:
+            raise explain_unconfigured(opts, error) from None
         if show is not None:
             show(value, scope)
 

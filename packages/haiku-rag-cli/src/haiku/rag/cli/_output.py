@@ -3,13 +3,32 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
+from haiku.rag.qa.render import pages_line
+
 if TYPE_CHECKING:  # pydantic models load with the client, not for `--help`
     from haiku.core.models import Document, SearchResult
+
+
+def shown_location(location: Path | str) -> str:
+    """A database's location as a user reads it: a local path normalised
+    (``examples/../demo-data`` → ``demo-data``), a URI as configured."""
+    text = str(location)
+    if isinstance(location, str) and "://" in location:
+        return text
+    return os.path.normpath(os.path.expanduser(text))
+
+
+def skip_reason(name: str, why: str) -> str:
+    """Why a search left database ``name`` out, naming it once: the reason
+    (``database 'archive' does not exist; …``) usually names it already."""
+    return why if f"'{name}'" in why else f"database '{name}': {why}"
 
 
 def _indent(text: str, prefix: str = "    ") -> str:
@@ -32,22 +51,15 @@ def print_results(results: Sequence[SearchResult], *, label: bool) -> None:
             typer.echo(f"uri: {result.document_uri}")
         if result.headings:
             typer.echo("section: " + " > ".join(result.headings))
-        if result.page_numbers:
-            pages = sorted(set(result.page_numbers))
-            typer.echo(("page: " if len(pages) == 1 else "pages: ") + ", ".join(str(p) for p in pages))
+        pages = pages_line(result.page_numbers)
+        if pages is not None:
+            typer.echo(pages)
         typer.echo(_indent(result.content))
         typer.echo()
 
 
 def result_json(result: SearchResult) -> dict[str, Any]:
     return result.model_dump(mode="json")
-
-
-def document_json(document: Document, *, content: bool) -> dict[str, Any]:
-    data = document.model_dump(mode="json")
-    if not content:
-        data.pop("content", None)
-    return data
 
 
 def print_document_summary(document: Document, *, label: bool = False) -> None:

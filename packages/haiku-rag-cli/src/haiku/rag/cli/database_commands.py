@@ -1,5 +1,6 @@
 """Commands on one database: info, init, migrate, vacuum, create-index, history (docs/storage.md)."""
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,12 +12,14 @@ from haiku.rag.cli._common import (
     client_for,
     db_option,
     echo_json,
+    json_option,
     one_scope,
     options,
     refuse_read_only,
     run,
     writable_scope,
 )
+from haiku.rag.cli._output import shown_location
 
 if TYPE_CHECKING:
     from haiku.core.scope import DatabaseScope
@@ -37,7 +40,7 @@ def _index_line(state: dict[str, Any]) -> str:
 
 def _print_info(info: "DatabaseInfo") -> None:
     typer.echo(f"name: {info.name}")
-    typer.echo(f"path: {info.configured_location}")
+    typer.echo(f"path: {shown_location(info.configured_location)}")
     if info.tag:
         typer.echo(f"tag: {info.tag} (read-only)")
     typer.echo(f"schema version: {info.schema_version} (this code: {info.current_schema_version})")
@@ -81,7 +84,7 @@ def info(
     client_command(ctx, lambda opts: one_scope(opts, db, at=at), lambda client: client.info(), show, skip_validation=True)
 
 
-def init(ctx: typer.Context, db: Path | None = db_option()) -> None:
+def init(ctx: typer.Context, db: Path | None = db_option(), as_json: bool = json_option("the outcome")) -> None:
     """Create the database (an existing one is left as it is)."""
     opts = options(ctx)
 
@@ -90,21 +93,27 @@ def init(ctx: typer.Context, db: Path | None = db_option()) -> None:
 
         scope = one_scope(opts, db, live="`haiku-rag init` creates")
         ref = scope.databases[0]
-        if await Store.exists(ref, opts.config()):
-            typer.echo(f"Database already exists at {ref.location}")
-            return
-        refuse_read_only(opts, scope, "init")
-        async with client_for(opts, scope, read_only=False, create=True):
-            pass
-        typer.echo(f"Database initialized at {ref.location}")
+        created = not await Store.exists(ref, opts.config())
+        if created:
+            refuse_read_only(opts, scope, "init")
+            async with client_for(opts, scope, read_only=False, create=True):
+                pass
+        location = shown_location(ref.location)
+        if as_json:
+            echo_json({"database": ref.label, "location": location, "created": created})
+        else:
+            typer.echo(f"Database {'initialized' if created else 'already exists'} at {location}")
 
     run(work)
 
 
-def migrate(ctx: typer.Context, db: Path | None = db_option()) -> None:
+def migrate(ctx: typer.Context, db: Path | None = db_option(), as_json: bool = json_option("the outcome")) -> None:
     """Apply pending schema migrations."""
 
-    def show(applied: list[str], _: "DatabaseScope") -> None:
+    def show(applied: list[str], scope: "DatabaseScope") -> None:
+        if as_json:
+            echo_json({"database": scope.databases[0].label, "applied": applied})
+            return
         if not applied:
             typer.echo("No migrations pending. Database is up to date.")
             return
@@ -134,10 +143,17 @@ def vacuum(
         None, "--retention-seconds", min=0, help="Keep versions newer than this many seconds (default: storage.vacuum_retention_seconds)."
     ),
     db: Path | None = db_option(),
+    as_json: bool = json_option("the outcome"),
 ) -> None:
     """Compact files, optimise indexes and drop old versions (tagged versions are kept)."""
 
-    def show(report: "VacuumReport | None", _: "DatabaseScope") -> None:
+    def show(report: "VacuumReport | None", scope: "DatabaseScope") -> None:
+        if as_json:
+            outcome = {"vacuumed": False, "reason": "a vacuum of this database is already running"}
+            if report is not None:
+                outcome = {"vacuumed": True, **dataclasses.asdict(report)}
+            echo_json({"database": scope.databases[0].label, **outcome})
+            return
         if report is None:
             typer.echo("A vacuum of this database is already running.")
             return
@@ -150,8 +166,14 @@ def vacuum(
     )
 
 
-def create_index(ctx: typer.Context, db: Path | None = db_option()) -> None:
+def create_index(
+    ctx: typer.Context,
+    db: Path | None = db_option(),
+    as_json: bool = json_option("the outcome"),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 when too few chunks leave no index created."),
+) -> None:
     """Build the vector index (IVF-SQ); needs at least 256 chunks."""
+    from haiku.core.store.indexes import MIN_VECTOR_INDEX_ROWS
 
     async def call(client: "HaikuRAG") -> tuple[bool, int]:
         return await client.create_index(), await client.count_chunks()
@@ -159,14 +181,18 @@ def create_index(ctx: typer.Context, db: Path | None = db_option()) -> None:
     def show(outcome: tuple[bool, int], scope: "DatabaseScope") -> None:
         built, chunks = outcome
         name = scope.databases[0].label
-        if built:
+        if as_json:
+            echo_json({"database": name, "created": built, "chunks": chunks, "minimum_chunks": MIN_VECTOR_INDEX_ROWS})
+        elif built:
             typer.echo(f"Vector index created on database '{name}' ({chunks} chunks).")
         else:
             typer.echo(
-                f"Warning: database '{name}' has {chunks} chunks; a vector index needs at least 256, "
-                "so none was created (searches stay exact).",
+                f"Warning: database '{name}' has {chunks} chunks; a vector index needs at least "
+                f"{MIN_VECTOR_INDEX_ROWS}, so none was created (searches stay exact).",
                 err=True,
             )
+        if strict and not built:
+            raise typer.Exit(1)
 
     client_command(ctx, lambda opts: writable_scope(opts, db, "create-index"), call, show, read_only=False)
 

@@ -5,8 +5,16 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from haiku.rag.cli._common import at_option, client_command, db_option, echo_json, fail, one_scope, set_scope
-from haiku.rag.cli._output import document_json, print_document, print_document_summary
+from haiku.rag.cli._common import (
+    at_option,
+    client_command,
+    db_option,
+    echo_json,
+    fail,
+    limited_set_scope,
+    one_scope,
+)
+from haiku.rag.cli._output import print_document, print_document_summary
 
 if TYPE_CHECKING:
     from haiku.core.models import Document
@@ -29,7 +37,7 @@ def list_documents(
 
     def show(documents: "list[Document]", scope: "DatabaseScope") -> None:
         if as_json:
-            echo_json([document_json(d, content=False) for d in documents])
+            echo_json([d.as_json(content=False) for d in documents])
         elif not documents:
             typer.echo("No documents found.")
         else:
@@ -37,7 +45,10 @@ def list_documents(
                 print_document_summary(document, label=scope.covers_multiple)
 
     client_command(
-        ctx, lambda opts: set_scope(opts, db, at), lambda client: client.list_documents(limit=limit, filter=filter), show
+        ctx,
+        lambda opts: limited_set_scope(opts, db, at, limit),
+        lambda client: client.list_documents(limit=limit, filter=filter),
+        show,
     )
 
 
@@ -54,7 +65,7 @@ def get(
         if document is None:
             raise fail(f"Document with id {doc_id} not found.")
         if as_json:
-            echo_json(document_json(document, content=True))
+            echo_json(document.as_json())
         else:
             print_document(document)
 

@@ -19,31 +19,48 @@ from haiku.rag.cli._common import (
     at_option,
     client_command,
     db_option,
+    echo_json,
     fail,
+    json_option,
     query_argument,
     set_scope,
 )
 
 if TYPE_CHECKING:
     from haiku.core.scope import DatabaseScope
+    from haiku.rag.capability.answer import Answer
     from haiku.rag.client import HaikuRAG
 
 
-def _print_answer(question: str, answer: str, citations: list, *, label: bool, full: bool) -> None:
+def _print_answer(question: str, answer: Answer, *, label: bool, full: bool, context: bool) -> None:
     from rich.console import Console
     from rich.markdown import Markdown
 
-    from haiku.rag.qa.render import format_citations
+    from haiku.rag.qa.render import format_citations, grounding_line
 
     typer.echo(f"Question: {question}")
     typer.echo()
     console = Console()
     if console.is_terminal:
-        console.print(Markdown(answer or "(no answer)"))
+        console.print(Markdown(answer.text or "(no answer)"))
     else:
-        typer.echo(answer or "(no answer)")
+        typer.echo(answer.text or "(no answer)")
     typer.echo()
-    typer.echo(format_citations(citations, label=label, full=full))
+    typer.echo(format_citations(answer.citations, label=label, full=full, context=context))
+    note = grounding_line(answer.note)
+    if note is not None:
+        typer.echo(note)
+
+
+def answer_json(question: str, answer: Answer) -> dict:
+    """``ask --json`` (docs/cli.md#ask-chat-mcp)."""
+    return {
+        "question": question,
+        "answer": answer.text,
+        "grounded": answer.grounded,
+        "grounding": answer.grounding,
+        "citations": [citation.model_dump(mode="json") for citation in answer.citations],
+    }
 
 
 def ask(
@@ -53,25 +70,31 @@ def ask(
         None, "--filter", "-f", help="SQL WHERE over document fields limiting what is searched."
     ),
     full_citations: bool = typer.Option(False, "--full-citations", help="Print each cited chunk in full."),
+    context: bool = typer.Option(
+        False, "--context", help="Also print the passage around each cited chunk that the model read."
+    ),
     db: Path | None = db_option(),
     at: str | None = at_option(),
+    as_json: bool = json_option("the answer and its citations"),
 ) -> None:
     """Answer a question from the documents, with citations (model: qa.model)."""
 
-    def show(outcome: tuple[str, list], scope: DatabaseScope) -> None:
-        answer, citations = outcome
-        _print_answer(question, answer, citations, label=scope.covers_multiple, full=full_citations)
+    def show(answer: Answer, scope: DatabaseScope) -> None:
+        if as_json:
+            echo_json(answer_json(question, answer))
+        else:
+            _print_answer(question, answer, label=scope.covers_multiple, full=full_citations, context=context)
 
     client_command(ctx, lambda opts: set_scope(opts, db, at), lambda client: client.ask(question, filter=filter), show)
 
 
 def chat(
     ctx: typer.Context,
-    model: str | None = typer.Option(None, "--model", help="Chat model name [default: qa.model.name]."),
+    model: str | None = typer.Option(None, "--model", help="Chat model name (default: qa.model.name)."),
     db: Path | None = db_option(),
     at: str | None = at_option(),
 ) -> None:
-    """An interactive session: one question per line; /sources, /filter, /help, /quit."""
+    """A chat app on a terminal (a line prompt when piped): /sources, /filter, /help, /quit."""
 
     async def converse(client: HaikuRAG) -> None:
         from haiku.rag.llm.model import ChatModel
@@ -82,6 +105,11 @@ def chat(
         interactive = sys.stdin.isatty()
         chat_model = ChatModel(model_config)
         try:
+            if interactive and sys.stdout.isatty():
+                from haiku.rag.apps.chat import run_chat
+
+                await run_chat(client, chat_model)
+                return
             session = ChatSession(client, chat_model, typer.echo)
             if interactive:
                 typer.echo(f"haiku-rag chat over {', '.join(map(str, client.source_names))} "

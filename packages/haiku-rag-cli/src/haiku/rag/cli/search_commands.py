@@ -11,11 +11,11 @@ from haiku.rag.cli._common import (
     client_command,
     db_option,
     echo_json,
+    limited_set_scope,
     options,
     query_argument,
-    set_scope,
 )
-from haiku.rag.cli._output import print_results, result_json
+from haiku.rag.cli._output import print_results, result_json, skip_reason
 
 if TYPE_CHECKING:
     from haiku.core.scope import DatabaseScope
@@ -40,7 +40,7 @@ def search(
     def show(results: "SearchResults", scope: "DatabaseScope") -> None:
         skip_mode = options(ctx).config().search.on_unavailable == "skip"
         for name, why in results.skipped.items():
-            typer.echo(f"Warning: database '{name}' skipped: {why}", err=True)
+            typer.echo(f"Warning: skipped: {skip_reason(name, why)}", err=True)
         if as_json and skip_mode:  # the shape that can say what was skipped (docs/cli.md)
             skipped = [{"database": name, "error": why} for name, why in results.skipped.items()]
             echo_json({"results": [result_json(r) for r in results], "skipped": skipped})
@@ -49,7 +49,7 @@ def search(
         else:
             print_results(results, label=scope.covers_multiple)
 
-    client_command(ctx, lambda opts: set_scope(opts, db, at), call, show)
+    client_command(ctx, lambda opts: limited_set_scope(opts, db, at, limit), call, show)
 
 
 def register(app: typer.Typer) -> None:

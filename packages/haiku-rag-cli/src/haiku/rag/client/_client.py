@@ -12,6 +12,7 @@ from haiku.core.models import Chunk, Citation, Document, SearchResult, SearchTyp
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.core.store.filters import check_document_filter
 from haiku.rag.client import _context, _coverage, _diagnostics, _lookups, _search
+from haiku.rag.client._analysis import Analysis
 from haiku.rag.client._diagnostics import DatabaseInfo
 from haiku.rag.client._opening import OpenDatabases
 
@@ -338,6 +339,15 @@ class HaikuRAG:
         from haiku.rag.qa import ask as answer
 
         return await answer(self, question, filter=filter, sources=sources)
+
+    async def analyze(self, question: str, sources: Sequence[str] | None = None) -> Analysis:
+        """Answer by code the model runs in the sandbox over the documents, with every program it
+        ran (docs/qa.md, "Analyze"); ``sources`` is checked by name before anything runs."""
+        EmptyQueryError.check(question)
+        self.check_sources(sources)
+        from haiku.rag.qa import analyze
+
+        return await analyze(self, question, sources=sources)
 
     # --- one-database operations ------------------------------------------------------------
 

@@ -83,13 +83,20 @@ def identity_check(recorded: EmbedderIdentity | None, configured: EmbedderIdenti
 
 
 def shared_embedder_check(identities: list[tuple[str | None, EmbedderIdentity | None]]) -> Check:
+    """Whether the databases that opened record one embedder; not checked with fewer than two."""
     from haiku.core.embedders import check_selection_identities
 
+    name = "embedders across databases"
+    known = [(label, identity) for label, identity in identities if identity is not None]
+    if len(known) < 2:
+        return Check(name, "warn", f"not checked: {len(known)} of {len(identities)} databases opened with an embedder recorded")
     try:
-        check_selection_identities(identities)
+        check_selection_identities(known)
     except ConfigMismatchError as exc:
-        return Check("embedders across databases", "fail", f"{exc}; full-text search (-s fts) still works")
-    return Check("embedders across databases", "ok", "every database records the same embedder")
+        return Check(name, "fail", f"{exc}; full-text search (-s fts) still works")
+    if len(known) < len(identities):
+        return Check(name, "ok", f"the {len(known)} of {len(identities)} databases that opened record the same embedder")
+    return Check(name, "ok", "every database records the same embedder")
 
 
 def fts_check(state: dict[str, Any], chunks: int) -> Check:
@@ -121,6 +128,8 @@ async def database_checks(ref: DatabaseRef, config: AppConfig) -> tuple[list[Che
     from haiku.core.store import Store
 
     try:
+        if not ref.given and not await Store.exists(ref, config):
+            return [not_created_check(ref, config)], None
         store = await Store.open(ref, config, read_only=True, skip_validation=True)
     except (HaikuError, OSError) as exc:
         return [Check("database", "fail", str(exc))], None
@@ -142,8 +151,23 @@ async def database_checks(ref: DatabaseRef, config: AppConfig) -> tuple[list[Che
         await store.close()
 
 
+def not_created_check(ref: DatabaseRef, config: AppConfig) -> Check:
+    """A configured database that does not exist yet: before the first ingest, the ingester makes it."""
+    name = ref.label
+    ingested = name in config.ingester.databases
+    how = (
+        "haiku-ingester creates it on its first run (`haiku-ingester run-batch`, or `serve`)"
+        if ingested
+        else "haiku-ingester creates it once ingester.databases names it"
+    )
+    return Check(
+        "database", "warn" if ingested else "fail",
+        f"'{name}' does not exist yet: {how}; `haiku-rag --db-name {name} init` creates it empty",
+    )
+
+
 async def _reachable(url: str, api_key: str | None) -> str | None:
-    """None when the endpoint answers at all; else why not."""
+    """None when the endpoint answers at all; else why not, naming the URL tried."""
     import httpx
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -151,7 +175,7 @@ async def _reachable(url: str, api_key: str | None) -> str | None:
         async with httpx.AsyncClient(timeout=5) as http:
             await http.get(url, headers=headers)
     except httpx.HTTPError as exc:
-        return f"{type(exc).__name__}: {exc}"
+        return f"{url} did not answer ({type(exc).__name__}: {exc})"
     return None
 
 
@@ -192,9 +216,14 @@ async def doctor(config: AppConfig, scope: DatabaseScope, *, skip_providers: boo
     Over a set each database check names its database, and one more check says
     whether the set shares an embedder. Details have credentials in URLs masked.
     """
+    from haiku.core.config import config_lookup
     from haiku.core.masking import mask_urls
 
-    where = str(config.config_path) if config.config_path else "defaults (no config file found)"
+    where = (
+        str(config.config_path)
+        if config.config_path
+        else f"defaults: no config file found (looked at: {'; '.join(config_lookup())})"
+    )
     checks = [Check("config", "ok", where)]
     identities: list[tuple[str | None, EmbedderIdentity | None]] = []
     for ref in scope.databases:

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
+from haiku.core.errors import LimitTooLargeError
 from haiku.core.models import Chunk, Document
 from haiku.core.store.filters import check_document_filter
 
@@ -43,6 +44,8 @@ async def list_documents(
     # As in search: a limit of 0 would answer "no documents" about a database holding some.
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
+    LimitTooLargeError.check(limit, client.config.search.max_limit)
+    LimitTooLargeError.check_offset(offset)
     if offset is not None and offset < 0:
         raise ValueError("offset cannot be negative")
     await check_document_filter(filter)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from haiku.core import fusion
 from haiku.core.embedders import check_selection_identities, get_embedder
-from haiku.core.errors import EmptyQueryError, QueryTooLongError, SourceUnavailableError
+from haiku.core.errors import EmptyQueryError, LimitTooLargeError, QueryTooLongError, SourceUnavailableError
 from haiku.core.fusion import Ranked
 from haiku.core.logs import get_logger
 from haiku.core.models import SEARCH_TYPES, SearchResult, SearchType
@@ -72,6 +72,7 @@ async def search(
     EmptyQueryError.check(query)
     QueryTooLongError.check(query, config.search.max_query_chars)
     limit = config.search.limit if limit is None else limit
+    LimitTooLargeError.check(limit, config.search.max_limit)
     search_type = search_type or "hybrid"
     _check_arguments(limit, search_type)
     await check_document_filter(filter)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from haiku.rag.llm.errors import RequestLimitError
-from haiku.rag.llm.model import ChatModel, ToolCall
+from haiku.rag.llm.model import ChatModel, TextSink, ToolCall
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +45,13 @@ def strip_thinking(text: str) -> str:
     return _THINKING.sub("", text).strip()
 
 
+def visible_text(partial: str) -> str:
+    """The part of a reply still being streamed that is answer: thinking, closed or not, left out."""
+    text = _THINKING.sub("", partial)
+    opened = text.find("<think>")
+    return (text if opened < 0 else text[:opened]).strip()
+
+
 async def _call(tool: Tool | None, call: ToolCall) -> str:
     if tool is None:
         return f"Error: there is no tool named {call.name!r}. Retry with one of the tools offered."
@@ -64,14 +71,20 @@ async def run_tools_loop(
     tools: list[Tool],
     *,
     request_limit: int,
+    on_text: TextSink | None = None,
 ) -> str:
-    """Drive the conversation in ``messages`` (appended to in place) to a final answer."""
+    """Drive the conversation in ``messages`` (appended to in place) to a final answer.
+
+    ``on_text``, when given, sees the visible text of each reply as it streams;
+    a reply that ends in tool calls is followed by the next one's text.
+    """
     by_name = {tool.name: tool for tool in tools}
     schemas = [tool.schema() for tool in tools]
+    sink = None if on_text is None else (lambda partial: on_text(visible_text(partial)))
     for request in range(1, request_limit + 1):
         # The last request allowed takes no tool calls, so the model has to answer with what it has.
         last = request == request_limit
-        reply = await model.complete(messages, schemas, allow_tools=not last)
+        reply = await model.complete(messages, schemas, allow_tools=not last, on_text=sink)
         messages.append(reply.as_message())
         if not reply.tool_calls:
             return strip_thinking(reply.content or "")

@@ -1,66 +1,28 @@
 """An OpenAI-compatible chat endpoint with tool calls (Ollama, vLLM, llama.cpp server, …).
 
 One request is ``POST {base_url}/chat/completions`` with the conversation and
-the tool schemas; the reply is either tool calls or a final answer.
+the tool schemas; the reply is either tool calls or a final answer, read in
+one piece or, when the caller watches the text grow, as a stream of
+server-sent events (``haiku.rag.llm.stream``).
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 
 from haiku.core.config.models import QAModelConfig
 from haiku.rag.llm.errors import ModelResponseError, ModelUnavailableError
+from haiku.rag.llm.reply import ModelReply, ToolCall, tool_calls
+from haiku.rag.llm.stream import TextSink, read_stream
+
+__all__ = ["ChatModel", "ModelReply", "TextSink", "ToolCall"]
 
 # Local models can take minutes for one long answer on a CPU.
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=600.0, write=60.0, pool=10.0)
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    id: str
-    name: str
-    arguments: str | dict[str, Any]
-
-    def parsed_arguments(self) -> dict[str, Any]:
-        """The arguments as a dict; ValueError when the model wrote something else."""
-        raw = self.arguments
-        if isinstance(raw, dict):
-            return raw
-        if raw is None or not str(raw).strip():
-            return {}
-        value = json.loads(raw)
-        if not isinstance(value, dict):
-            raise ValueError("tool arguments must be a JSON object")
-        return value
-
-
-@dataclass(frozen=True)
-class ModelReply:
-    content: str | None
-    tool_calls: list[ToolCall] = field(default_factory=list)
-
-    def as_message(self) -> dict[str, Any]:
-        """The assistant message to append to the conversation."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.content or ""}
-        if self.tool_calls:
-            message["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {
-                        "name": call.name,
-                        "arguments": call.arguments
-                        if isinstance(call.arguments, str)
-                        else json.dumps(call.arguments),
-                    },
-                }
-                for call in self.tool_calls
-            ]
-        return message
 
 
 class ChatModel:
@@ -78,15 +40,42 @@ class ChatModel:
         await self._http.aclose()
 
     async def complete(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, allow_tools: bool = True
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        *,
+        allow_tools: bool = True,
+        on_text: TextSink | None = None,
     ) -> ModelReply:
-        body: dict[str, Any] = {"model": self.config.name, "messages": messages, "stream": False}
+        """One request. With ``on_text`` the reply is asked for as a stream and ``on_text`` sees its
+        text grow; a server that answers in one piece anyway is read the same as without."""
+        body: dict[str, Any] = {"model": self.config.name, "messages": messages, "stream": on_text is not None}
         if tools:
             body["tools"] = tools
             body["tool_choice"] = "auto" if allow_tools else "none"
         url = f"{self.base_url}/chat/completions"
+        async with self._reaching():
+            async with self._http.stream("POST", url, json=body) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise ModelResponseError(
+                        f"the question-answering model at {self.base_url} (qa.model.base_url) answered "
+                        f"HTTP {response.status_code} for model '{self.config.name}' (qa.model.name): "
+                        f"{response.text[:500].strip()}"
+                    )
+                if on_text is not None and _is_event_stream(response):
+                    return await read_stream(response.aiter_lines(), on_text, base_url=self.base_url)
+                await response.aread()
+        reply = self._parse(response)
+        if on_text is not None and reply.content:
+            on_text(reply.content)
+        return reply
+
+    @contextlib.asynccontextmanager
+    async def _reaching(self) -> AsyncIterator[None]:
+        """Transport failures, before or during the reply, as the errors that name qa.model.base_url."""
         try:
-            response = await self._http.post(url, json=body)
+            yield
         except httpx.TimeoutException as exc:
             raise ModelUnavailableError(
                 f"the question-answering model at {self.base_url} (qa.model.base_url) did not answer in time "
@@ -98,13 +87,6 @@ class ChatModel:
                 f"{type(exc).__name__}: {exc or 'connection failed'}. Start the model server or point "
                 "qa.model.base_url at one"
             ) from None
-        if response.status_code >= 400:
-            raise ModelResponseError(
-                f"the question-answering model at {self.base_url} (qa.model.base_url) answered "
-                f"HTTP {response.status_code} for model '{self.config.name}' (qa.model.name): "
-                f"{response.text[:500].strip()}"
-            )
-        return self._parse(response)
 
     def _parse(self, response: httpx.Response) -> ModelReply:
         try:
@@ -115,18 +97,12 @@ class ChatModel:
                 f"the endpoint at {self.base_url} (qa.model.base_url) did not return an OpenAI chat "
                 f"completion: {response.text[:300].strip()}"
             ) from None
-        calls = []
-        for position, raw in enumerate(message.get("tool_calls") or []):
-            function = raw.get("function") or {}
-            name = function.get("name")
-            if not name:
-                continue
-            calls.append(
-                ToolCall(
-                    id=str(raw.get("id") or f"call_{position}"),
-                    name=str(name),
-                    arguments=function.get("arguments") or "{}",
-                )
-            )
         content = message.get("content")
-        return ModelReply(content=content if isinstance(content, str) else None, tool_calls=calls)
+        return ModelReply(
+            content=content if isinstance(content, str) else None,
+            tool_calls=tool_calls(message.get("tool_calls") or []),
+        )
+
+
+def _is_event_stream(response: httpx.Response) -> bool:
+    return response.headers.get("content-type", "").split(";")[0].strip() == "text/event-stream"

@@ -69,13 +69,6 @@ async def _guard(work: Awaitable[T]) -> T:
         raise ToolError(str(exc)) from None
 
 
-def _document_json(document: Document, *, content: bool) -> dict[str, Any]:
-    data = document.model_dump(mode="json")
-    if not content:
-        data.pop("content", None)
-    return data
-
-
 def _missing(document_id: str, source: str | None) -> ToolError:
     where = f" in database {source}" if source is not None else ""
     return ToolError(f"No document with id {document_id}{where}.")
@@ -150,7 +143,7 @@ def create_mcp_server(
         """List documents (without content), interleaving collections; each names its `source`."""
         rag = holder.get()
         documents = await _guard(rag.list_documents(limit=limit, offset=offset, filter=filter, sources=sources))
-        return {"documents": [_document_json(d, content=False) for d in documents]}
+        return {"documents": [d.as_json(content=False) for d in documents]}
 
     @server.tool()
     async def get_document(document_id: str, source: str | None = None) -> dict[str, Any]:
@@ -159,7 +152,7 @@ def create_mcp_server(
         document = await _guard(rag.get_document_by_id(document_id, source=source))
         if document is None:
             raise _missing(document_id, source)
-        return _document_json(document, content=True)
+        return document.as_json()
 
     async def _sections(document_id: str, source: str | None) -> tuple[Document, list[Any]]:
         rag = holder.get()

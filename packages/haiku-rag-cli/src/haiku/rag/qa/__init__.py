@@ -11,14 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from haiku.core.models import Citation
 from haiku.rag.llm.errors import ModelResponseError, ModelUnavailableError, QAError, RequestLimitError
+from haiku.rag.qa.analyze import analyze
 
 if TYPE_CHECKING:
+    from haiku.rag.capability.answer import Answer
     from haiku.rag.client import HaikuRAG
     from haiku.rag.llm.model import ChatModel
 
-__all__ = ["ModelResponseError", "ModelUnavailableError", "QAError", "RequestLimitError", "ask"]
+__all__ = ["ModelResponseError", "ModelUnavailableError", "QAError", "RequestLimitError", "analyze", "ask"]
 
 
 async def ask(
@@ -28,8 +29,9 @@ async def ask(
     sources: Sequence[str] | None = None,
     *,
     model: ChatModel | None = None,
-) -> tuple[str, list[Citation]]:
-    """Answer ``question`` from ``client``'s databases (or the ``sources`` among them).
+) -> Answer:
+    """Answer ``question`` from ``client``'s databases (or the ``sources`` among them): an
+    ``Answer``, unpacking as ``answer, citations``, that says whether it is grounded.
 
     ``sources`` is checked by name before any model request; ``[]`` answers with no evidence.
     """

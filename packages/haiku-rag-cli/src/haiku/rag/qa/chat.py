@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 
 from haiku.core.errors import HaikuError, names_list
 from haiku.rag.capability import DocumentFilter, RAGState, create_capability
-from haiku.rag.qa.render import format_citations
+from haiku.rag.qa.render import format_citations, grounding_line
 
 if TYPE_CHECKING:
+    from haiku.rag.capability import Answer
     from haiku.rag.client import HaikuRAG
-    from haiku.rag.llm.model import ChatModel
+    from haiku.rag.llm.model import ChatModel, TextSink
 
 HELP = """\
 Ask a question, or:
@@ -46,7 +47,9 @@ class ChatSession:
     def _covered(self) -> tuple[str | None, ...]:
         return self.client.source_names or tuple(self.client.scope.names)
 
-    def _label(self) -> bool:
+    @property
+    def labels_citations(self) -> bool:
+        """Whether a question now spans several databases, so its citations name theirs."""
         selection = self.state.sources
         spanned = len(selection) if selection is not None else len(self._covered)
         if self.state.document_filter is not None:
@@ -60,14 +63,26 @@ class ChatSession:
         if text.startswith("/"):
             return self._command(text)
         try:
-            answer, citations = await self.capability.ask(text, self.state, model=self.model)
+            answer = await self.ask(text)
         except (HaikuError, KeyError, ValueError, OSError) as exc:
             self.write(f"Error: {exc}")
             return True
-        self.write(answer)
+        self.write(answer.text)
         self.write("")
-        self.write(format_citations(citations, label=self._label()))
+        self.write(format_citations(answer.citations, label=self.labels_citations))
+        note = grounding_line(answer.note)
+        if note is not None:
+            self.write(note)
         return True
+
+    async def ask(self, question: str, on_text: TextSink | None = None) -> Answer:
+        """One question of the conversation; its errors are raised, not written."""
+        return await self.capability.ask(question, self.state, model=self.model, on_text=on_text)
+
+    def clear(self) -> None:
+        """Forget the conversation and its citations; the selection and the filter stay."""
+        self.state.messages.clear()
+        self.state.citations.clear()
 
     def _command(self, text: str) -> bool:
         command, *args = text.split()

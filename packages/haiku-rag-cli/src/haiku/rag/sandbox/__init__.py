@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from haiku.rag.sandbox._process import RunOutcome, run_in_jail
-from haiku.rag.sandbox.errors import SandboxUnavailableError
-from haiku.rag.sandbox.mount import Admit, MountedDocument, collect, write_tree
+from haiku.rag.sandbox.errors import SandboxUnavailableError, SharedDocumentIdError
+from haiku.rag.sandbox.mount import Admit, MountedDocument, check_mountable, collect, write_tree
 
 if TYPE_CHECKING:
     from haiku.core.config import AppConfig
     from haiku.rag.client import HaikuRAG
 
-__all__ = ["SandboxResult", "SandboxUnavailableError", "execute_code"]
+__all__ = ["SandboxResult", "SandboxUnavailableError", "SharedDocumentIdError", "check_selection", "execute_code"]
 
 _MAX_HELPER_LIMIT = 100
 
@@ -83,6 +83,19 @@ def _search_hit(result: Any) -> dict[str, Any]:
     }
 
 
+async def check_selection(
+    client: HaikuRAG,
+    *,
+    sources: Sequence[str] | None = None,
+    filter: str | None = None,
+    admit: Admit | None = None,
+) -> None:
+    """Raise SharedDocumentIdError now when ``execute_code`` over this selection would be refused;
+    reads document ids only."""
+    clients = await client.clients_covering(client.check_sources(sources))
+    await check_mountable(clients, filter=filter, admit=admit)
+
+
 async def execute_code(
     client: HaikuRAG,
     code: str,
@@ -95,7 +108,7 @@ async def execute_code(
     """Run ``code`` over the documents of ``client.clients_covering(sources)`` that pass
     ``filter`` (SQL) and ``admit`` (a (database, id) predicate).
 
-    Raises ValueError when two selected databases hold one document id, and
+    Raises SharedDocumentIdError (a ValueError) when two selected databases hold one document id, and
     SandboxUnavailableError when this machine cannot isolate the code.
     """
     settings = (config or client.config).sandbox

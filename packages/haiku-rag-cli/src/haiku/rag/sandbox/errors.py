@@ -10,3 +10,7 @@ class SandboxUnavailableError(HaikuError, RuntimeError):
 
     execute_code refuses to run code unisolated rather than falling back.
     """
+
+
+class SharedDocumentIdError(HaikuError, ValueError):
+    """Two selected databases hold one document id; the sandbox mounts one document per id."""

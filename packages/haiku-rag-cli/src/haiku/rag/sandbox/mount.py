@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from haiku.core.models import Chunk, Document
+from haiku.rag.sandbox.errors import SharedDocumentIdError
 
 if TYPE_CHECKING:
     from haiku.rag.client import HaikuRAG
@@ -47,9 +48,9 @@ class MountedDocument:
         return {**self.metadata(), "source": self.source}
 
 
-def _shared_id_error(doc_id: str, sources: Sequence[str | None]) -> ValueError:
+def _shared_id_error(doc_id: str, sources: Sequence[str | None]) -> SharedDocumentIdError:
     names = " and ".join(str(s) for s in sources)
-    return ValueError(
+    return SharedDocumentIdError(
         f"document id {doc_id} is held by databases {names}, and the sandbox mounts one document per id "
         "at /documents/{id}/; select one of them with sources"
     )
@@ -62,12 +63,12 @@ def _round_robin(groups: Sequence[Sequence[MountedDocument]]) -> list[MountedDoc
     return merged
 
 
-async def collect(
-    clients: Sequence[HaikuRAG], *, filter: str | None = None, admit: Admit | None = None
-) -> list[MountedDocument]:
-    """The documents of ``clients`` (filtered), interleaved round-robin; shared ids refused."""
+async def _admitted(
+    clients: Sequence[HaikuRAG], *, filter: str | None, admit: Admit | None, include_content: bool
+) -> list[list[tuple[HaikuRAG, Document]]]:
+    """Each client's documents that pass ``filter`` and ``admit``; a shared id refused."""
     groups = await asyncio.gather(
-        *(c.list_documents(filter=filter, include_content=True) for c in clients)
+        *(c.list_documents(filter=filter, include_content=include_content) for c in clients)
     )
     kept: list[list[tuple[HaikuRAG, Document]]] = []
     holders: dict[str, str | None] = {}
@@ -82,6 +83,22 @@ async def collect(
             holders[document.id] = source
             group.append((client, document))
         kept.append(group)
+    return kept
+
+
+async def check_mountable(
+    clients: Sequence[HaikuRAG], *, filter: str | None = None, admit: Admit | None = None
+) -> None:
+    """Raise SharedDocumentIdError when these documents cannot share one ``/documents`` tree;
+    reads ids only."""
+    await _admitted(clients, filter=filter, admit=admit, include_content=False)
+
+
+async def collect(
+    clients: Sequence[HaikuRAG], *, filter: str | None = None, admit: Admit | None = None
+) -> list[MountedDocument]:
+    """The documents of ``clients`` (filtered), interleaved round-robin; shared ids refused."""
+    kept = await _admitted(clients, filter=filter, admit=admit, include_content=True)
 
     gate = asyncio.Semaphore(_CONCURRENT_LOOKUPS)
 

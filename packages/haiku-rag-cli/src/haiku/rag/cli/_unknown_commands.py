@@ -1,0 +1,42 @@
+"""What `haiku-rag` says about a command it does not have (docs/cli.md#errors-and-exit-codes).
+
+The published haiku-rag wrote documents itself (`add`, `add-src`, `delete`,
+`rebuild`); here documents are written by `haiku-ingester` only, so those
+names get the ingester command that does the job instead of a bare
+"No such command". Other unknown names get close spellings, if any are close.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from difflib import get_close_matches
+
+_INGEST = (
+    "put the file in a folder that a source of ingester.databases watches, then run "
+    "`haiku-ingester run-batch` (or keep `haiku-ingester serve` running)"
+)
+WRITTEN_BY_THE_INGESTER = {
+    "add": _INGEST,
+    "add-src": _INGEST,
+    "delete": (
+        "remove the file from its source folder, then run `haiku-ingester run-batch` (or keep "
+        "`haiku-ingester serve` running): its document is deleted"
+    ),
+    "rebuild": "run `haiku-ingester rebuild --db-name NAME` to re-embed a database with the configured embedder",
+}
+# Only spellings this close are suggested: "inspector" is no typo of "history".
+SUGGESTION_CUTOFF = 0.75
+
+
+def unknown_command_message(name: str, available: Sequence[str]) -> str:
+    """The usage error for ``haiku-rag NAME`` when NAME is none of ``available``."""
+    ingester_work = WRITTEN_BY_THE_INGESTER.get(name)
+    if ingester_work is not None:
+        return (
+            f"No such command '{name}': haiku-rag only reads, documents are written by haiku-ingester; "
+            f"{ingester_work}."
+        )
+    close = get_close_matches(name, available, n=3, cutoff=SUGGESTION_CUTOFF)
+    if not close:
+        return f"No such command '{name}'."
+    return f"No such command '{name}'. Did you mean {', '.join(repr(c) for c in close)}?"

@@ -61,8 +61,8 @@ def main() -> int:
         print(f"Error: no corpus.jsonl under {args.scifact}", file=sys.stderr)
         return 1
 
+    from haiku.core.convert.converter import Converter
     from haiku.core.embedders import local_model_path
-    from haiku.ingester.pipeline.convert import Converter
 
     records = []
     with corpus.open(encoding="utf-8") as handle:

@@ -13,7 +13,14 @@ shuffled order each round so that load falls on all of them alike:
 - ``search`` hybrid, fts and vector over one database and over three (limit 10),
   each run with the next SciFact query, so the full-text word counts kept between
   processes are only reused where real queries share words (the counts cache is
-  emptied when the run starts).
+  emptied when the run starts);
+- ``inspect`` over three databases, in a pseudo-terminal of 40 x 140, until its
+  first screen is painted (the databases, and the first one's documents listed:
+  its hidden ``--exit-after-first-screen`` option quits right after that paint).
+
+``--only NAME`` (repeatable) times just those rows (with the baselines); their figures go
+to ``bench/results/cli-only.json`` unless ``--json`` says otherwise, and docs/benchmarks.md
+is left as it is (its table holds one full run).
 
 ``--before PATH`` times the same commands from another checkout of the
 repository (its ``packages/*/src`` put first on ``PYTHONPATH``, the same
@@ -65,7 +72,10 @@ TARGETS = {
     "history": 0.7,
     "settings": 0.7,
     "--help": 0.7,
+    "inspect, 3 dbs": 1.0,
 }
+# Rows that run in a pseudo-terminal (a screen needs one) and are left out of the import report.
+IN_TERMINAL = {"inspect, 3 dbs"}
 
 
 WHY = """Where the time went, and what took it away (docs/cli.md, "Start-up time"): before, a
@@ -145,6 +155,7 @@ def commands(haiku_rag: str, configs: dict[str, Path]) -> dict[str, list[str]]:
     for search_type in ("hybrid", "fts", "vector"):
         table[f"search {search_type}, 1 db"] = [haiku_rag, *one, "search", "-s", search_type, "-l", "10", "{query}"]
         table[f"search {search_type}, 3 dbs"] = [haiku_rag, *three, "search", "-s", search_type, "-l", "10", "{query}"]
+    table["inspect, 3 dbs"] = [haiku_rag, *three, "inspect", "--exit-after-first-screen"]
     return table
 
 
@@ -157,7 +168,47 @@ def _env(code_root: Path | None) -> dict[str, str]:
     return env
 
 
-def _timed(argv: list[str], env: dict[str, str]) -> float:
+def _timed_in_terminal(argv: list[str], env: dict[str, str], rows: int = 40, columns: int = 140) -> float:
+    """A screen's whole process, in a pseudo-terminal whose output is read (and dropped) as it comes."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    import threading
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    tail = bytearray()
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            tail[:] = (tail + data)[-2000:]
+
+    started = time.perf_counter()
+    process = subprocess.Popen(argv, env=env, stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        code = process.wait(timeout=300)
+    finally:
+        seconds = time.perf_counter() - started
+        reader.join(timeout=2)
+        os.close(master)
+    if code != 0:
+        raise RuntimeError(f"{' '.join(argv[:6])} … exited {code}: {tail.decode(errors='replace')[-400:]}")
+    return seconds
+
+
+def _timed(argv: list[str], env: dict[str, str], *, terminal: bool = False) -> float:
+    if terminal:
+        return _timed_in_terminal(argv, env)
     started = time.perf_counter()
     done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=300)
     seconds = time.perf_counter() - started
@@ -197,7 +248,7 @@ def measure(tables: dict[str, dict[str, list[str]]], queries: list[str], runs: i
             if side != next(iter(sides)) and name.startswith("python"):
                 continue  # baselines do not depend on the checkout
             argv = [query if part == "{query}" else part for part in tables[side][name]]
-            times[side][name].append(_timed(argv, sides[side]))
+            times[side][name].append(_timed(argv, sides[side], terminal=name in IN_TERMINAL))
         log(f"round {run + 1}/{runs} done (load {os.getloadavg()[0]:.1f})")
     return times
 
@@ -248,6 +299,16 @@ def report(summary: dict[str, Any], meta: dict[str, Any], imports: dict[str, lis
     return "\n".join(lines) + "\n"
 
 
+def only(table: dict[str, list[str]], names: list[str], parser: argparse.ArgumentParser) -> dict[str, list[str]]:
+    """The rows ``--only`` names, beside the baselines; every row when it names none."""
+    unknown = [name for name in names if name not in table]
+    if unknown:
+        parser.error(f"--only: no row named {', '.join(map(repr, unknown))}; the rows are {', '.join(table)}")
+    if not names:
+        return table
+    return {name: argv for name, argv in table.items() if name in names or name.startswith("python")}
+
+
 def _commit(root: Path) -> str:
     done = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return done.stdout.strip() or "unknown"
@@ -262,10 +323,16 @@ def main() -> None:
     parser.add_argument("--prepare-only", action="store_true", help="build the databases and stop")
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
     parser.add_argument("--print-configs", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--only", action="append", default=[], metavar="NAME",
+                        help="time only this row (repeatable), beside the baselines")
     parser.add_argument("--render-only", action="store_true", help="rewrite the docs section from --json, measure nothing")
     args = parser.parse_args()
     if args.runs < 7:
         parser.error("--runs must be at least 7")
+    if args.only:
+        args.no_docs = True
+        if args.json == RESULTS:
+            args.json = RESULTS.with_name("cli-only.json")
 
     if args.render_only:
         saved = json.loads(args.json.read_text(encoding="utf-8"))
@@ -280,14 +347,14 @@ def main() -> None:
             print(json.dumps({name: str(path) for name, path in configs.items()}))
         return
     haiku_rag = str(Path(sys.executable).parent / "haiku-rag")
-    table = commands(haiku_rag, configs)
+    table = only(commands(haiku_rag, configs), args.only, parser)
     sides = {"after": _env(None)}
     tables = {"after": table}
     data_dirs = [p.parent / "data" for p in configs.values()]
     if args.before is not None:
         sides["before"] = _env(args.before.resolve())
         before_configs = prepare_for(args.before.resolve(), args.scifact)
-        tables["before"] = commands(haiku_rag, before_configs)
+        tables["before"] = only(commands(haiku_rag, before_configs), args.only, parser)
         data_dirs += [p.parent / "data" for p in before_configs.values()]
     with LOCK.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -297,7 +364,7 @@ def main() -> None:
         load_end = " ".join(f"{x:.1f}" for x in os.getloadavg())
         imports = {
             name: top_imports([q if q != "{query}" else queries[0] for q in argv], sides["after"])
-            for name, argv in table.items() if not name.startswith("python")
+            for name, argv in table.items() if not name.startswith("python") and name not in IN_TERMINAL
         }
     meta = {
         "date": time.strftime("%Y-%m-%d"),

@@ -190,9 +190,9 @@ def run_batch(config: Path) -> dict:
 
 async def chunk_texts(root: Path) -> list[str]:
     from haiku.core.config import AppConfig
+    from haiku.core.convert import embed_text
     from haiku.core.scope import DatabaseRef
     from haiku.core.store import Store
-    from haiku.ingester.pipeline.convert import embed_text
 
     texts: list[str] = []
     for i in range(FOLDERS):

@@ -94,8 +94,8 @@ def chunk_corpus(docs: Sequence[BeirDoc], path: Path, chunk_size: int, log: Log 
                 by_id[row["doc_id"]] = DocChunks(**row)
         if all(d.id in by_id for d in docs):
             return [by_id[d.id] for d in docs]
+    from haiku.core.convert.converter import Converter  # bench code may use the ingester
     from haiku.core.embedders import local_model_path
-    from haiku.ingester.pipeline.convert import Converter  # bench code may use the ingester
 
     converter = Converter(tokenizer_dir=local_model_path(), chunk_size=chunk_size)
     out: list[DocChunks] = []

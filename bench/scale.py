@@ -58,6 +58,7 @@ from bench.beir import load_beir  # noqa: E402
 from bench.docs_section import write_section  # noqa: E402
 from bench.embed_cache import EmbeddingCache  # noqa: E402
 from bench.scale_children import child, save_queries, vacuum_with_reader  # noqa: E402
+from bench.scale_config import config_for  # noqa: E402
 from bench.scale_report import report  # noqa: E402
 from bench.scale_set import build_set, measure_set  # noqa: E402
 from bench.search import percentile  # noqa: E402
@@ -117,17 +118,6 @@ class Corpus:
                 content=" ".join(c.content for c in chunks),
             )
             yield document, chunks, vectors
-
-
-def config_for(root: Path):
-    from haiku.core.config import config_from_dict
-
-    return config_from_dict(
-        {
-            "storage": {"data_dir": str(root / "data"), "auto_vacuum": False},
-            "lancedb": {"databases": {"scale": str(root / "scale.lancedb")}},
-        }
-    )
 
 
 async def build(root: Path, size: int, corpus: Corpus, *, quiet: bool = False) -> float:

@@ -28,11 +28,10 @@ RSS_QUERIES = 100  # per search type: enough to load every index and cache a sea
 sys.path.insert(0, str(REPO))
 
 from bench.process_memory import current_rss_mib, peak_rss_mib  # noqa: E402
+from bench.scale_config import config_for  # noqa: E402
 
 
 async def _open(root: str, *, read_only: bool):
-    from bench.scale import config_for
-
     from haiku.core.scope import DatabaseScope
     from haiku.core.store import Store
 

@@ -41,7 +41,7 @@ rm -rf "$DATA"
 mkdir -p "$DATA/inbox"
 echo "sample documents: $(find examples/docs/papers -type f | wc -l) in examples/docs/papers," \
     "$(find examples/docs/handbook -type f | wc -l) in examples/docs/handbook" \
-    "(markdown, html, docx, pdf)"
+    "(markdown, html, docx, pdf, pptx, xlsx, and a scanned pdf read by OCR)"
 
 step "Ingesting both folders into the papers and handbook databases (one sweep, then exit)"
 show "${INGESTER[@]}" run-batch
@@ -60,6 +60,12 @@ show "${INGESTER[@]}" run-batch --db-name papers
 
 step "Federated search over papers, handbook and papers-v1: each result names its database (papers and papers-v1 share the chunks unchanged since v1)"
 show "${RAG[@]}" search "what to do when the disk fills up with old versions"
+
+step "The scanned notice has no text layer: OCR read it, and a full-text search finds it"
+show "${RAG[@]}" --db-name handbook search -s fts "fire drill north stairwell" --limit 2
+
+step "Slides and spreadsheets are searchable too"
+show "${RAG[@]}" --db-name handbook search "who is the escalation manager in week 4" --limit 2
 
 step "Search one database: papers, live"
 show "${RAG[@]}" --db-name papers search "expanding terms for sparse retrieval" --limit 3

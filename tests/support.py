@@ -7,6 +7,7 @@ tests need stays in that package's own support module.
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 from pathlib import Path
@@ -37,3 +38,14 @@ def copy_database(source: Path, target: Path) -> Path:
     """A copy of a database directory, without its lock files (a copy is nobody's lock)."""
     shutil.copytree(source, target, ignore=shutil.ignore_patterns(".haiku-*.lock"))
     return target
+
+
+def absolute_import(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    """The module a ``from … import`` statement in ``module`` names, its leading dots resolved."""
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")
+    if not is_package:
+        base.pop()
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)

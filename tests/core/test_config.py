@@ -627,8 +627,11 @@ def test_fs_source_defaults():
 
 def test_fs_source_includes_the_supported_extensions_by_default():
     source = config_from_dict(_with_source()).ingester.databases["a"].sources[0]
-    extensions = {pattern.rsplit(".", 1)[-1] for pattern in source.include_patterns}
-    assert extensions == {"md", "markdown", "txt", "html", "htm", "docx", "pdf"}
+    from haiku.core.convert.formats import FORMATS
+
+    extensions = {"." + pattern.rsplit(".", 1)[-1] for pattern in source.include_patterns}
+    assert extensions == set(FORMATS)
+    assert {".md", ".txt", ".docx", ".pdf", ".pptx", ".xlsx", ".csv", ".py", ".png"} <= extensions
     assert source.include_patterns == DEFAULT_INCLUDE_PATTERNS
 
 

@@ -134,3 +134,69 @@ def test_a_counts_file_of_another_database_or_garbage_is_ignored(tmp_path):
     assert other.load(3) is None
     mine.path.write_text("{not json")
     assert mine.load(3) is None
+
+
+DAMAGED_COUNTS = {
+    "an overflowing count": '{"cells": 1e999}',
+    "a count that is not a number": '{"cells": NaN}',
+    "a negative count": '{"cells": -5}',
+    "a fractional count": '{"cells": 2.5}',
+    "a count as text": '{"cells": "2"}',
+    "a count as a boolean": '{"cells": true}',
+    "a count above the chunk count": '{"cells": 11}',
+    "counts that are a list": '[["cells", 2]]',
+}
+
+
+@pytest.mark.parametrize("counts", DAMAGED_COUNTS.values(), ids=DAMAGED_COUNTS.keys())
+def test_a_damaged_counts_file_is_removed_and_logged_once(tmp_path, counts):
+    from structlog.testing import capture_logs
+
+    from haiku.core.store._counts_file import CountsFile
+
+    mine = CountsFile.for_database(tmp_path, "/data/a.lancedb")
+    mine.save((3, 10, {"cells": 2}))
+    text = mine.path.read_text().replace('{"cells":2}', counts)
+    logged = []
+    for _ in range(2):
+        mine.path.write_text(text)
+        with capture_logs() as logs:
+            assert mine.load(3) is None
+        assert not mine.path.exists()
+        logged.append([(e["event"], e["log_level"]) for e in logs])
+    # the second time in this process is not logged again
+    assert logged == [[("store.fts_counts_discarded", "warning")], []]
+    mine.save((3, 10, {"stars": 1}))  # written afresh, the damaged counts not merged in
+    assert mine.load(3) == (3, 10, {"stars": 1})
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("version", "1e999"), ("version", "-1"), ("chunks", "1e999"), ("chunks", "-10"), ("chunks", "10.0")],
+)
+def test_a_damaged_version_or_chunk_count_is_removed(tmp_path, field, value):
+    from structlog.testing import capture_logs
+
+    from haiku.core.store._counts_file import CountsFile
+
+    mine = CountsFile.for_database(tmp_path, "/data/a.lancedb")
+    mine.save((3, 10, {"cells": 2}))
+    saved = {"version": '"version":3', "chunks": '"chunks":10'}[field]
+    mine.path.write_text(mine.path.read_text().replace(saved, f'"{field}":{value}'))
+    with capture_logs() as logs:
+        assert mine.load(3) is None
+    assert not mine.path.exists()
+    assert [(e["event"], e["log_level"]) for e in logs] == [("store.fts_counts_discarded", "warning")]
+
+
+async def test_a_poisoned_counts_file_neither_crashes_nor_changes_the_statistics(store):
+    honest = await store.fts_statistics(["cells", "stars"])
+    [counts_file] = (store.config.data_dir / "cache" / "fts-counts").glob("*.json")
+    for poison in ("1e999", "-5"):
+        counts_file.write_text(counts_file.read_text().replace('"cells":2', f'"cells":{poison}'))
+        reopened = await _reopened(store)  # a fresh Store reads the file, like a new process
+        try:
+            assert await reopened.fts_statistics(["cells", "stars"]) == honest
+        finally:
+            await reopened.close()
+        assert '"cells":2' in counts_file.read_text()  # rewritten with the true count

@@ -138,7 +138,10 @@ async def test_an_ownership_lock_does_not_block_the_writer_lock(papers, write_do
     store = await Store.open(ref, config, create=True)
     try:
         async with OwnershipLock(ref, "ingester"):
+            with pytest.raises(DatabaseLockedError):  # it is held: a second owner is refused
+                await OwnershipLock(ref, "ingester").acquire()
             await write_doc(store, "file:///a.md", "words")
+            assert await store.count_documents() == 1
     finally:
         await store.close()
 

@@ -8,9 +8,9 @@ import yaml
 from ingester_support import EncoderCount, run_cli
 
 from haiku.core.config import config_from_dict
+from haiku.core.convert import embed_text
 from haiku.core.embedders import EmbedderIdentity, local_model_path
 from haiku.core.scope import DatabaseRef
-from haiku.ingester.pipeline.convert import embed_text
 from support import copy_database, write_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]

@@ -65,8 +65,8 @@ class EditWorld:
 
 
 async def stored_chunks(config: Any, name: str) -> list[tuple[str, list[float]]]:
+    from haiku.core.convert import embed_text
     from haiku.core.store import Store
-    from haiku.ingester.pipeline.convert import embed_text
 
     store = await Store.open(ingested_refs(config, [name])[name], config, read_only=True)
     try:

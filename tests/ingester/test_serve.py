@@ -33,14 +33,22 @@ def uri(path) -> str:
 
 
 async def wait_for_documents(location, name, predicate, timeout=PICKUP_S):
+    """The database's documents by uri once ``predicate`` holds of them, or as they stand at the timeout.
+
+    A read that fails (the database not created yet) is tried again, never taken for an
+    empty database, of which "a document is gone" would hold; one still failing at the
+    timeout is raised.
+    """
     deadline = time.monotonic() + timeout
     while True:
         try:
             state = await snapshot(location, name)
         except Exception:
-            state = {}
-        if predicate(state) or time.monotonic() > deadline:
-            return state
+            if time.monotonic() > deadline:
+                raise
+        else:
+            if predicate(state) or time.monotonic() > deadline:
+                return state
         time.sleep(0.3)
 
 
@@ -136,10 +144,16 @@ async def served(tmp_path_factory):
         )
         facts["moved"] = (set(state), time.monotonic() - started)
 
+        # a file that stays, so that a deletion taking more than its own document shows
+        write_files(a_dir, {"keep.md": "# Keep\n\nThis file is never deleted.\n"})
+        await wait_for_documents(root / "a.lancedb", "a", lambda s: uri(a_dir / "keep.md") in s)
         started = time.monotonic()
         (a_dir / "moved.md").unlink()
-        state = await wait_for_documents(root / "a.lancedb", "a", lambda s: uri(a_dir / "moved.md") not in s)
-        facts["deleted"] = (set(state), time.monotonic() - started)
+        await wait_for_documents(root / "a.lancedb", "a", lambda s: uri(a_dir / "moved.md") not in s)
+        seconds = time.monotonic() - started
+        finished = "SELECT COUNT(*) FROM jobs WHERE uri = ? AND op = 'delete' AND status IN ('succeeded', 'dead')"
+        wait_until(lambda: queue_rows(root / "data" / "ingester.db", finished, (uri(a_dir / "moved.md"),))[0][0], 30)
+        facts["deleted"] = (set(await snapshot(root / "a.lancedb", "a")), seconds)  # once its job is over
 
         # a bad file, then a good one: the daemon stays up and carries on
         write_files(b_dir, {"broken.pdf": b"%PDF-1.4 broken\x00\x01", "fine.md": "# Fine\n\nStill serving.\n"})
@@ -218,6 +232,7 @@ def test_a_moved_file_is_ingested_under_its_new_name_and_dropped_under_the_old(s
 def test_a_deleted_file_is_removed(served):
     uris, _ = served["deleted"]
     assert uri(served["dirs"]["a"] / "moved.md") not in uris
+    assert uri(served["dirs"]["a"] / "keep.md") in uris  # and only its document
 
 
 def test_each_change_is_picked_up_within_a_few_seconds(served):

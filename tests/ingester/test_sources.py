@@ -26,7 +26,7 @@ def listed_names(source: FolderSource) -> set[str]:
 def tree(tmp_path):
     root = tmp_path / "docs"
     for rel in [
-        "a.md", "b.txt", "c.html", "d.docx", "e.pdf", "f.PDF", "g.png", "sub/deep/h.markdown",
+        "a.md", "b.txt", "c.html", "d.docx", "e.pdf", "f.PDF", "g.png", "g.xyz", "sub/deep/h.markdown",
         ".hidden.md", "sub/.secret.md", ".git/config.md", "~$lock.docx", "draft.tmp", "x.md.swp",
     ]:
         path = root / rel
@@ -37,7 +37,7 @@ def tree(tmp_path):
 
 def test_default_patterns_take_supported_extensions_at_any_depth_and_skip_hidden_and_temporary_files(tree):
     assert listed_names(make_source(tree)) == {
-        "a.md", "b.txt", "c.html", "d.docx", "e.pdf", "f.PDF", "sub/deep/h.markdown",
+        "a.md", "b.txt", "c.html", "d.docx", "e.pdf", "f.PDF", "g.png", "sub/deep/h.markdown",
     }
 
 
@@ -94,7 +94,7 @@ async def test_a_sweep_enqueues_new_files_and_skips_unchanged_ones(tree, queue):
     revision = source.list_files()[known].revision
     queue.sync.put_many("db", [(source.id, known, SyncUpdate(revision, "h", "doc"))])
     result = await sweep_source(source, queue, process_started_at=time.time())
-    assert (result.listed, result.enqueued) == (7, 6)
+    assert (result.listed, result.enqueued) == (8, 7)
 
 
 async def test_a_sweep_deletes_known_files_that_are_gone(tree, queue):

@@ -251,6 +251,23 @@ def test_a_bad_filter_exits_1_before_the_model_loads(home):
     assert result.stderr.rstrip().endswith("HEAVY="), result.stderr
 
 
+def test_a_filter_failing_on_the_rows_or_holding_two_statements_exits_1_in_one_line(home):
+    failing, two_statements = cli_all(
+        (("list", "--filter", "CAST(title AS INT) = 1"), {"config": home["two"]}),
+        (("--db-name", "papers", "list", "--filter", "1=1; DROP TABLE documents"), {"config": home["two"]}),
+    )
+    assert failing.returncode == 1 and two_statements.returncode == 1
+    assert failing.stderr.startswith(
+        "Error: document filter 'CAST(title AS INT) = 1' failed on the stored documents: cast error: "
+    ), failing.stderr
+    assert two_statements.stderr.startswith(
+        "Error: invalid document filter '1=1; DROP TABLE documents': text after ';' would be ignored"
+    ), two_statements.stderr
+    for result in (failing, two_statements):
+        assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == "", result.stderr
+        assert ".rs:" not in result.stderr and "/root" not in result.stderr
+
+
 def test_shell_completion_is_offered_and_completes_commands_and_options(tmp_path):
     help_text = cli("--help").stdout
     assert "--install-completion" in help_text and "--show-completion" in help_text

@@ -18,7 +18,7 @@ from support import cli_env, write_config
 
 HEAVY = (
     "torch", "transformers", "sentence_transformers", "pandas", "lance_namespace_urllib3_client.api", "structlog",
-    "filelock", "lancedb", "textual",
+    "filelock", "lancedb", "textual", "textual_serve", "aiohttp",
 )
 REPORT = (
     "import atexit, sys\n"

@@ -45,6 +45,18 @@ def test_no_status_line_off_a_terminal_or_with_json():
         set_status_reporter(None)
 
 
-def test_nothing_is_reported_without_a_front_end():
+def test_nothing_is_reported_without_a_front_end(capfd):
+    set_status_reporter(None)
+    ran = []
     with status("loading embedding model…"):
-        pass  # no reporter installed: no output, no error
+        ran.append(True)
+    assert ran == [True]
+    assert capfd.readouterr() == ("", "")  # neither stdout nor stderr of the process written
+    shown: list[str | None] = []
+    set_status_reporter(shown.append)
+    try:
+        with status("opening 2 databases…"):
+            pass
+    finally:
+        set_status_reporter(None)
+    assert shown == ["opening 2 databases…", None]  # the unreported wait left nothing behind

@@ -148,12 +148,16 @@ async def test_borrowed_clients_close_with_their_owner_but_not_alone(two_db):
         await papers.search("light energy")
 
 
-async def test_closing_twice_or_before_entering_is_a_no_op(two_db):
+async def test_closing_twice_or_before_entering_is_a_no_op(two_db, open_log):
     client = HaikuRAG(config=two_db)
-    await client.aclose()
+    await client.aclose()  # before entering: nothing to close, and the client still opens
+    assert not client.is_closed and open_log == []
     async with client:
-        pass
-    await client.aclose()
+        store = (await client.reader_for("papers")).store
+        assert not client.is_closed and not store.closed
+    assert client.is_closed and store.closed  # leaving closes every database it opened
+    await client.aclose()  # again: nothing left to close
+    assert client.is_closed and open_log == ["papers"]
 
 
 async def test_a_legacy_uri_database_is_unnamed_and_its_results_carry_no_source(built, tmp_path):

@@ -6,6 +6,7 @@ import itertools
 import math
 import re
 import warnings
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -249,9 +250,12 @@ async def test_a_federated_search_reads_document_rows_once_per_database_for_its_
     async with HaikuRAG(config=two_db) as client:
         for search_type in ("vector", "fts", "hybrid"):
             read.clear()
-            results = await client.search(QUERY, limit=2, search_type=search_type)
+            # Four of the eight chunks survive: some candidates do not, and one database
+            # holds two survivors or more, so one read per survivor would show.
+            results = await client.search("learning from data, light and lava", limit=4, search_type=search_type)
+            assert len(results) == 4 and max(Counter(r.source for r in results).values()) >= 2
             assert {(name, i) for name, ids in read for i in ids} == {(r.source, r.document_id) for r in results}
-            assert len(read) == len({name for name, _ in read}), search_type
+            assert sorted(name for name, _ in read) == sorted({r.source for r in results}), search_type
             assert all(r.document_title for r in results)
 
 

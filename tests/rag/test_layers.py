@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import haiku.rag
+from support import absolute_import
 
 ROOT = Path(haiku.rag.__file__).parent
 
@@ -47,16 +48,6 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
-    if not node.level:
-        return node.module or ""
-    base = module.split(".")
-    if not is_package:
-        base.pop()
-    base = base[: len(base) - (node.level - 1)]
-    return ".".join([*base, node.module] if node.module else base)
-
-
 def _edges(path: Path) -> list[Edge]:
     module = _module_name(path)
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -68,7 +59,7 @@ def _edges(path: Path) -> list[Edge]:
             if isinstance(child, ast.Import):
                 edges.extend(Edge(module, alias.name, function, child.lineno) for alias in child.names)
             elif isinstance(child, ast.ImportFrom):
-                target = _resolve(module, path.name == "__init__.py", child)
+                target = absolute_import(module, path.name == "__init__.py", child)
                 edges.append(Edge(module, target, function, child.lineno))
             visit(child, inner)
 

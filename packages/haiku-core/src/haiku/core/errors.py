@@ -21,6 +21,8 @@ __all__ = [
     "AmbiguousCitationError",
     "AmbiguousDatabaseError",
     "ConfigMismatchError",
+    "ConversionError",
+    "ConverterUnavailableError",
     "DatabaseLockedError",
     "HaikuError",
     "InvalidConfigError",
@@ -259,7 +261,7 @@ class EmptyQueryError(HaikuError, ValueError):
 
 
 class InvalidFilterError(HaikuError, ValueError):
-    """A document filter that cannot run: the message names the documented document fields."""
+    """A document filter that cannot run (the message names the documented document fields) or failed on the rows."""
 
     @classmethod
     def of(cls, filter: str, detail: str, fields: Iterable[str]) -> InvalidFilterError:
@@ -268,9 +270,28 @@ class InvalidFilterError(HaikuError, ValueError):
             f"fields {', '.join(fields)}"
         )
 
+    @classmethod
+    def failed(cls, filter: str, reason: str) -> InvalidFilterError:
+        """A filter that runs but fails on the stored documents (a cast, a division by zero)."""
+        return cls(f"document filter {filter!r} failed on the stored documents: {reason}")
+
 
 class InvalidConfigError(HaikuError, ValueError):
     """The configuration file is missing, unreadable or fails validation."""
+
+
+class ConversionError(HaikuError, ValueError):
+    """A file the converter cannot turn into a document (docs/ingester.md, "Formats")."""
+
+
+class ConverterUnavailableError(HaikuError):
+    """Conversion asked of an install without the ``convert`` extra (docling)."""
+
+    def __init__(self, missing: str = "docling") -> None:
+        super().__init__(
+            f"converting files needs the convert extra ({missing} is not installed): "
+            "pip install 'haiku-core[convert]'"
+        )
 
 
 def _rebuild(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> BaseException:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from haiku.core.config import AppConfig
-from haiku.core.embedders import get_embedder, local_model_path
+from haiku.core.convert.files import tokenizer_dir
+from haiku.core.embedders import get_embedder
 from haiku.core.scope import DatabaseRef
 from haiku.ingester.checks import (
     check_distinct_locations,
@@ -66,16 +67,6 @@ class DatabaseRuntime:
         if self.inflight <= 0:
             self.inflight = 0
             self.idle.set()
-
-
-def tokenizer_dir(config: AppConfig) -> str:
-    """The configured local model's tokenizer, else all-MiniLM-L6-v2's: chunk sizes in encoder tokens."""
-    model = config.embeddings.model
-    if model.provider == "sentence-transformers":
-        candidate = Path(local_model_path(model.name))
-        if (candidate / "tokenizer.json").is_file():
-            return str(candidate)
-    return local_model_path()
 
 
 class IngesterApp:
@@ -158,6 +149,7 @@ class IngesterApp:
             tokenizer_dir=tokenizer_dir(config),
             chunk_size=config.processing.chunk_size,
             timeout_s=config.processing.conversion_timeout_s,
+            ocr=config.processing.ocr,
         )
         assert self.queue is not None
         self.processor = JobProcessor(sync=self.queue.sync, pool=self.pool, batcher=self.batcher)

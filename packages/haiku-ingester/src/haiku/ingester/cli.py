@@ -226,6 +226,27 @@ def rebuild(
     )
 
 
+@app.command("formats")
+def formats_command(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Every file extension the ingester converts: extension, converter, content type."""
+    from haiku.core.convert.formats import format_rows, render_formats
+
+    typer.echo(json.dumps(format_rows(), indent=2) if as_json else render_formats())
+
+
+@app.command("convert")
+def convert_command(
+    file: Annotated[Path, typer.Argument(help="The file to convert.")],
+    chunks: Annotated[bool, typer.Option("--chunks", help="Also print each chunk.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Print the title, markdown and (--chunks) chunks this file would be stored as; writes nothing."""
+    from haiku.core.convert.files import FileConverter, conversion_report, render_conversion
+
+    report = guarded(lambda: conversion_report(FileConverter(load()), file, chunks=chunks))
+    typer.echo(json.dumps(report, indent=2, ensure_ascii=False) if as_json else render_conversion(report))
+
+
 def _busy_threads() -> bool:
     return any(t is not threading.main_thread() and t.is_alive() and not t.daemon for t in threading.enumerate())
 

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from haiku.core.config import AppConfig
+from haiku.core.convert import embed_text
 from haiku.core.embedders import EmbedderIdentity, get_embedder
 from haiku.ingester.checks import ingested_refs, select_databases
 from haiku.ingester.logs import get_logger
-from haiku.ingester.pipeline.convert import embed_text
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from haiku.core.convert.formats import include_patterns
+
 DEFAULT_DATABASE_NAME = "haiku.rag"
 SUPPORTED_SOURCE_TYPES = ("fs",)
-# The formats the ingester converts (docs/configuration.md): patterns are relative to a
+# The formats the ingester converts (docs/ingester.md, "Formats"): patterns are relative to a
 # source's root; `*` also matches across folders, `**/` spells it out.
-DEFAULT_INCLUDE_PATTERNS = ["*.md", "*.markdown", "*.txt", "*.html", "*.htm", "*.docx", "*.pdf"]
+DEFAULT_INCLUDE_PATTERNS = include_patterns()
 # Hidden files and folders, Office lock files, editor and temporary files.
 DEFAULT_IGNORE_PATTERNS = [
     ".*",
@@ -294,6 +296,11 @@ class SandboxConfig(_Section):
 class ProcessingConfig(_Section):
     chunk_size: int = Field(default=256, gt=0)
     conversion_timeout_s: float = Field(default=300.0, gt=0)
+    # OCR of scanned pages and images (docs/ingester.md, "Scanned pages (OCR)"): auto = the
+    # PDF pages without a text layer, and images; force = every page; off = none.
+    ocr: Literal["auto", "off", "force"] = "auto"
+    # The bundled models read Chinese and English; no other language is bundled.
+    ocr_lang: Literal["ch_en"] = "ch_en"
 
 
 class RetryConfig(_Section):

@@ -190,12 +190,12 @@ class SentenceTransformerEmbedder:
             return None
         assert self._cache_dir is not None
         try:
-            folder = onnx_query.exported_model_dir(self._cache_dir, self._name, path)
-            if folder is None:
+            encoder = self._open_export(path, layout)
+            if encoder is None:
                 with status("preparing the query encoder (once per model)…"), _quiet_model_loading():
                     folder = onnx_query.export_query_model(self._cache_dir, self._name, path, layout)
-            with status("loading embedding model…"):
-                encoder = onnx_query.OnnxQueryEncoder(folder)
+                with status("loading embedding model…"):
+                    encoder = onnx_query.open_export(folder, layout)
         except Exception as exc:
             if required:
                 raise EmbeddingError(f"could not prepare the ONNX query encoder of {self._name!r}: {exc}") from exc
@@ -203,6 +203,22 @@ class SentenceTransformerEmbedder:
             return None
         self._check_dimension(encoder.dimension)
         return encoder
+
+    def _open_export(self, path: str, layout: dict[str, Any]) -> Any:
+        """The encoder of the model's export; ``None`` when there is none, or it was damaged and is removed."""
+        from haiku.core.embedders import onnx_query
+
+        assert self._cache_dir is not None
+        folder = onnx_query.exported_model_dir(self._cache_dir, self._name, path)
+        if folder is None:
+            return None
+        try:
+            with status("loading embedding model…"):
+                return onnx_query.open_export(folder, layout)
+        except Exception as exc:  # damaged, or unreadable by this ONNX Runtime: made again
+            log.warning("embedder.onnx_export_damaged", model=self._name, export=str(folder), reason=str(exc))
+            onnx_query.remove_export(folder)
+            return None
 
     def prepare_query_encoder(self) -> str:
         """Export (if needed) and load what embeds queries; returns "onnx" or "torch"."""

@@ -13,7 +13,9 @@ The export runs once per model (``export_query_model``, called by
 ``haiku-rag download-models`` or on the first query) and is cached in
 ``embeddings.model_cache_dir`` (default ``~/.cache/haiku.rag/models``), keyed by
 the model's name and its files; it is checked against the torch encoder before
-it is kept. Only plain layouts (see ``haiku.core.embedders.lean``) are exported;
+it is kept, and on every load against what it recorded of itself
+(``haiku.core.embedders.onnx_manifest``): a damaged export is made again.
+Only plain layouts (see ``haiku.core.embedders.lean``) are exported;
 anything else, or any failure, keeps the torch encoder.
 """
 
@@ -29,14 +31,36 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from haiku.core.embedders.onnx_manifest import (
+    MANIFEST_FILE,
+    MODEL_FILE,
+    TOKENIZER_FILE,
+    WEIGHTS_FILE,
+    DamagedExportError,
+    check_inputs,
+    file_records,
+    read_manifest,
+    verified_manifest,
+    write_manifest,
+)
+
+__all__ = [
+    "EXPORT_FORMAT",
+    "MANIFEST_FILE",
+    "MIN_PROBE_COSINE",
+    "DamagedExportError",
+    "OnnxQueryEncoder",
+    "cache_key",
+    "export_query_model",
+    "exported_model_dir",
+    "open_export",
+    "remove_export",
+]
+
 # Changing how the export is made changes every cache key. 3: the manifest names its source,
-# and the graph is stored already optimised.
-EXPORT_FORMAT = 3
-MODEL_FILE = "model.onnx"
-# The weights sit beside the graph: ONNX Runtime maps such a file instead of
-# copying it out of the graph, which opens the session a third faster.
-WEIGHTS_FILE = "model.onnx.data"
-MANIFEST_FILE = "manifest.json"
+# and the graph is stored already optimised. 4: the manifest records each file's size,
+# modification time and checksum.
+EXPORT_FORMAT = 4
 # The export is kept only when every probe vector agrees with torch this closely.
 MIN_PROBE_COSINE = 0.9999
 _PROBES = (
@@ -73,19 +97,33 @@ def exported_model_dir(cache_dir: Path, name: str, model_path: str | Path) -> Pa
     return None
 
 
+def open_export(folder: Path, layout: dict[str, Any]) -> OnnxQueryEncoder:
+    """The encoder of a finished export, once it is checked to be what was exported for a model of ``layout``.
+
+    Raises ``DamagedExportError`` when it is not (``haiku.core.embedders.onnx_manifest``).
+    """
+    return OnnxQueryEncoder(folder, verified_manifest(folder, layout))
+
+
+def remove_export(folder: Path) -> None:
+    """Remove an export (a damaged one: the next query makes it again)."""
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 class OnnxQueryEncoder:
     """Runs an exported plain model: tokenize, ONNX forward pass, pool, normalise."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, manifest: dict[str, Any] | None = None) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
-        manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
+        if manifest is None:
+            manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
         self._pooling: str = manifest["pooling"]
         self._lowercase: bool = manifest["do_lower_case"]
         self._inputs: list[str] = manifest["inputs"]
         self.dimension: int = manifest["dimension"]
-        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
         self._tokenizer.enable_truncation(max_length=int(manifest["max_length"]))
         self._tokenizer.no_padding()
         options = onnxruntime.SessionOptions()
@@ -102,6 +140,7 @@ class OnnxQueryEncoder:
         self._session = onnxruntime.InferenceSession(
             str(folder / MODEL_FILE), sess_options=options, providers=["CPUExecutionProvider"]
         )
+        check_inputs(self._inputs, [graph_input.name for graph_input in self._session.get_inputs()])
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
         """Unit vectors, one text per forward pass (queries come one at a time)."""
@@ -178,7 +217,7 @@ def export_query_model(cache_dir: Path, name: str, model_path: str | Path, layou
             )
         _weights_beside_graph(work / MODEL_FILE)
         optimized_by = _optimize_graph(work)
-        shutil.copyfile(Path(model_path) / "tokenizer.json", work / "tokenizer.json")
+        shutil.copyfile(Path(model_path) / TOKENIZER_FILE, work / TOKENIZER_FILE)
         max_length = min(layout["max_seq_length"] or tokenizer.model_max_length, tokenizer.model_max_length)
         manifest = {
             "model": name,
@@ -190,13 +229,14 @@ def export_query_model(cache_dir: Path, name: str, model_path: str | Path, layou
             "max_length": int(max_length),
             "inputs": inputs,
             "dimension": int(layout["dimension"] or model.config.hidden_size),
+            "files": file_records(work),
         }
-        (work / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        write_manifest(work, manifest)
         worst = _probe(OnnxQueryEncoder(work), LeanSentenceEncoder(str(model_path), layout))
         if worst < MIN_PROBE_COSINE:
             raise RuntimeError(f"the ONNX export disagrees with torch (cosine {worst:.6f} < {MIN_PROBE_COSINE})")
         manifest["probe_min_cosine"] = worst
-        (work / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        write_manifest(work, manifest)
         try:
             os.replace(work, target)
         except OSError:
@@ -215,11 +255,11 @@ def _drop_stale_exports(kept: Path) -> None:
     they changed (same source, another key); and those whose source folder is
     gone (a deleted virtual environment or checkout). Each is ~90 MB.
     """
-    source = _manifest(kept).get("source")
+    source = read_manifest(kept).get("source")
     for export in kept.parent.iterdir():
         if export == kept or export.name.startswith("."):
             continue  # another process's unfinished export is its own business
-        manifest = _manifest(export)
+        manifest = read_manifest(export)
         if not manifest:
             continue  # not an export: left alone
         try:
@@ -231,14 +271,6 @@ def _drop_stale_exports(kept: Path) -> None:
         orphaned = isinstance(origin, str) and not Path(origin).exists()
         if older or superseded or orphaned:
             shutil.rmtree(export, ignore_errors=True)
-
-
-def _manifest(export: Path) -> dict[str, Any]:
-    try:
-        manifest = json.loads((export / MANIFEST_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return manifest if isinstance(manifest, dict) else {}
 
 
 def _weights_beside_graph(path: Path) -> None:

@@ -6,6 +6,12 @@ are a cache, never the truth: a file that is missing, unreadable, of another
 table version or of another layout is ignored, and one that cannot be written
 is not written. Writers replace the file whole (write a temporary file, then
 rename), merging what another process saved for the same version.
+
+A file that does not hold what a writer writes (counts that are not whole
+numbers from 0 to the chunk count: ``1e999``, ``-5``, ``2.5``, a list where the
+words go) is damaged or tampered with: it is removed, logged once, and written
+afresh by the next search, so it can neither crash a search nor change a
+score.
 """
 
 from __future__ import annotations
@@ -16,6 +22,11 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from haiku.core.logs import get_logger
+
+log = get_logger("haiku.core.store")
 
 _LAYOUT = 1
 # Past this many words a file starts again empty, like the in-memory cache.
@@ -36,17 +47,39 @@ class CountsFile:
 
     def load(self, version: int) -> Counts | None:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            if data.get("layout") != _LAYOUT or data.get("location") != self.location:
-                return None
-            if int(data["version"]) != version:
-                return None
-            counts = {str(word): int(n) for word, n in data["counts"].items()}
-            return version, int(data["chunks"]), counts
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            text = self.path.read_bytes()
+        except OSError:
             return None
+        try:
+            data = json.loads(text)
+        except ValueError:  # UnicodeDecodeError too
+            self._discard("not JSON")
+            return None
+        if not isinstance(data, dict):
+            self._discard("not a JSON object")
+            return None
+        if data.get("layout") != _LAYOUT or data.get("location") != self.location:
+            return None  # another layout, or (a digest collision) another database: not ours to judge
+        problem = _problem(data)
+        if problem is not None:
+            self._discard(problem)
+            return None
+        if data["version"] != version:
+            return None
+        return version, data["chunks"], dict(data["counts"])
+
+    def _discard(self, problem: str) -> None:
+        """Remove a damaged file (the next save writes it afresh), saying so once per process."""
+        if self.path not in _discarded:
+            _discarded.add(self.path)
+            log.warning("store.fts_counts_discarded", file=str(self.path), problem=problem)
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError:
+            pass  # a read-only data directory: ignored on every load, still never used
 
     def save(self, counts: Counts) -> None:
+        """Write the counts, merged with those saved for the same version and chunk count."""
         version, chunks, words = counts
         merged = dict(words)
         on_disk = self.load(version)
@@ -67,3 +100,27 @@ class CountsFile:
                 raise
         except OSError:
             pass  # a cache: a read-only or full data directory only costs the next process the counts
+
+
+# The damaged files already logged by this process.
+_discarded: set[Path] = set()
+
+
+def _whole(value: Any, *, at_most: int | None = None) -> bool:
+    """A whole number from 0 (to ``at_most``): not a bool, a float such as ``1e999``, nor a string."""
+    return type(value) is int and value >= 0 and (at_most is None or value <= at_most)
+
+
+def _problem(data: dict[str, Any]) -> str | None:
+    """What makes a file of this layout unlike one a writer wrote, or None."""
+    if not _whole(data.get("version")):
+        return "the table version is not a whole number from 0"
+    chunks = data.get("chunks")
+    if not _whole(chunks):
+        return "the chunk count is not a whole number from 0"
+    counts = data.get("counts")
+    if not isinstance(counts, dict):
+        return "the word counts are not an object"
+    if not all(_whole(n, at_most=chunks) for n in counts.values()):
+        return "a word count is not a whole number from 0 to the chunk count"
+    return None

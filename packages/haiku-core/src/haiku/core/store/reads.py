@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from haiku.core.models import Chunk, Document
 from haiku.core.store._base import StoreBase
-from haiku.core.store.filters import filter_error
+from haiku.core.store.filters import check_single_expression, filter_error
 from haiku.core.store.schema import (
     CHUNK_FIELDS,
     DOCUMENT_FIELDS,
@@ -100,6 +100,7 @@ class ReadsMixin(StoreBase):
 
     async def _filtered(self, coro_factory, filter: str | None):
         """Run a documents query built with the caller's filter, naming the filter when it is invalid."""
+        check_single_expression(filter)
         try:
             return await coro_factory()
         except Exception as exc:

@@ -9,6 +9,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from haiku.core.convert.formats import format_of, unavailable_reason
 from haiku.ingester.errors import (
     BinaryContentError,
     ContentMismatchError,
@@ -20,18 +21,6 @@ from haiku.ingester.errors import (
     UnsupportedFileError,
 )
 from haiku.ingester.sources.fs import revision_of
-
-# extension -> (format the converter uses, content type recorded on the document)
-FORMATS: dict[str, tuple[str, str]] = {
-    ".md": ("md", "text/markdown"),
-    ".markdown": ("md", "text/markdown"),
-    ".txt": ("text", "text/plain"),
-    ".html": ("html", "text/html"),
-    ".htm": ("html", "text/html"),
-    ".docx": ("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
-    ".pdf": ("pdf", "application/pdf"),
-}
-TEXT_FORMATS = {"md", "text", "html"}
 
 
 @dataclass(frozen=True)
@@ -58,9 +47,14 @@ def _kind(mode: int) -> str:
 def inspect_file(path: Path, *, max_file_size: int) -> FileFacts:
     """Stat a file and decide whether the pipeline can take it; permanent errors say why not."""
     suffix = path.suffix.lower()
-    if suffix not in FORMATS:
-        supported = " ".join(sorted(FORMATS))
-        raise UnsupportedFileError(f"{path}: unsupported file type {suffix or '(none)'}; supported: {supported}")
+    spec = format_of(path.name)
+    if spec is None:
+        raise UnsupportedFileError(
+            f"{path}: unsupported file type {suffix or '(none)'}; `haiku-ingester formats` lists the supported ones"
+        )
+    reason = unavailable_reason(suffix)
+    if reason is not None:
+        raise UnsupportedFileError(f"{path}: {reason}")
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -79,8 +73,9 @@ def inspect_file(path: Path, *, max_file_size: int) -> FileFacts:
         )
     if st.st_size == 0:
         raise EmptyFileError(f"{path}: the file is empty (0 bytes)")
-    fmt, content_type = FORMATS[suffix]
-    return FileFacts(path=path, format=fmt, content_type=content_type, size=st.st_size, revision=revision_of(st))
+    return FileFacts(
+        path=path, format=spec.converter, content_type=spec.content_type, size=st.st_size, revision=revision_of(st)
+    )
 
 
 def read_bytes(facts: FileFacts, *, max_file_size: int) -> bytes:
@@ -91,26 +86,47 @@ def read_bytes(facts: FileFacts, *, max_file_size: int) -> bytes:
         raise FileTooLargeError(f"{facts.path}: grew over max_file_size ({max_file_size} bytes) while being read")
     if not data:
         raise EmptyFileError(f"{facts.path}: the file is empty (0 bytes)")
-    if facts.format in TEXT_FORMATS:
+    spec = format_of(facts.path.name)
+    if spec is not None and spec.text:
         check_text(facts.path, data)
     else:
         check_signature(facts, data)
     return data
 
 
-# What the first bytes of a binary format must hold. docling picks its backend by
-# sniffing the bytes, so a zip named .pdf would be converted as docx and recorded as a PDF.
-_SIGNATURES: dict[str, tuple[bytes, str]] = {
-    "pdf": (b"%PDF-", "a PDF starts with %PDF- within its first 1024 bytes"),
-    "docx": (b"PK\x03\x04", "a .docx file is a zip archive"),
+# What the first bytes of a binary format must hold. A zip named .pdf would otherwise
+# reach the PDF backend, an HTML page named .png the image reader.
+_ZIP = ((b"PK\x03\x04",), "the file is a zip archive")
+_OLE = ((b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1",), "the file is an OLE compound document")
+_SIGNATURES: dict[str, tuple[tuple[bytes, ...], str]] = {
+    "pdf": ((b"%PDF-",), "a PDF starts with %PDF- within its first 1024 bytes"),
+    **{fmt: _ZIP for fmt in ("docx", "pptx", "xlsx", "odt", "ods", "odp", "epub", "pages", "numbers", "key")},
+    "image": (
+        (b"\x89PNG", b"\xff\xd8\xff", b"II*\x00", b"MM\x00*", b"BM", b"RIFF", b"GIF8"),
+        "an image starts with its format's signature",
+    ),
 }
+_BY_EXTENSION = {".rtf": ((b"{\\rtf",), "an RTF file starts with {\\rtf"), ".msg": _OLE}
+
+
+def _signature(facts: FileFacts) -> tuple[tuple[bytes, ...], str] | None:
+    suffix = facts.path.suffix.lower()
+    if suffix in _BY_EXTENSION:
+        return _BY_EXTENSION[suffix]
+    return _OLE if facts.format == "legacy" else _SIGNATURES.get(facts.format)
 
 
 def check_signature(facts: FileFacts, data: bytes) -> None:
     """The bytes must be of the format the extension names (no zip recorded as a PDF)."""
-    magic, rule = _SIGNATURES.get(facts.format, (b"", ""))
-    head = data[:1024] if facts.format == "pdf" else data[: len(magic)]
-    if magic and magic not in head:
+    signature = _signature(facts)
+    if signature is None:
+        return
+    magics, rule = signature
+    if facts.format == "pdf":
+        found = any(magic in data[:1024] for magic in magics)
+    else:
+        found = data.startswith(magics)
+    if not found:
         raise ContentMismatchError(
             f"{facts.path}: the bytes are not {facts.path.suffix.lower()} content ({rule}); "
             "rename the file to its real type"

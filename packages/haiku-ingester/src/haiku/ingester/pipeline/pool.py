@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from haiku.core.convert import ConvertedDocument
 from haiku.ingester.errors import ConversionCrashedError, ConversionError, ConversionTimeoutError
 from haiku.ingester.logs import get_logger
-from haiku.ingester.pipeline.convert import ConvertedDocument
 from haiku.ingester.pipeline.protocol import body_size, decode_body, encode_frame, header_size
 
 _STARTUP_TIMEOUT_S = 300.0  # importing docling on a busy machine; only a broken install takes this long
@@ -147,6 +147,7 @@ class ConversionPool:
         tokenizer_dir: str,
         chunk_size: int,
         timeout_s: float,
+        ocr: str = "auto",
         initial: int | None = None,
         starving: Callable[[], bool] | None = None,
     ) -> None:
@@ -155,7 +156,7 @@ class ConversionPool:
         self._starving = starving or (lambda: True)
         self._growing = False
         self.timeout_s = timeout_s
-        self._hello = {"tokenizer_dir": tokenizer_dir, "chunk_size": chunk_size}
+        self._hello = {"tokenizer_dir": tokenizer_dir, "chunk_size": chunk_size, "ocr": ocr}
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._workers: set[_Worker] = set()
         self._busy: set[_Worker] = set()

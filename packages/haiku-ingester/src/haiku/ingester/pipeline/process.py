@@ -34,6 +34,7 @@ SOURCE_ID = "source_id"
 CONTENT_TYPE = "content_type"
 CONTENT_HASH = "content_hash"
 SOURCE_REVISION = "source_revision"
+LANGUAGE = "language"  # code and data files: the language the format table names
 
 
 class WritableStore(Protocol):
@@ -145,6 +146,8 @@ class JobProcessor:
             Chunk(order=i, content=c.content, headings=c.headings, page_numbers=c.page_numbers)
             for i, c in enumerate(converted.chunks)
         ]
+        if converted.language:
+            metadata = {**metadata, LANGUAGE: converted.language}
         document = Document(uri=job.uri, title=converted.title, content=converted.content, metadata=metadata)
         stored = await self.writer.write(job.database, store, document, chunks, vectors)
         return Outcome(

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from haiku.core.convert import embed_text
 from haiku.core.embedders import EmbedderIdentity
 from haiku.core.models import Chunk
-from haiku.ingester.pipeline.convert import embed_text
 
 
 class ChunkReadableStore(Protocol):

@@ -79,6 +79,14 @@ from haiku.rag.cli.qa_commands import register as _register_qa  # noqa: E402
 
 _register_qa(app)
 
+from haiku.rag.cli.inspect_commands import register as _register_inspect  # noqa: E402
+
+_register_inspect(app)
+
+from haiku.rag.cli.convert_commands import register as _register_convert  # noqa: E402
+
+_register_convert(app)
+
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     typer.echo(f"Warning: {message}", err=True)

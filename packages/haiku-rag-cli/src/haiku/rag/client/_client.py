@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from haiku.core.config import AppConfig, load_config
+from haiku.core.convert.document import ConvertedChunk, ReadDocument
+from haiku.core.convert.files import FileConverter
 from haiku.core.errors import EmptyQueryError
 from haiku.core.models import Chunk, Citation, Document, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
@@ -86,6 +88,7 @@ class HaikuRAG:
         self._owner: HaikuRAG | None = None  # set on a borrowed client
         self._borrowed: dict[str, HaikuRAG] = {}
         self._entered = False
+        self._files: FileConverter | None = None
 
     @classmethod
     def from_scope(
@@ -350,6 +353,24 @@ class HaikuRAG:
         return await analyze(self, question, sources=sources)
 
     # --- one-database operations ------------------------------------------------------------
+
+    # Conversion touches no database (docs/client.md, "Conversion"): any client, open or not.
+    def convert(self, path: str | Path) -> ReadDocument:
+        """The file read as the ingester reads it (markdown in ``.content``); needs ``haiku-core[convert]``."""
+        return self._file_converter().convert(path)
+
+    def chunk(self, document: ReadDocument) -> list[ConvertedChunk]:
+        """The chunks the ingester would store for a converted document."""
+        return self._file_converter().chunk(document)
+
+    def generate_title(self, document: ReadDocument) -> str:
+        """The title the ingester would record for a converted document."""
+        return self._file_converter().generate_title(document)
+
+    def _file_converter(self) -> FileConverter:
+        if self._files is None:
+            self._files = FileConverter(self._config)
+        return self._files
 
     def _single(self, operation: str) -> Store:
         if self.covers_multiple:

@@ -1,0 +1,146 @@
+"""Convert a file's bytes to a document and its chunks (docs/ingester.md, "Formats").
+
+Every format of the table (``haiku.core.convert.formats``) goes through the
+docling backend its extension names, never one docling guesses from the bytes:
+the declarative backends (markdown, HTML, Office, OpenDocument, e-mail, …),
+PDFs through the native, model-free text pipeline (no layout model, nothing
+downloaded), scanned pages and images through OCR with the models the
+``rapidocr-onnxruntime`` wheel ships. Plain text is taken as is; code and data
+files become fenced blocks of their language. Chunks come from docling's
+HybridChunker with the embedding model's tokenizer, so ``processing.chunk_size``
+counts the tokens the encoder will see, headings included.
+
+docling is imported when a ``Converter`` is built, never when this module is:
+without the ``convert`` extra that raises ``ConverterUnavailableError``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from haiku.core.convert.clean import clean_document, clean_text
+from haiku.core.convert.document import (
+    ConvertedChunk,
+    ConvertedDocument,
+    ReadDocument,
+    decode_text,
+    embed_text,
+)
+from haiku.core.convert.formats import format_of, xml_kind
+from haiku.core.convert.serializers import chunking_serializers, export_markdown, inline_keeping_chunker
+from haiku.core.convert.titles import choose_title, pdf_title, title_line
+from haiku.core.errors import ConverterUnavailableError
+
+
+def _require_docling() -> None:
+    try:
+        import docling  # noqa: F401
+        import docling_core  # noqa: F401
+    except ImportError as exc:
+        raise ConverterUnavailableError(exc.name or "docling") from None
+
+
+class Converter:
+    """A docling converter and chunker, built once per process (a conversion worker, a client)."""
+
+    def __init__(self, *, tokenizer_dir: str, chunk_size: int, pdf_threads: int = 1, ocr: str = "auto") -> None:
+        """``ocr``: ``processing.ocr`` (``auto``, ``off`` or ``force``; docs/ingester.md)."""
+        _require_docling()
+        from haiku.core.convert.backends import DoclingBackends
+        from haiku.core.convert.tokenizer import LocalTokenizer
+
+        self._backends = DoclingBackends(pdf_threads=pdf_threads)
+        self._ocr = ocr
+        tokenizer = LocalTokenizer.from_model_dir(tokenizer_dir, chunk_size)
+        self.count_tokens = tokenizer.count_tokens
+        self._chunker = inline_keeping_chunker(tokenizer=tokenizer, serializer_provider=chunking_serializers())
+        self._text_chunker = inline_keeping_chunker(
+            tokenizer=tokenizer, serializer_provider=chunking_serializers(plain_text=True)
+        )
+
+    def convert(self, *, name: str, fmt: str, data: bytes) -> ConvertedDocument:
+        """``fmt``: the converter the format table names for ``name`` (``md``, ``pdf``, ``code``…)."""
+        document = self.read(name=name, fmt=fmt, data=data)
+        return ConvertedDocument(
+            title=self.title(document), content=document.content, chunks=self.chunk(document), language=document.language
+        )
+
+    def read(self, *, name: str, fmt: str, data: bytes) -> ReadDocument:
+        """The file as a docling document and its markdown, not yet chunked."""
+        if fmt == "text":
+            text = clean_text(decode_text(data))
+            return ReadDocument(name, _text_document(name, text), text, title_line(text), plain_text=True)
+        if fmt == "xml":
+            kind = xml_kind(data)
+            fmt = f"xml_{kind}" if kind else "code"
+        if fmt == "code":
+            spec = format_of(name)
+            language = spec.language if spec is not None else None
+            document = _code_document(name, clean_text(decode_text(data), keep_tabs=True), language)
+            return ReadDocument(name, document, export_markdown(document), language=language)
+        if fmt == "legacy":
+            from haiku.core.convert.legacy import via_libreoffice
+
+            fmt, data = via_libreoffice(name, data)
+        if fmt == "image":
+            from haiku.core.convert.ocr import image_document
+
+            document = image_document(name, data, mode=self._ocr)
+            return ReadDocument(name, document, export_markdown(document))
+        if fmt in ("md", "html", "csv", "asciidoc", "latex", "vtt"):
+            data = decode_text(data).encode("utf-8")  # docling reads text formats as UTF-8
+        document = self._backends.convert(name, fmt, data)
+        if fmt == "pdf":
+            from haiku.core.convert.ocr import ocr_pdf
+
+            document = ocr_pdf(name, data, document, mode=self._ocr)
+        clean_document(document)
+        content = export_markdown(document)
+        title = (pdf_title(data) or title_line(content)) if fmt == "pdf" else None
+        return ReadDocument(name, document, content, title)
+
+    def title(self, document: ReadDocument) -> str:
+        """The title the ingester records (docs/ingester.md, "Titles")."""
+        return choose_title(document.docling, document.name, document.format_title)
+
+    def chunk(self, document: ReadDocument) -> list[ConvertedChunk]:
+        """The document's chunks under ``processing.chunk_size``, each with its headings and pages."""
+        chunks: list[ConvertedChunk] = []
+        chunker = self._text_chunker if document.plain_text else self._chunker
+        for chunk in chunker.chunk(document.docling):
+            pages = sorted({prov.page_no for item in chunk.meta.doc_items for prov in (item.prov or [])})
+            headings = list(chunk.meta.headings or [])
+            chunks.append(
+                ConvertedChunk(
+                    content=chunk.text,
+                    embed_text=embed_text(headings, chunk.text),
+                    headings=headings,
+                    page_numbers=pages,
+                )
+            )
+        return chunks
+
+
+def _text_document(name: str, text: str) -> Any:
+    from docling_core.types.doc import DocItemLabel, DoclingDocument
+
+    document = DoclingDocument(name=Path(name).stem or "text")
+    for paragraph in text.replace("\r\n", "\n").split("\n\n"):
+        if paragraph.strip():
+            document.add_text(label=DocItemLabel.TEXT, text=paragraph.strip())
+    return document
+
+
+def _code_document(name: str, text: str, language: str | None) -> Any:
+    """A code or data file as fenced blocks, one per run of lines between blank lines,
+    so a chunk holds whole blocks of the file."""
+    from docling_core.types.doc import CodeLanguageLabel, DoclingDocument
+
+    labels = {label.value.lower(): label for label in CodeLanguageLabel}
+    label = labels.get((language or "").lower(), CodeLanguageLabel.UNKNOWN)
+    document = DoclingDocument(name=Path(name).stem or "code")
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        if block.strip():
+            document.add_code(text=block.strip("\n"), code_language=label)
+    return document

@@ -1,0 +1,58 @@
+"""What the converter returns: a document's title, markdown and chunks (docs/ingester.md).
+
+Plain data, importable without docling: the ingester's daemon, ``rebuild`` and
+any client read these while only a conversion worker runs docling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ConvertedChunk:
+    content: str
+    embed_text: str
+    headings: list[str] = field(default_factory=list)
+    page_numbers: list[int] = field(default_factory=list)
+
+
+@dataclass
+class ConvertedDocument:
+    title: str
+    content: str
+    chunks: list[ConvertedChunk]
+    language: str | None = None  # code and data files: their language (docs/ingester.md, "Formats")
+
+
+@dataclass
+class ReadDocument:
+    """A file read by the converter, before chunking: docling's document and its markdown.
+
+    ``format_title``: the title the format itself gives (a PDF's metadata, a
+    plain-text title line), used when the document has no heading.
+    """
+
+    name: str
+    docling: Any
+    content: str
+    format_title: str | None = None
+    language: str | None = None
+    plain_text: bool = False
+
+
+def embed_text(headings: list[str], content: str) -> str:
+    """What the encoder sees for a chunk: its headings, then its text (as docling contextualizes).
+
+    ``rebuild`` re-embeds stored chunks with the same function, so a rebuilt
+    vector equals a freshly ingested one.
+    """
+    return "\n".join([*headings, content])
+
+
+def decode_text(data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("cp1252")

@@ -1,0 +1,68 @@
+"""The title rule (docs/ingester.md, "Titles").
+
+A document's title is its first heading; else, for a PDF, the title its
+metadata records; else, for plain text and PDFs (whose text pipeline finds no
+headings), a first paragraph that reads as a title (``title_line``); else the
+file name.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+TITLE_MAX_CHARS = 100
+_NOT_A_TITLE = re.compile(r"(?i)^(untitled|title|document\d*)$|\.(docx?|pdf|odt|rtf|tex|dvi|txt|pptx?)$|^microsoft ")
+
+
+def choose_title(document: Any, name: str, fallback: str | None) -> str:
+    """``fallback``: the format's own title, used when the document has no heading."""
+    return first_heading(document) or fallback or Path(name).name
+
+
+def title_line(text: str) -> str | None:
+    """The first paragraph as a title, when it is one short line that does not end a sentence.
+
+    ``Kestrel notes`` above a blank line is a title; ``Kestrels hover.`` is a
+    sentence, and a paragraph of several lines is body text.
+    """
+    for paragraph in text.replace("\r\n", "\n").split("\n\n"):
+        lines = paragraph.strip().splitlines()
+        if not lines:
+            continue
+        first = lines[0].strip().lstrip("#").strip()
+        if len(lines) == 1 and 0 < len(first) <= TITLE_MAX_CHARS and not first.endswith((".", ",", ";", ":")):
+            return first
+        return None
+    return None
+
+
+def pdf_title(data: bytes) -> str | None:
+    """The title a PDF's metadata records, unless it is a placeholder or a file name."""
+    try:
+        import pypdfium2
+
+        pdf = pypdfium2.PdfDocument(data)
+        try:
+            title = (pdf.get_metadata_dict().get("Title") or "").strip()
+        finally:
+            pdf.close()
+    except Exception:  # a PDF docling read but pdfium cannot: no title from it
+        return None
+    if not title or len(title) > 2 * TITLE_MAX_CHARS or _NOT_A_TITLE.search(title):
+        return None
+    return title
+
+
+def first_heading(document: Any) -> str | None:
+    """The document's first title or section heading, in reading order."""
+    from docling_core.types.doc import DocItemLabel
+
+    for item, _level in document.iterate_items():
+        label = getattr(item, "label", None)
+        if label in (DocItemLabel.TITLE, DocItemLabel.SECTION_HEADER):
+            text = (getattr(item, "text", "") or "").strip()
+            if text:
+                return text
+    return None

@@ -1,0 +1,93 @@
+"""Conversion on any client and from both CLIs (docs/client.md, "Conversion"; docs/cli.md, "convert"):
+what a file becomes, with nothing written and no database opened."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from support import cli_env, write_config
+
+MARKDOWN = "# Kestrel notes\n\nKestrels hover over the meadow, set a `top_n`.\n\n## Diet\n\nVoles, mostly.\n"
+BIN = Path(sys.executable).parent
+
+
+def _config(tmp_path: Path) -> Path:
+    """Two databases that do not exist: conversion must neither need nor create them."""
+    return write_config(
+        tmp_path / "haiku.rag.yaml",
+        {
+            "storage": {"data_dir": str(tmp_path / "data")},
+            "lancedb": {"databases": {"a": str(tmp_path / "a.lancedb"), "b": str(tmp_path / "b.lancedb")}},
+            "processing": {"chunk_size": 64},
+        },
+    )
+
+
+def test_a_federated_client_converts_chunks_and_titles_a_file_writing_nothing(tmp_path):
+    from haiku.core.config import load_config
+    from haiku.rag.client import HaikuRAG
+
+    config = _config(tmp_path)
+    (tmp_path / "notes.md").write_text(MARKDOWN)
+    client = HaikuRAG(config=load_config(config))
+    assert client.covers_multiple
+    document = client.convert(tmp_path / "notes.md")
+    chunks = client.chunk(document)
+    assert client.generate_title(document) == "Kestrel notes"
+    assert "set a `top_n`." in document.content
+    assert [c.headings for c in chunks] == [["Kestrel notes"], ["Kestrel notes", "Diet"]]
+    assert not (tmp_path / "a.lancedb").exists() and not (tmp_path / "b.lancedb").exists()
+
+
+def test_haiku_ingester_convert_prints_title_markdown_and_chunks_as_json(tmp_path):
+    config = _config(tmp_path)
+    (tmp_path / "notes.md").write_text(MARKDOWN)
+    done = subprocess.run(
+        [str(BIN / "haiku-ingester"), "--config", str(config), "convert", str(tmp_path / "notes.md"), "--chunks", "--json"],
+        capture_output=True, text=True, timeout=240, env=cli_env(),
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["title"] == "Kestrel notes" and report["content"].startswith("# Kestrel notes")
+    assert [c["headings"][-1] for c in report["chunks"]] == ["Kestrel notes", "Diet"]
+    assert all(0 < c["tokens"] <= 64 for c in report["chunks"])
+    assert not (tmp_path / "a.lancedb").exists()
+
+
+def test_haiku_rag_convert_without_the_extra_names_it_in_one_line(tmp_path):
+    (tmp_path / "notes.md").write_text(MARKDOWN)
+    script = (
+        "import sys\nsys.modules['docling'] = None\n"
+        "sys.argv = ['haiku-rag', '--config', sys.argv[1], 'convert', sys.argv[2]]\n"
+        "from haiku.rag.cli import main\nmain()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(_config(tmp_path)), str(tmp_path / "notes.md")],
+        capture_output=True, text=True, timeout=240, env=cli_env(),
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "Error: converting files needs the convert extra (docling is not installed): pip install 'haiku-core[convert]'"
+    ]
+
+
+def test_haiku_rag_convert_refuses_an_unsupported_file_in_one_line(tmp_path):
+    (tmp_path / "data.xyz").write_text("x")
+    done = subprocess.run(
+        [str(BIN / "haiku-rag"), "--config", str(_config(tmp_path)), "convert", str(tmp_path / "data.xyz")],
+        capture_output=True, text=True, timeout=240, env=cli_env(),
+    )
+    assert done.returncode == 1 and "unsupported file type .xyz" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_haiku_ingester_formats_prints_the_table(tmp_path):
+    done = subprocess.run(
+        [str(BIN / "haiku-ingester"), "formats", "--json"], capture_output=True, text=True, timeout=120, env=cli_env()
+    )
+    assert done.returncode == 0, done.stderr
+    rows = {row["extension"]: row for row in json.loads(done.stdout)}
+    assert rows[".pptx"]["converter"] == "pptx" and rows[".py"]["language"] == "python"
+    assert rows[".png"]["converter"] == "image" and len(rows) > 87

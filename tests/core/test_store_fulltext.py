@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
-from haiku.core.store.fulltext import bm25_idf, query_words
+from haiku.core.store.fulltext import query_words
 
 TEXTS = [
     "cells divide by mitosis",
@@ -33,12 +31,6 @@ def test_query_words_are_lower_cased_distinct_and_split_like_the_index():
 
 def test_query_words_skip_tokens_longer_than_the_index_keeps():
     assert query_words("a " + "x" * 41 + " b") == ["a", "b"]
-
-
-def test_bm25_idf_is_lancedbs_formula_and_stays_positive_at_any_frequency():
-    assert bm25_idf(2, 10) == pytest.approx(math.log(1 + 8.5 / 2.5))
-    assert bm25_idf(10, 10) > 0
-    assert bm25_idf(11, 10) == bm25_idf(10, 10)  # a count above N is read as N
 
 
 async def test_statistics_count_chunks_matching_each_word_as_the_index_stems_it(store):

@@ -123,3 +123,33 @@ def test_shell_completion_is_offered_and_completes_commands():
     env = {"_HAIKU_INGESTER_COMPLETE": "complete_bash", "COMP_WORDS": "haiku-ingester run", "COMP_CWORD": "1"}
     done = subprocess.run(CLI, capture_output=True, text=True, timeout=60, env={**os.environ, **env})
     assert done.stdout.split() == ["run-batch"]
+
+
+def test_run_batch_with_a_missing_root_creates_nothing_and_names_the_root_once(tmp_path):
+    (tmp_path / "A").mkdir()
+    missing = tmp_path / "not-mounted"
+    config = write_ingester_config(
+        tmp_path / "cfg.yaml",
+        data_dir=tmp_path / "var" / "data",
+        databases={"a": tmp_path / "var" / "a.lancedb", "papers": tmp_path / "var" / "papers.lancedb"},
+        ingested={"a": [fs_source(tmp_path / "A")], "papers": [fs_source(missing, id="papers-folder")]},
+    )
+    result = run_cli(["run-batch"], config=config)
+    [line] = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and line.startswith("Error: source papers-folder of database 'papers': ")
+    assert line.count(str(missing)) == 1 and "does not exist" in line
+    assert line.count("papers-folder") == 1 and line.count("'papers'") == 1
+    assert not (tmp_path / "var").exists()  # no database, no queue, no data folder
+
+
+def test_status_prints_the_queue_path_normalised(folders):
+    config = write_ingester_config(
+        folders / "cfg.yaml",
+        data_dir=folders / "A" / ".." / "data",
+        databases={"a": folders / "a.lancedb"},
+        ingested={"a": [fs_source(folders / "A")]},
+    )
+    text = run_cli(["status"], config=config).stdout.splitlines()[0]
+    report = json.loads(run_cli(["status", "--json"], config=config).stdout)
+    assert text == f"queue: {folders / 'data' / 'ingester.db'} (not created yet)"
+    assert report["queue"] == str(folders / "data" / "ingester.db")

@@ -124,6 +124,26 @@ async def test_an_empty_listing_with_known_documents_deletes_nothing(tmp_path, q
     assert queue.jobs.live_count(["db"]) == 0
 
 
+async def test_an_empty_listing_refusal_names_the_allow_empty_setting(tmp_path, queue):
+    root = tmp_path / "empty"
+    root.mkdir()
+    source = make_source(root)
+    queue.sync.put_many("db", [(source.id, (root / "x.md").as_uri(), SyncUpdate("1-1", "h", "doc"))])
+    with pytest.raises(EmptyListingError, match="set allow_empty: true on the source"):
+        await sweep_source(source, queue, process_started_at=time.time())
+
+
+async def test_a_folder_allowed_to_be_empty_deletes_what_came_from_it(tmp_path, queue):
+    root = tmp_path / "emptied"
+    root.mkdir()
+    source = make_source(root, allow_empty=True)
+    uri = (root / "x.md").as_uri()
+    queue.sync.put_many("db", [(source.id, uri, SyncUpdate("1-1", "h", "doc"))])
+    result = await sweep_source(source, queue, process_started_at=time.time())
+    [job] = queue.jobs.claim(["db"], limit=5, lease_ttl_s=30)
+    assert (result.deletes, job.op, job.uri) == (1, "delete", uri)
+
+
 async def test_a_missing_root_fails_the_sweep_naming_database_and_source(tmp_path, queue):
     source = make_source(tmp_path / "nowhere", id="notes")
     with pytest.raises(SweepError, match=r"notes.*'db'.*does not exist"):

@@ -197,6 +197,21 @@ def test_get_prints_a_document_and_an_absent_one_exits_1(home, built):
     assert absent.returncode == 1 and "Document with id no-such-id not found." in absent.stderr
 
 
+def test_get_over_a_set_names_the_database_holding_the_id(home, built):
+    doc = built["papers_docs"]["Volcanoes"]
+    held, nowhere = cli_all(
+        (("get", doc.id), {"config": home["two"]}),
+        (("get", "no-such-id"), {"config": home["two"]}),
+    )
+    assert held.returncode == 1 and "Traceback" not in held.stderr
+    assert held.stderr.strip() == (
+        "Error: lancedb.databases names papers, wiki; get reads a single database, "
+        f"and document {doc.id} is in database 'papers': rerun with --db-name papers"
+    )
+    assert nowhere.returncode == 1
+    assert "none of them holds document no-such-id" in nowhere.stderr
+
+
 @pytest.mark.parametrize(
     "args",
     [("--bogus", "list"), ("add", "x"), ("search", "q", "-s", "bogus"), ("vacuum", "--retention-seconds", "-1"),

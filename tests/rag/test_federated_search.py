@@ -130,7 +130,7 @@ async def test_full_ties_fall_to_configured_order_whatever_the_order_of_sources(
 
 
 async def test_federated_fts_is_ordered_by_each_databases_retrieval_score(built, tmp_path):
-    # search.fts_idf: local is the seeds' rule: each database's own BM25, merged.
+    # search.fts_idf: local merges each database's own BM25 (docs/fusion.md#the-rules).
     databases = {"papers": str(built["papers"]), "wiki": str(built["wiki"])}
     config = build_config(tmp_path / "data", databases, search={"fts_idf": "local"})
     async with HaikuRAG(config=config) as client:
@@ -150,7 +150,7 @@ def _bm25_idf(df: int, n: int) -> float:
 async def _chunks_holding(path, word: str, tmp_path) -> tuple[int, int]:
     """(chunks, chunks containing ``word`` as a whole word), read through the client, not the index."""
     async with HaikuRAG(db_path=path, config=build_config(tmp_path / "count"), read_only=True) as client:
-        store = client._open_store()
+        store = client.store
         texts = [c.content for doc in await client.list_documents() for c in await store.get_chunks(doc.id)]
     return len(texts), sum(1 for text in texts if word in re.findall(r"\w+", text.lower()))
 

@@ -62,6 +62,18 @@ async def test_get_document_by_id_on_a_set_answers_from_the_holder(two_db, built
             await client.get_document_by_id(wiki_doc.id, source="nope")
 
 
+async def test_databases_holding_names_every_covered_database_holding_the_id(papers_tagged, tmp_path):
+    # A live and a tagged entry of one location hold the same document ids.
+    path = papers_tagged["path"]
+    config = build_config(tmp_path / "data", {"papers": str(path), "papers-r1": {"location": str(path), "tag": "r1"}})
+    async with HaikuRAG(config=config) as client:
+        shared = next(d for d in await client.list_documents(sources=["papers-r1"]))
+        added = next(d for d in await client.list_documents(sources=["papers"]) if d.title == EXTRA[0])
+        assert await client.databases_holding(shared.id) == ["papers", "papers-r1"]
+        assert await client.databases_holding(added.id) == ["papers"]
+        assert await client.databases_holding("no-such-id") == []
+
+
 async def test_chunk_lookups_take_a_source(two_db):
     async with HaikuRAG(config=two_db) as client:
         result = (await client.search("pasta in salted water", limit=1, search_type="fts"))[0]

@@ -14,7 +14,7 @@ words the same situation the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 __all__ = [
@@ -136,6 +136,20 @@ class AmbiguousDatabaseError(HaikuError):
         return cls(
             f"lancedb.databases names {names_list(names)}; {what}: pass --db-name NAME, or --db PATH"
         )
+
+    @classmethod
+    def cli_get_needs_one(
+        cls, names: Iterable[str | None], document_id: str, holders: Sequence[str]
+    ) -> AmbiguousDatabaseError:
+        """`haiku-rag get ID` facing a set: which of its databases hold the id (docs/cli.md#get)."""
+        if not holders:
+            where = f"none of them holds document {document_id}"
+        elif len(holders) == 1:
+            where = f"document {document_id} is in database '{holders[0]}': rerun with --db-name {holders[0]}"
+        else:
+            quoted = ", ".join(f"'{name}'" for name in holders)
+            where = f"document {document_id} is in databases {quoted}: rerun with --db-name and one of them"
+        return cls(f"lancedb.databases names {names_list(names)}; get reads a single database, and {where}")
 
     @classmethod
     def client_needs_one(cls, operation: str, names: Iterable[str | None]) -> AmbiguousDatabaseError:

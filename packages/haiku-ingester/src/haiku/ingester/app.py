@@ -25,6 +25,7 @@ from haiku.ingester.checks import (
     ingested_refs,
     location_identity,
     select_databases,
+    sources_of,
 )
 from haiku.ingester.errors import NothingToIngestError
 from haiku.ingester.logs import get_logger
@@ -49,7 +50,9 @@ class DatabaseRuntime:
     watchers: list[FolderWatcher] = field(default_factory=list)
     tasks: list[asyncio.Task] = field(default_factory=list)
     accepting: bool = True
+    reconciling: bool = False  # no job is claimed meanwhile (see haiku.ingester.versions)
     inflight: int = 0
+    known_version: int | None = None  # the documents table's version the ingester's last commit left
     idle: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
@@ -87,6 +90,8 @@ class IngesterApp:
         self.wake = asyncio.Event()
         self.log = get_logger()
         self._warm_task: asyncio.Task | None = None
+        # serve notes the version each commit leaves, to notice other processes' (haiku.ingester.versions)
+        self.tracks_versions = False
 
     # --- validation --------------------------------------------------------------
     def selected_names(self) -> list[str]:
@@ -177,9 +182,7 @@ class IngesterApp:
 
         lock = OwnershipLock(ref, "ingester")
         await lock.acquire()
-        entry = self.config.ingester.databases[name]
-        default_retry = self.config.ingester.workers.retry
-        sources = {s.source_id: FolderSource(name, s, default_retry) for s in entry.sources}
+        sources = sources_of(self.config, name)
         self.databases[name] = DatabaseRuntime(name=name, ref=ref, sources=sources, lock=lock)
 
     async def _open_stores(self, names: list[str]) -> None:
@@ -196,6 +199,10 @@ class IngesterApp:
                 raise result
         assert self.queue is not None
         self.queue.totals.start(names)  # status counts what this run writes
+
+    async def reconcile(self, runtime: DatabaseRuntime) -> None:
+        """Bring the sync state of one open database back into agreement with what it holds."""
+        await self._reconcile(runtime)
 
     async def _reconcile(self, runtime: DatabaseRuntime) -> None:
         assert self.queue is not None
@@ -295,7 +302,8 @@ class IngesterApp:
         self.wake.set()
 
     def serving_names(self) -> list[str]:
-        return [name for name, runtime in self.databases.items() if runtime.accepting]
+        """The databases whose jobs are claimed now: accepting, and not being reconciled."""
+        return [name for name, runtime in self.databases.items() if runtime.accepting and not runtime.reconciling]
 
     # --- closing -------------------------------------------------------------------
     async def close(self) -> None:

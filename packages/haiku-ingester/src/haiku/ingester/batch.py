@@ -7,43 +7,20 @@ import contextlib
 import signal
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from haiku.core.config import AppConfig
 from haiku.ingester.app import IngesterApp
+from haiku.ingester.checks import check_roots
 from haiku.ingester.discovery import sweep_once
 from haiku.ingester.errors import SweepError
 from haiku.ingester.logs import get_logger
 from haiku.ingester.owner import OwnerRecord
 from haiku.ingester.queue import Job
+from haiku.ingester.report import BatchReport, FileAction
 from haiku.ingester.workers import WorkerPool
 
-
-@dataclass
-class BatchReport:
-    succeeded: int = 0
-    dead: int = 0
-    chunks: int = 0
-    embedded: int = 0  # chunk texts sent to the encoder
-    reused: int = 0  # chunks that kept their stored vector (see haiku.ingester.pipeline.reuse)
-    sweep_failures: list[SweepError] = field(default_factory=list)
-    dead_jobs: list[tuple[str, str, str, str]] = field(default_factory=list)
-    # Files dead before this run at the same revision that died again: a file nobody
-    # changed is no new failure, so a cron job does not fail on every run because of it.
-    still_dead: int = 0
-    still_dead_jobs: list[tuple[str, str, str, str]] = field(default_factory=list)
-    interrupted: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return not self.dead and not self.sweep_failures and not self.interrupted
-
-    def summary(self) -> str:
-        line = f"Batch complete: {self.succeeded} succeeded, {self.dead} dead"
-        if self.still_dead:
-            line += f", {self.still_dead} still dead (unchanged since an earlier run)"
-        return line
+__all__ = ["BatchReport", "run_batch"]
 
 
 class _Progress:
@@ -91,8 +68,10 @@ class _Progress:
 
 
 async def run_batch(config: AppConfig, database_name: str | None = None, *, progress: bool | None = None) -> BatchReport:
+    """Sweep, drain, report. Every source root is checked first: a missing one creates nothing."""
     log = get_logger()
     app = IngesterApp(config, database_name=database_name)
+    check_roots(config, app.selected_names())
     await app.start(require_databases=True)
     owner = OwnerRecord.take(config.queue_path, "run-batch")  # for `status`
     report = BatchReport()
@@ -105,12 +84,17 @@ async def run_batch(config: AppConfig, database_name: str | None = None, *, prog
         assert app.queue is not None
         names = list(app.databases)
         dead_before = app.queue.jobs.dead_files(names)
-        for runtime in app.databases.values():
+        for name, runtime in app.databases.items():
+            database = report.database(name)
             for source in runtime.sources.values():
                 try:
-                    await sweep_once(app, source)
+                    result = await sweep_once(app, source)
                 except SweepError as exc:
-                    report.sweep_failures.append(exc)
+                    database.sweep_failures.append(exc)
+                    continue
+                database.planned["add"] += result.added
+                database.planned["update"] += result.updated
+                database.planned["delete"] += result.deletes
 
         def finished(job: Job, status: str) -> None:
             bar.advance(lambda: app.queue.jobs.live_count(names) if app.queue else 0)
@@ -137,19 +121,21 @@ async def run_batch(config: AppConfig, database_name: str | None = None, *, prog
             with contextlib.suppress(BaseException):
                 await heartbeat
             bar.stop()
-        report.succeeded = workers.tally.succeeded
-        report.chunks = workers.tally.chunks
         dead_after = app.queue.jobs.dead_files(names)
-        for dead_job in workers.tally.dead_jobs:
-            key = dead_job[:3]
-            if key in dead_before and dead_before[key] == dead_after.get(key, object()):
-                report.still_dead_jobs.append(dead_job)
-            else:
-                report.dead_jobs.append(dead_job)
-        report.still_dead = len(report.still_dead_jobs)
-        report.dead = workers.tally.dead - report.still_dead
-        report.embedded = workers.tally.embedded
-        report.reused = workers.tally.reused
+        for name in names:
+            report.database(name).jobs = workers.tally.of(name)
+        for job, error in workers.tally.dead_jobs:
+            # Files dead before this run at the same revision that died again: a file nobody
+            # changed is no new failure, so a cron job does not fail on every run because of it.
+            key = (job.database, job.source_id, job.uri)
+            still = key in dead_before and dead_before[key] == dead_after.get(key, object())
+            entry = report.database(job.database)
+            entry.still_dead += still
+            known = app.queue.sync.get(*key) is not None
+            action = "delete" if job.op == "delete" else ("update" if known else "add")
+            entry.files.append(
+                FileAction(job.database, job.source_id, job.uri, action, "still_dead" if still else "dead", error)
+            )
         app.queue.jobs.prune(config.ingester.queue.retention_days)
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -158,3 +144,4 @@ async def run_batch(config: AppConfig, database_name: str | None = None, *, prog
         if owner is not None:
             owner.release()
     return report
+

@@ -9,7 +9,8 @@ from pathlib import Path
 from haiku.core.config import AppConfig
 from haiku.core.errors import AmbiguousDatabaseError, UnknownDatabaseError, names_list
 from haiku.core.scope import DatabaseRef, DatabaseScope
-from haiku.ingester.errors import DuplicateSourceError
+from haiku.ingester.errors import DuplicateSourceError, RootUnavailableError
+from haiku.ingester.sources.fs import FolderSource
 
 LocationIdentity = tuple
 
@@ -73,3 +74,28 @@ def check_unique_sources(config: AppConfig) -> None:
                     f"source id {sid!r} is configured twice ({where}); give each source its own id"
                 )
             owners[sid] = database
+
+
+def sources_of(config: AppConfig, name: str) -> dict[str, FolderSource]:
+    """The configured sources of one ingested database, by source id."""
+    default_retry = config.ingester.workers.retry
+    return {s.source_id: FolderSource(name, s, default_retry) for s in config.ingester.databases[name].sources}
+
+
+def check_roots(config: AppConfig, names: list[str]) -> None:
+    """Every source root of these databases can be listed; else one error naming each that cannot.
+
+    ``run-batch`` checks this before it opens or creates anything, so a wrong
+    root leaves no database, queue or folder behind.
+    """
+    problems = [
+        f"{source.label()}: {problem}"
+        for name in names
+        for source in sources_of(config, name).values()
+        if (problem := source.root_problem()) is not None
+    ]
+    if problems:
+        raise RootUnavailableError(
+            "; ".join(problems) + "; nothing was ingested or created (fix the root in ingester.databases, "
+            "or mount the folder, and run again)"
+        )

@@ -139,36 +139,70 @@ def serve() -> None:
 @app.command("run-batch")
 def run_batch_command(
     db_name: Annotated[str | None, typer.Option("--db-name", help="Run only this database.")] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Print what would be added, updated and deleted per database; write nothing."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON (docs/cli.md).")] = False,
 ) -> None:
     """Sweep every source once, ingest what changed, and exit (1 if a file died in this run or a sweep failed).
 
     A file already dead before the run, unchanged since, is retried and reported
     (`still dead`) but does not fail the run.
     """
-    from haiku.ingester.batch import run_batch
+    if dry_run:
+        from haiku.ingester.dryrun import plan_batch
 
-    report = guarded(lambda: run_async(run_batch(load(), db_name)))
-    for failure in report.sweep_failures:
-        typer.echo(f"Error: sweep failed: database '{failure.database}', source {failure.source_id}: {failure}", err=True)
-    for database, source_id, uri, error in report.dead_jobs:
-        typer.echo(f"dead: database '{database}', source {source_id}: {uri}: {error}", err=True)
-    for database, source_id, uri, error in report.still_dead_jobs:
-        typer.echo(f"still dead: database '{database}', source {source_id}: {uri}: {error}", err=True)
-    typer.echo(report.summary())
+        report = guarded(lambda: run_async(plan_batch(load(), db_name)))
+    else:
+        from haiku.ingester.batch import run_batch
+
+        report = guarded(lambda: run_async(run_batch(load(), db_name)))
+    if as_json:
+        typer.echo(json.dumps(report.as_json(), indent=2))
+    else:
+        for failure in report.sweep_failures:
+            typer.echo(f"Error: sweep failed: {failure}", err=True)
+        for database in report.databases.values():
+            for file in database.files:
+                typer.echo(file.line(), err=not dry_run)
+        typer.echo(report.summary())
     if report.interrupted:
         typer.echo("run-batch was interrupted; the unfinished jobs stay queued", err=True)
     raise typer.Exit(0 if report.ok else 1)
 
 
 @app.command()
+def retry(
+    job_ids: Annotated[list[int] | None, typer.Argument(help="Dead jobs to queue again (ids from `status --dead`).")] = None,
+    db_name: Annotated[str | None, typer.Option("--db-name", help="Only this database's dead jobs.")] = None,
+    all_dead: Annotated[bool, typer.Option("--all", help="Every dead file (of --db-name, else of every database).")] = False,
+) -> None:
+    """Queue dead files again: a running serve picks them up at once, else the next run-batch does."""
+    from haiku.ingester.requeue import retry_dead
+
+    report = guarded(lambda: retry_dead(load(), db_name, job_ids or [], all_dead=all_dead))
+    for dead in report.queued:
+        typer.echo(f"queued again: job {dead.job_id}: database '{dead.database}', source {dead.source_id}: {dead.path}")
+    typer.echo(report.summary())
+
+
+@app.command()
 def status(
     db_name: Annotated[str | None, typer.Option("--db-name", help="Report only this database.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    dead: Annotated[
+        bool, typer.Option("--dead", help="List only the dead files: job id, database, source, path, reason.")
+    ] = False,
 ) -> None:
     """Queued, claimed and dead jobs per database and source, from the queue alone."""
-    from haiku.ingester.status import collect_status, render_status
+    from haiku.ingester.status import collect_status, dead_report, render_dead, render_status
 
     report = guarded(lambda: collect_status(load(), db_name))
+    if dead:
+        files = dead_report(report)
+        typer.echo(json.dumps({"dead": files}, indent=2) if as_json else render_dead(files))
+        return
     typer.echo(json.dumps(report, indent=2) if as_json else render_status(report))
 
 

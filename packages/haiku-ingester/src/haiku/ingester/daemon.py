@@ -2,7 +2,8 @@
 
 Start: refusals, ownership locks, databases open (created when missing),
 reconcile, conversion workers and model warming, watchers and sweeps, then
-``READY=1``. SIGHUP reloads (serialized), SIGTERM/SIGINT stop: discovery stops,
+``READY=1``. While it runs, a database another process changed is reconciled
+again (``versions``). SIGHUP reloads (serialized), SIGTERM/SIGINT stop: discovery stops,
 in-flight jobs get ``shutdown_grace_s`` to finish, the rest give their claims
 back, ``STOPPING=1`` is sent first.
 """
@@ -22,9 +23,11 @@ from haiku.ingester.logs import get_logger
 from haiku.ingester.notify import SystemdNotifier
 from haiku.ingester.owner import OwnerRecord
 from haiku.ingester.reload import plan_reload
+from haiku.ingester.versions import VersionWatch
 from haiku.ingester.workers import WorkerPool
 
 RETENTION_INTERVAL_S = 3600.0
+MEMORY_LOG_INTERVAL_S = 60.0  # a debug line with the daemon's memory (bench/soak.py reads it)
 
 
 class Daemon:
@@ -33,6 +36,7 @@ class Daemon:
         self.config_path = config_path
         self.notifier = notifier or SystemdNotifier()
         self.app = IngesterApp(config, config_path=config_path)
+        self.app.tracks_versions = True
         self.stop = asyncio.Event()
         self._started = asyncio.Event()  # a SIGHUP during start waits for it
         self._reload_lock = asyncio.Lock()
@@ -71,6 +75,8 @@ class Daemon:
             asyncio.create_task(workers.heartbeat_forever(), name="heartbeat"),
             asyncio.create_task(workers.reap_forever(), name="reaper"),
             asyncio.create_task(self._prune_forever(), name="retention"),
+            asyncio.create_task(VersionWatch(app).forever(), name="version-watch"),
+            asyncio.create_task(self._memory_forever(), name="memory-log"),
         ]
         interval = self.notifier.watchdog_interval_s
         if interval:
@@ -105,7 +111,8 @@ class Daemon:
             if owner is not None:
                 owner.release()
             self.log.info(
-                "stopped", succeeded=workers.tally.succeeded, dead=workers.tally.dead, released=released
+                "stopped", succeeded=workers.tally.total.succeeded, dead=workers.tally.total.dead,
+                retried=workers.tally.total.retried, released=released
             )
         if workers.fatal is not None:
             raise workers.fatal
@@ -125,6 +132,23 @@ class Daemon:
                 if pruned:
                     self.log.info("pruned finished jobs", jobs=pruned)
             await asyncio.sleep(RETENTION_INTERVAL_S)
+
+    async def _memory_forever(self) -> None:
+        """Log, at debug level, resident memory and what LanceDB's bounded caches hold (docs/storage.md)."""
+        from haiku.core.lance_session import MIB, lance_session
+        from haiku.ingester.memory import resident_mib
+
+        while True:
+            await asyncio.sleep(MEMORY_LOG_INTERVAL_S)
+            session = lance_session(self.app.config)
+            queue = self.app.queue
+            self.log.debug(
+                "memory",
+                rss_mib=resident_mib(),
+                lance_cache_mib=round(session.size_bytes / MIB, 1),
+                lance_cache_entries=session.approx_num_items,
+                queued=queue.jobs.live_count(list(self.app.databases)) if queue is not None else 0,
+            )
 
     async def _watchdog_forever(self, interval: float) -> None:
         while True:

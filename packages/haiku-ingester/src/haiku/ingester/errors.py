@@ -32,6 +32,7 @@ __all__ = [
     "PermanentJobError",
     "QueueError",
     "ReloadRefusedError",
+    "RootUnavailableError",
     "SweepError",
     "SymlinkLoopError",
     "SymlinkOutsideRootError",
@@ -82,6 +83,10 @@ class DuplicateSourceError(IngesterError):
 
 class NothingToIngestError(IngesterError):
     """``run-batch`` found no database in ``ingester.databases``."""
+
+
+class RootUnavailableError(IngesterError):
+    """``run-batch``: a source's root is missing or unreadable, so nothing was started or created."""
 
 
 class QueueError(IngesterError):

@@ -40,3 +40,15 @@ def release_free_memory() -> None:
     trim = getattr(libc, "malloc_trim", None) if libc is not None else None
     if trim is not None:
         trim(0)
+
+
+def resident_mib() -> float | None:
+    """This process's resident memory now, MiB (None where ``/proc`` is missing)."""
+    import os
+
+    try:
+        with open("/proc/self/statm") as handle:
+            pages = int(handle.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+    return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)

@@ -11,27 +11,26 @@ chunks, and how many chunks were embedded or kept their stored vector.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import os
 from typing import Any
 
 from haiku.core.config import AppConfig
 from haiku.ingester.checks import select_databases
+from haiku.ingester.deadfiles import DeadFile
+from haiku.ingester.deadfiles import iso_time as _iso
 from haiku.ingester.owner import read_owner
-from haiku.ingester.queue import QueueDatabase
+from haiku.ingester.queue import JobQueue, QueueDatabase
 from haiku.ingester.queue.totals import read_totals
-
-
-def _iso(ts: float | None) -> str | None:
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z") if ts else None
 
 
 def collect_status(config: AppConfig, database_name: str | None = None) -> dict[str, Any]:
     names = select_databases(config, database_name)
     path = config.queue_path
     report: dict[str, Any] = {
-        "queue": str(path), "queue_exists": path.is_file(), "running": read_owner(path), "databases": [],
+        "queue": os.path.abspath(path), "queue_exists": path.is_file(), "running": read_owner(path), "databases": [],
     }
-    rows: dict[str, list[Any]] = {"counts": [], "sweeps": [], "dead": []}
+    rows: dict[str, list[Any]] = {"counts": [], "sweeps": []}
+    dead_files: list[DeadFile] = []
     documents: dict[str, int] = {}
     totals: dict[str, dict[str, Any]] = {}
     if path.is_file() and names:
@@ -43,14 +42,7 @@ def collect_status(config: AppConfig, database_name: str | None = None) -> dict[
                 "AND status IN ('queued', 'claimed') GROUP BY database, source_id, status",
                 names,
             )
-            rows["dead"] = db.query(
-                f"""SELECT j.database, j.source_id, j.uri, j.last_error, j.attempts, j.finished_at FROM jobs j
-                WHERE j.status = 'dead' AND j.database IN ({marks}) AND NOT EXISTS (
-                    SELECT 1 FROM jobs k WHERE k.database = j.database AND k.source_id = j.source_id
-                    AND k.uri = j.uri AND k.id > j.id)
-                ORDER BY j.finished_at DESC""",
-                names,
-            )
+            dead_files = [DeadFile.from_job(job) for job in JobQueue(db).dead_jobs(names)]
             rows["sweeps"] = db.query(f"SELECT * FROM sweeps WHERE database IN ({marks})", names)
             documents = {
                 r["database"]: r["n"]
@@ -66,6 +58,7 @@ def collect_status(config: AppConfig, database_name: str | None = None) -> dict[
     for name in names:
         configured = [s.source_id for s in config.ingester.databases[name].sources]
         seen = {r["source_id"] for key in rows for r in rows[key] if r["database"] == name}
+        seen |= {d.source_id for d in dead_files if d.database == name}
         sources = []
         for source_id in configured + sorted(seen - set(configured)):
             entry: dict[str, Any] = {"id": source_id, "configured": source_id in configured}
@@ -74,16 +67,13 @@ def collect_status(config: AppConfig, database_name: str | None = None) -> dict[
                     r["n"] for r in rows["counts"]
                     if r["database"] == name and r["source_id"] == source_id and r["status"] == status
                 )
-            dead = [r for r in rows["dead"] if r["database"] == name and r["source_id"] == source_id]
+            dead = [d for d in dead_files if d.database == name and d.source_id == source_id]
             entry["dead"] = len(dead)
             sweep = next((r for r in rows["sweeps"] if r["database"] == name and r["source_id"] == source_id), None)
             entry["last_sweep_at"] = _iso(sweep["last_sweep_at"]) if sweep else None
             entry["last_sweep_status"] = sweep["last_status"] if sweep else None
             entry["last_sweep_error"] = sweep["last_error"] if sweep else None
-            entry["dead_jobs"] = [
-                {"uri": r["uri"], "error": r["last_error"], "attempts": r["attempts"], "at": _iso(r["finished_at"])}
-                for r in dead
-            ]
+            entry["dead_jobs"] = [d.as_json() for d in dead]
             sources.append(entry)
         written = totals.get(name)
         if written is not None:
@@ -121,5 +111,22 @@ def render_status(report: dict[str, Any]) -> str:
                 f"dead {source['dead']}; last sweep {sweep}"
             )
             for job in source["dead_jobs"]:
-                lines.append(f"    dead {job['uri']}: {job['error']}")
+                lines.append(f"    dead {job['path']}: {job['reason']}")
     return "\n".join(lines)
+
+
+def dead_report(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every dead file of a ``collect_status`` report, the most recent first (``status --dead``)."""
+    files = [job for database in report["databases"] for source in database["sources"] for job in source["dead_jobs"]]
+    return sorted(files, key=lambda job: (job["at"] or "", job["job_id"] or 0), reverse=True)
+
+
+def render_dead(files: list[dict[str, Any]]) -> str:
+    """One line per dead file: its job id (for ``retry``), database, source, path once, reason."""
+    if not files:
+        return "no dead files"
+    return "\n".join(
+        f"job {job['job_id']}: database '{job['database']}', source {job['source']}: {job['path']}: {job['reason']}"
+        f" ({job['attempts']} attempt(s), {job['at']})"
+        for job in files
+    )

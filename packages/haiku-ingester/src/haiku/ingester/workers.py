@@ -21,17 +21,42 @@ from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.process import JobReleased
 from haiku.ingester.queue import Job, WrittenCounts
 from haiku.ingester.retry import describe, retry_delay
+from haiku.ingester.versions import WRITING_ACTIONS, note_own_write
+
+
+@dataclass
+class Counts:
+    """What jobs did, for one database or for all."""
+
+    succeeded: int = 0
+    written: int = 0  # documents written (new or changed content)
+    deleted: int = 0  # documents removed
+    dead: int = 0
+    retried: int = 0  # failures that were queued again for a later attempt
+    chunks: int = 0
+    embedded: int = 0  # chunk texts sent to the encoder
+    reused: int = 0  # chunks that kept their stored vector
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
 @dataclass
 class Tally:
-    succeeded: int = 0
-    dead: int = 0
-    retried: int = 0
-    chunks: int = 0
-    embedded: int = 0
-    reused: int = 0
-    dead_jobs: list[tuple[str, str, str, str]] = field(default_factory=list)  # database, source, uri, error
+    """Counts of this process's finished jobs, in all and per database, and its dead jobs."""
+
+    total: Counts = field(default_factory=Counts)
+    per_database: dict[str, Counts] = field(default_factory=dict)
+    dead_jobs: list[tuple[Job, str]] = field(default_factory=list)  # each dead job, with its error
+
+    def add(self, database: str, **counts: int) -> None:
+        own = self.per_database.setdefault(database, Counts())
+        for name, value in counts.items():
+            setattr(self.total, name, getattr(self.total, name) + value)
+            setattr(own, name, getattr(own, name) + value)
+
+    def of(self, database: str) -> Counts:
+        return self.per_database.get(database, Counts())
 
 
 class WorkerPool:
@@ -128,17 +153,20 @@ class WorkerPool:
                 raise  # not the job's fault: stop instead of retrying it into the dead
             self._failed(job, exc, source.retry, log)
         else:
+            if app.tracks_versions and outcome.action in WRITING_ACTIONS:
+                await note_own_write(runtime)
             written = (
                 WrittenCounts(outcome.chunks, outcome.embedded, outcome.reused)
                 if outcome.action == "written"
                 else None
             )
             if queue.jobs.complete(job, outcome.sync, written):
-                self.tally.succeeded += 1
+                self.tally.add(job.database, succeeded=1, deleted=int(outcome.action == "deleted"))
                 if written is not None:  # a delete's chunks were removed, not written
-                    self.tally.chunks += outcome.chunks
-                    self.tally.embedded += outcome.embedded
-                    self.tally.reused += outcome.reused
+                    self.tally.add(
+                        job.database, written=1, chunks=outcome.chunks, embedded=outcome.embedded,
+                        reused=outcome.reused,
+                    )
                 log.info("job done", action=outcome.action, document_id=outcome.document_id, **outcome.counts)
                 self._finished(job, "succeeded")
             else:
@@ -162,12 +190,12 @@ class WorkerPool:
         message = describe(exc)
         status = self.app.queue.jobs.fail(job, message, retry_delay_s=delay)
         if status == "dead":
-            self.tally.dead += 1
-            self.tally.dead_jobs.append((job.database, job.source_id, job.uri, message))
+            self.tally.add(job.database, dead=1)
+            self.tally.dead_jobs.append((job, message))
             log.error("job dead", error=message, attempts=job.attempts)
             self._finished(job, "dead")
         elif status == "queued":
-            self.tally.retried += 1
+            self.tally.add(job.database, retried=1)
             log.warning("job failed; retrying", error=message, attempts=job.attempts, retry_in_s=round(delay or 0, 2))
 
     def _finished(self, job: Job, status: str) -> None:

@@ -162,6 +162,9 @@ class LanceDBConfig(_Section):
     # The longest an open or a read of a database on object storage may take before it
     # fails naming the database (an endpoint that accepts and never answers); null: no bound.
     object_storage_timeout_s: float | None = Field(default=30.0, gt=0)
+    # LanceDB's caches for one process, shared by all its databases (docs/storage.md, "Memory").
+    index_cache_mb: int = Field(default=256, ge=1)
+    metadata_cache_mb: int = Field(default=64, ge=1)
 
     @field_validator("databases", mode="before")
     @classmethod
@@ -324,6 +327,9 @@ class FsSourceConfig(_Section):
     watch: bool = True
     poll_interval_s: float = Field(default=300.0, gt=0)
     delete_orphans: bool = True
+    # A root that lists no file while documents came from it fails the sweep (an
+    # unmounted share must not delete everything) unless the folder may be empty.
+    allow_empty: bool = False
     max_file_size: int = Field(default=100 * 1024 * 1024, gt=0)
     # A symlinked file whose target resolves outside `root` is skipped unless this is on
     # (a daemon with more rights than the folder's writers must not read any file for them).

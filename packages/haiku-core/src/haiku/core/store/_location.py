@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from haiku.core._lancedb import import_lancedb
 from haiku.core.config import AppConfig
+from haiku.core.lance_session import lance_session
 from haiku.core.scope import DatabaseRef
 from haiku.core.store.schema import SETTINGS
 
@@ -66,6 +67,7 @@ async def connect(location: Location, config: AppConfig) -> lancedb.AsyncConnect
         location.uri,
         read_consistency_interval=timedelta(seconds=interval) if interval is not None else None,
         storage_options=None if location.is_local else storage_options(config),
+        session=lance_session(config),
     )
 
 

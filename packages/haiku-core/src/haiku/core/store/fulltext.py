@@ -13,7 +13,7 @@ reads offered here:
   client pays for a word once per database until the database changes.
 * ``fts_candidates(..., boosts={word: factor})``: the query as a disjunction of
   its words, each boosted, so a database can rank with the federation's IDF
-  (``factor = idf_global / idf_local``; see ``haiku.rag.client.fusion``).
+  (``factor = idf_global / idf_local``; see ``haiku.core.fusion.global_idf``).
 
 The counts also persist between processes (``CountsFile``, under
 ``<storage.data_dir>/cache/fts-counts``), so a command-line search counts each
@@ -23,7 +23,6 @@ word once per database version, not once per run.
 from __future__ import annotations
 
 import asyncio
-import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -60,12 +59,6 @@ def query_words(text: str) -> list[str]:
         if len(distinct) == MAX_QUERY_WORDS:
             break
     return list(distinct)
-
-
-def bm25_idf(document_frequency: int, documents: int) -> float:
-    """LanceDB's BM25 IDF: ``ln(1 + (N - df + 0.5) / (df + 0.5))``; always positive for ``df <= N``."""
-    df = min(max(document_frequency, 0), max(documents, 0))
-    return math.log(1.0 + (documents - df + 0.5) / (df + 0.5))
 
 
 @dataclass(frozen=True)

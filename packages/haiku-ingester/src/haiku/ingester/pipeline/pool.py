@@ -90,7 +90,7 @@ class _Worker:
         try:
             await asyncio.wait_for(asyncio.shield(self._ready), _STARTUP_TIMEOUT_S)
         except (asyncio.IncompleteReadError, BrokenPipeError, ConnectionResetError):
-            raise ConversionError(f"a conversion worker exited while starting ({self._exit_text()})") from None
+            raise ConversionError(f"a conversion worker exited while starting ({self.exit_text()})") from None
 
     async def call(self, payload: dict[str, Any]) -> dict[str, Any]:
         await self._send(payload)
@@ -99,7 +99,7 @@ class _Worker:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.returncode is None
 
-    def _exit_text(self) -> str:
+    def exit_text(self) -> str:
         code = self.proc.returncode if self.proc is not None else None
         if code is None:
             return "still running"
@@ -226,7 +226,7 @@ class ConversionPool:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(worker.proc.wait(), 5)  # type: ignore[union-attr]
                 raise ConversionCrashedError(
-                    f"{name}: the conversion worker died while converting it ({worker._exit_text()})"
+                    f"{name}: the conversion worker died while converting it ({worker.exit_text()})"
                 ) from None
             healthy = True
             self.log.debug("converted", file=name, seconds=round(time.monotonic() - started, 3))

@@ -37,6 +37,7 @@ class Job:
     attempts: int
     lease_token: str | None
     last_error: str | None
+    finished_at: float | None = None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Job:
@@ -51,6 +52,7 @@ class Job:
             attempts=row["attempts"],
             lease_token=row["lease_token"],
             last_error=row["last_error"],
+            finished_at=row["finished_at"],
         )
 
 
@@ -296,16 +298,36 @@ class JobQueue:
         )[0]
         return row[0]
 
-    def dead_files(self, databases: Collection[str]) -> dict[tuple[str, str, str], str | None]:
-        """``(database, source_id, uri) -> revision`` of every file whose latest job is dead."""
+    def dead_jobs(self, databases: Collection[str]) -> list[Job]:
+        """The latest job of every file whose latest job is dead, the most recent first."""
+        if not databases:
+            return []
         rows = self.db.query(
-            f"""SELECT j.database, j.source_id, j.uri, j.revision FROM jobs j
+            f"""SELECT j.* FROM jobs j
             WHERE j.status = 'dead' AND j.database IN ({_in(databases)}) AND NOT EXISTS (
                 SELECT 1 FROM jobs k WHERE k.database = j.database AND k.source_id = j.source_id
-                AND k.uri = j.uri AND k.id > j.id)""",
+                AND k.uri = j.uri AND k.id > j.id)
+            ORDER BY j.finished_at DESC, j.id DESC""",
             [*databases],
         )
-        return {(r["database"], r["source_id"], r["uri"]): r["revision"] for r in rows}
+        return [Job.from_row(r) for r in rows]
+
+    def dead_files(self, databases: Collection[str]) -> dict[tuple[str, str, str], str | None]:
+        """``(database, source_id, uri) -> revision`` of every file whose latest job is dead."""
+        return {(j.database, j.source_id, j.uri): j.revision for j in self.dead_jobs(databases)}
+
+    def requeue_dead(self, jobs: Iterable[Job]) -> int:
+        """Queue each dead job's file again (a new job, same op and revision), attempts from zero.
+
+        A file with a live job already is left to it. Returns how many jobs were queued.
+        """
+        now = time.time()
+        queued = 0
+        with self.db.transaction() as conn:
+            for job in jobs:
+                outcome = self._enqueue(conn, job.database, job.source_id, job.uri, job.op, job.revision, now)
+                queued += outcome == "inserted"
+        return queued
 
     def dead_since(self, database: str, source_id: str, since: float) -> set[tuple[str, str | None]]:
         """``(uri, revision)`` of upserts that went dead since ``since`` (this process's start)."""

@@ -42,6 +42,11 @@ def revision_of(st: os.stat_result) -> str:
     return f"{st.st_mtime_ns}-{st.st_size}"
 
 
+def path_of_uri(uri: str) -> Path:
+    """The path a ``file://`` uri names; the uri quotes the name's bytes, so a name that is not UTF-8 decodes back to them."""
+    return Path(os.fsdecode(unquote_to_bytes(urlparse(uri).path)))
+
+
 def _matches(rel: str, patterns: list[str]) -> bool:
     lowered = rel.lower()
     name = lowered.rsplit("/", 1)[-1]
@@ -67,9 +72,7 @@ class FolderSource:
         return path.as_uri()
 
     def path_for(self, uri: str) -> Path:
-        parsed = urlparse(uri)
-        # The uri quotes the name's bytes; a name that is not UTF-8 decodes back to them.
-        return Path(os.fsdecode(unquote_to_bytes(parsed.path)))
+        return path_of_uri(uri)
 
     def check_link(self, path: Path) -> None:
         """Raise ``SymlinkOutsideRootError`` for a path that resolves outside the root, unless allowed."""
@@ -134,12 +137,29 @@ class FolderSource:
             revision += "-external"
         return FileEntry(path=path, uri=self.uri_for(path), revision=revision)
 
+    def label(self) -> str:
+        """``source ID of database 'NAME'``: how messages name this source."""
+        return f"source {self.id} of database '{self.database}'"
+
+    def root_problem(self) -> str | None:
+        """Why the root cannot be listed (missing, not a folder, unreadable), or None. Creates nothing."""
+        try:
+            st = os.stat(self.root)
+        except FileNotFoundError:
+            return f"the root {self.root} does not exist"
+        except OSError as exc:
+            return f"the root {self.root} cannot be read ({exc.strerror or exc})"
+        if not stat.S_ISDIR(st.st_mode):
+            return f"the root {self.root} is not a directory"
+        if not os.access(self.root, os.R_OK | os.X_OK):
+            return f"the root {self.root} cannot be read (permission denied)"
+        return None
+
     def list_files(self) -> dict[str, FileEntry]:
         """Every wanted file under the root, by uri. Raises OSError for a missing or unreadable root."""
-        if not self.root.is_dir():
-            if not self.root.exists():
-                raise FileNotFoundError(f"the root {self.root} does not exist")
-            raise NotADirectoryError(f"the root {self.root} is not a directory")
+        problem = self.root_problem()
+        if problem is not None:
+            raise OSError(problem)
         entries: dict[str, FileEntry] = {}
         self._walk(self.root, entries, top=True)
         return entries

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from haiku.ingester.errors import EmptyListingError, SweepError
@@ -14,7 +15,16 @@ from haiku.ingester.sources.fs import FileEntry, FolderSource
 class SweepPlan:
     upserts: list[tuple[str, str]] = field(default_factory=list)  # (uri, revision)
     deletes: list[str] = field(default_factory=list)
+    new: set[str] = field(default_factory=set)  # upserted uris with no record yet: additions
     skipped_dead: int = 0
+
+    @property
+    def added(self) -> int:
+        return len(self.new)
+
+    @property
+    def updated(self) -> int:
+        return len(self.upserts) - len(self.new)
 
 
 @dataclass(frozen=True)
@@ -25,11 +35,13 @@ class SweepResult:
     enqueued: int
     deletes: int
     skipped_dead: int
+    added: int = 0
+    updated: int = 0
 
 
 def plan_sweep(
-    listing: dict[str, FileEntry],
-    known: dict[str, SyncRecord],
+    listing: Mapping[str, FileEntry],
+    known: Mapping[str, SyncRecord],
     dead: set[tuple[str, str | None]],
     *,
     delete_orphans: bool,
@@ -43,31 +55,45 @@ def plan_sweep(
             plan.skipped_dead += 1  # failed at this revision already; wait for a change
             continue
         plan.upserts.append((uri, entry.revision))
+        if record is None:
+            plan.new.add(uri)
     if delete_orphans:
         plan.deletes = [uri for uri in known if uri not in listing]
     return plan
 
 
+async def list_source(source: FolderSource) -> dict[str, FileEntry]:
+    """The source's listing; ``SweepError`` naming the source and its root when it cannot be listed."""
+    try:
+        return await asyncio.to_thread(source.list_files)
+    except OSError as exc:
+        reason = str(exc) if exc.filename is None and str(exc) else f"the root {source.root}: {exc.strerror or exc}"
+        raise SweepError(f"{source.label()}: {reason}", database=source.database, source_id=source.id) from None
+
+
+def check_listing(source: FolderSource, listing: Mapping[str, FileEntry], plan: SweepPlan) -> None:
+    """An empty listing that would delete every document of the source is refused, unless ``allow_empty``."""
+    if not listing and plan.deletes and not source.config.allow_empty:
+        raise EmptyListingError(
+            f"{source.label()}: the root {source.root} lists no files, while {len(plan.deletes)} document(s) "
+            "came from it; deleting nothing (is the folder unmounted? If it was emptied on purpose, set "
+            "allow_empty: true on the source)",
+            database=source.database,
+            source_id=source.id,
+        )
+
+
 async def sweep_source(source: FolderSource, queue: IngestQueue, *, process_started_at: float) -> SweepResult:
     """One sweep of one source. Raises ``SweepError`` (and records it) when it cannot list."""
     try:
-        listing = await asyncio.to_thread(source.list_files)
-    except OSError as exc:
-        message = f"cannot list source {source.id} of database '{source.database}': {exc.strerror or exc}"
-        if exc.filename is None and str(exc):
-            message = f"cannot list source {source.id} of database '{source.database}': {exc}"
-        queue.sync.record_sweep(source.database, source.id, ok=False, error=message)
-        raise SweepError(message, database=source.database, source_id=source.id) from None
-    known = queue.sync.known(source.database, source.id)
-    dead = queue.jobs.dead_since(source.database, source.id, process_started_at)
-    plan = plan_sweep(listing, known, dead, delete_orphans=source.config.delete_orphans)
-    if not listing and plan.deletes:
-        message = (
-            f"source {source.id} of database '{source.database}' lists no files under {source.root}, "
-            f"while {len(plan.deletes)} document(s) came from it; deleting nothing (is the folder unmounted?)"
-        )
-        queue.sync.record_sweep(source.database, source.id, ok=False, error=message)
-        raise EmptyListingError(message, database=source.database, source_id=source.id)
+        listing = await list_source(source)
+        known = queue.sync.known(source.database, source.id)
+        dead = queue.jobs.dead_since(source.database, source.id, process_started_at)
+        plan = plan_sweep(listing, known, dead, delete_orphans=source.config.delete_orphans)
+        check_listing(source, listing, plan)
+    except SweepError as exc:
+        queue.sync.record_sweep(source.database, source.id, ok=False, error=str(exc))
+        raise
     items: list[tuple[str, Op, str | None]] = [(uri, "upsert", rev) for uri, rev in plan.upserts]
     items += [(uri, "delete", None) for uri in plan.deletes]
     counts = queue.jobs.enqueue_many(source.database, source.id, items) if items else {}
@@ -80,4 +106,6 @@ async def sweep_source(source: FolderSource, queue: IngestQueue, *, process_star
         enqueued=enqueued,
         deletes=len(plan.deletes),
         skipped_dead=plan.skipped_dead,
+        added=plan.added,
+        updated=plan.updated,
     )

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from haiku.core.errors import AmbiguousDatabaseError
 from haiku.rag.cli._common import (
     at_option,
     client_command,
@@ -13,12 +14,14 @@ from haiku.rag.cli._common import (
     fail,
     limited_set_scope,
     one_scope,
+    set_scope,
 )
 from haiku.rag.cli._output import print_document, print_document_summary
 
 if TYPE_CHECKING:
     from haiku.core.models import Document
     from haiku.core.scope import DatabaseScope
+    from haiku.rag.client import HaikuRAG
 
 
 def list_documents(
@@ -59,7 +62,7 @@ def get(
     at: str | None = at_option(),
     as_json: bool = typer.Option(False, "--json", help="Print the document as JSON."),
 ) -> None:
-    """Print one document of one database."""
+    """Print one document of one database; over several, say which of them hold the id."""
 
     def show(document: "Document | None", _: "DatabaseScope") -> None:
         if document is None:
@@ -69,7 +72,15 @@ def get(
         else:
             print_document(document)
 
-    client_command(ctx, lambda opts: one_scope(opts, db, at=at), lambda client: client.get_document_by_id(doc_id), show)
+    async def fetch(client: "HaikuRAG") -> "Document | None":
+        if client.covers_multiple:
+            holders = await client.databases_holding(doc_id)
+            raise AmbiguousDatabaseError.cli_get_needs_one(client.source_names, doc_id, holders)
+        return await client.get_document_by_id(doc_id)
+
+    # With --at the one database must be named first; without, a set is asked who holds the id.
+    select = (lambda opts: set_scope(opts, db)) if at is None else (lambda opts: one_scope(opts, db, at=at))
+    client_command(ctx, select, fetch, show)
 
 
 def register(app: typer.Typer) -> None:

@@ -3,56 +3,36 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import haiku.rag.client._context as _context
+import haiku.rag.client._coverage as _coverage
+import haiku.rag.client._diagnostics as _diagnostics
+import haiku.rag.client._lookups as _lookups
+import haiku.rag.client._search as _search
 from haiku.core.config import AppConfig, load_config
 from haiku.core.convert.document import ConvertedChunk, ReadDocument
 from haiku.core.convert.files import FileConverter
-from haiku.core.errors import EmptyQueryError
+from haiku.core.errors import AmbiguousDatabaseError, EmptyQueryError
 from haiku.core.models import Chunk, Citation, Document, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.core.store.filters import check_document_filter
-from haiku.rag.client import _context, _coverage, _diagnostics, _lookups, _search
 from haiku.rag.client._analysis import Analysis
 from haiku.rag.client._diagnostics import DatabaseInfo
-from haiku.rag.client._opening import OpenDatabases
+from haiku.rag.client._federation import Federation, Reach
 
 if TYPE_CHECKING:
     from haiku.core.store import History, Store, TagInfo, VacuumReport
-    from haiku.rag.rerankers import Reranker
 
 
-class _Shared:
-    """What a covering client and the clients it lends share: its open stores and its reranker."""
+@dataclass(frozen=True)
+class _Resolved:
+    """A client over an already resolved scope; with ``federation``, one lent by that federation's owner."""
 
-    def __init__(self, config: AppConfig, opened: OpenDatabases, order: dict[str | None, int]) -> None:
-        self.config = config
-        self.opened = opened
-        self.order = order
-        self.reranker: Reranker | None = None
-        self.closed = False
-
-    def get_reranker(self) -> Reranker | None:
-        model = self.config.reranking.model
-        if model is None:
-            return None
-        if self.reranker is None:
-            from haiku.rag.rerankers import create_reranker
-
-            self.reranker = create_reranker(model)
-        return self.reranker
-
-    async def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        reranker, self.reranker = self.reranker, None
-        try:
-            if reranker is not None:
-                await reranker.aclose()
-        finally:
-            await self.opened.close_all()
+    scope: DatabaseScope
+    federation: Federation | None = None
 
 
 class HaikuRAG:
@@ -60,7 +40,9 @@ class HaikuRAG:
 
     ``async with HaikuRAG(config=config) as client`` covers every configured
     database and opens each on first use; ``sources=[…]`` narrows the coverage;
-    ``db_path=…`` covers one local database named by its stem.
+    ``db_path=…`` covers one local database named by its stem. The databases,
+    once entered, are a ``Federation`` (``_federation``); this class is the
+    public face over it (docs/client.md).
     """
 
     def __init__(
@@ -73,6 +55,7 @@ class HaikuRAG:
         read_only: bool = False,
         tag: str | None = None,
         skip_validation: bool = False,
+        _resolved: _Resolved | None = None,
     ) -> None:
         _coverage.check_constructor(db_path, sources, create, tag)
         self._config = config if config is not None else load_config()
@@ -82,12 +65,16 @@ class HaikuRAG:
         self._read_only = read_only
         self._tag = tag
         self._skip_validation = skip_validation
-        self._base_scope: DatabaseScope | None = None
+        self._base_scope: DatabaseScope | None = None if _resolved is None else _resolved.scope
         self._effective_scope: DatabaseScope | None = None
-        self._shared: _Shared | None = None
-        self._owner: HaikuRAG | None = None  # set on a borrowed client
+        self._federation: Federation | None = None
         self._borrowed: dict[str, HaikuRAG] = {}
         self._entered = False
+        self._lent = _resolved is not None and _resolved.federation is not None
+        if _resolved is not None and _resolved.federation is not None:
+            self._effective_scope = _resolved.scope
+            self._federation = _resolved.federation
+            self._entered = True
         self._files: FileConverter | None = None
 
     @classmethod
@@ -102,9 +89,14 @@ class HaikuRAG:
         skip_validation: bool = False,
     ) -> HaikuRAG:
         """A client over an already resolved scope (how the CLI hands down --db-name / --db)."""
-        client = cls(config=config, create=create, read_only=read_only, tag=tag, skip_validation=skip_validation)
-        client._base_scope = scope
-        return client
+        return cls(
+            config=config,
+            create=create,
+            read_only=read_only,
+            tag=tag,
+            skip_validation=skip_validation,
+            _resolved=_Resolved(scope),
+        )
 
     # --- coverage, known before entering ---------------------------------------------
 
@@ -155,7 +147,7 @@ class HaikuRAG:
 
     @property
     def is_closed(self) -> bool:
-        return self._shared is not None and self._shared.closed
+        return self._federation is not None and self._federation.closed
 
     @property
     def store(self) -> Store:
@@ -165,7 +157,7 @@ class HaikuRAG:
                 f"store exists on a single-database client, and this client covers "
                 f"{', '.join(self.source_names)}; use reader_for(name).store"
             )
-        return self._open_store()
+        return self._open().store(self._scope().databases[0])
 
     def __repr__(self) -> str:
         state = "closed" if self.is_closed else ("open" if self._entered else "new")
@@ -174,7 +166,7 @@ class HaikuRAG:
     # --- lifetime ------------------------------------------------------------------------
 
     async def __aenter__(self) -> HaikuRAG:
-        if self._owner is not None or (self._entered and not self.is_closed):
+        if self._lent or (self._entered and not self.is_closed):
             return self
         self._entered = False
         scope = self._resolve()
@@ -182,15 +174,17 @@ class HaikuRAG:
             _coverage.refuse_create_on_set(scope)
         scope = _coverage.apply_tag(scope, self._tag)
         self._effective_scope = scope
-        read_only = self._read_only or self._tag is not None
-        opened = OpenDatabases(
-            self._config, read_only=read_only, create=self._create, skip_validation=self._skip_validation
+        self._federation = Federation(
+            self._config,
+            scope,
+            read_only=self._read_only or self._tag is not None,
+            create=self._create,
+            skip_validation=self._skip_validation,
         )
-        self._shared = _Shared(self._config, opened, {ref.name: i for i, ref in enumerate(scope.databases)})
         self._borrowed = {}
         if not scope.covers_multiple:
             # A client covering one database opens it on enter (docs/storage.md).
-            await opened.ensure(scope.databases)
+            await self._federation.members(scope.databases)
         self._entered = True
         return self
 
@@ -199,34 +193,20 @@ class HaikuRAG:
 
     async def aclose(self) -> None:
         """Close every database this client opened; a borrowed client closes nothing."""
-        if self._owner is not None or self._shared is None:
+        if self._lent or self._federation is None:
             return
-        await self._shared.close()
+        await self._federation.close()
 
-    def _require_open(self) -> _Shared:
-        shared = self._shared
-        if shared is None or not self._entered:
+    def _reach(self) -> Reach:
+        return Reach(self._config, self._scope(), self._open)
+
+    def _open(self) -> Federation:
+        federation = self._federation
+        if federation is None or not self._entered:
             raise RuntimeError("the client is not open; use it as `async with HaikuRAG(...) as client`")
-        if shared.closed:
+        if federation.closed:
             raise RuntimeError("the client is closed")
-        return shared
-
-    def _open_store(self) -> Store:
-        shared = self._require_open()
-        ref = self._scope().databases[0]
-        store = shared.opened.get(ref.name)
-        if store is None:  # pragma: no cover - a single-database client opens on enter
-            raise RuntimeError(f"database {ref.label} is not open")
-        return store
-
-    @property
-    def _order(self) -> int:
-        """This single database's place in its owner's configured order (ties in fusion)."""
-        shared = self._require_open()
-        return shared.order.get(self._scope().databases[0].name, 0)
-
-    def _get_reranker(self) -> Reranker | None:
-        return self._require_open().get_reranker()
+        return federation
 
     # --- borrowed clients: the one rule that turns a selection into clients ---------------
 
@@ -234,50 +214,45 @@ class HaikuRAG:
         """Validate a selection by name, opening nothing; deduplicated names, or None for all."""
         if sources is None:
             return None
-        if isinstance(sources, str):
-            raise TypeError("sources takes a list of database names, not a single string")
-        return _coverage.check_names(sources, self.source_names)
+        return _coverage.selected_names(sources, self.source_names)
 
-    def _borrow(self, ref: DatabaseRef) -> HaikuRAG:
+    def _borrow(self, federation: Federation, ref: DatabaseRef) -> HaikuRAG:
         name = ref.name
         assert name is not None
         client = self._borrowed.get(name)
         if client is None:
-            client = HaikuRAG(config=self._config, read_only=self._read_only)
-            client._owner = self
-            client._base_scope = client._effective_scope = DatabaseScope((ref,))
-            client._shared = self._shared
-            client._entered = True
+            resolved = _Resolved(DatabaseScope((ref,)), federation)
+            client = HaikuRAG(config=self._config, read_only=self._read_only, _resolved=resolved)
             self._borrowed[name] = client
         return client
 
     async def clients_for(self, names: Sequence[str]) -> list[HaikuRAG]:
         """Borrowed clients for ``names`` in the order given, opening any not yet open together."""
         wanted = self.check_sources(names) or []
-        shared = self._require_open()
+        federation = self._open()
         if not self.covers_multiple:
             return [self] if wanted else []
         refs = [_coverage.ref_named(self._scope(), name) for name in wanted]
-        await shared.opened.ensure(refs)
-        return [self._borrow(ref) for ref in refs]
+        await federation.opened.ensure(refs)
+        return [self._borrow(federation, ref) for ref in refs]
 
     async def reader_for(self, name: str | None) -> HaikuRAG | None:
         """The client reading ``name``: borrowed on a set, this client on one database."""
         if name is None:
-            self._require_open()
+            self._open()
             return None if self.covers_multiple else self
         return (await self.clients_for([name]))[0]
 
     async def clients_covering(self, sources: Sequence[str] | None = None) -> list[HaikuRAG]:
         """Every covered client for None, none for [], else those named."""
         if sources is None:
-            self._require_open()
+            self._open()
             if not self.covers_multiple:
                 return [self]
             return await self.clients_for(self.source_names)
         return await self.clients_for(sources)
 
-    # --- reading ----------------------------------------------------------------------------
+    # --- reading: each call fans out over the federation ------------------------------------
 
     async def search(
         self,
@@ -293,12 +268,12 @@ class HaikuRAG:
         ``search.on_unavailable: skip``, each with why (docs/client.md).
         """
         return await _search.search(
-            self, query, limit=limit, search_type=search_type, filter=filter, sources=sources
+            self._reach(), query, limit=limit, search_type=search_type, filter=filter, sources=sources
         )
 
     async def expand_context(self, results: Sequence[SearchResult]) -> list[SearchResult]:
         """Grow each result with its neighbouring chunks, through the database it came from."""
-        return await _context.expand_context(self, results)
+        return await _context.expand_context(self._reach(), results)
 
     async def list_documents(
         self,
@@ -309,33 +284,49 @@ class HaikuRAG:
         sources: Sequence[str] | None = None,
     ) -> list[Document]:
         return await _lookups.list_documents(
-            self, limit=limit, offset=offset, filter=filter, include_content=include_content, sources=sources
+            self._reach(),
+            limit=limit,
+            offset=offset,
+            filter=filter,
+            include_content=include_content,
+            sources=sources,
         )
 
     async def count_documents(self, filter: str | None = None, sources: Sequence[str] | None = None) -> int:
-        return await _lookups.count_documents(self, filter=filter, sources=sources)
+        return await _lookups.count_documents(self._reach(), filter=filter, sources=sources)
 
     async def count_chunks(self, sources: Sequence[str] | None = None) -> int:
         """Chunks stored in the selected databases (all covered ones by default)."""
-        return await _lookups.count_chunks(self, sources=sources)
+        return await _lookups.count_chunks(self._reach(), sources=sources)
 
     async def get_document_by_id(self, document_id: str, source: str | None = None) -> Document | None:
-        return await _lookups.first_holder(self, "get_document_by_id", document_id, source)
+        return await _lookups.first_holder(self._reach(), "get_document_by_id", document_id, source)
 
     async def get_document_by_uri(self, uri: str, source: str | None = None) -> Document | None:
-        return await _lookups.first_holder(self, "get_document_by_uri", uri, source)
+        return await _lookups.first_holder(self._reach(), "get_document_by_uri", uri, source)
 
     async def get_chunk_by_id(self, chunk_id: str, source: str | None = None) -> Chunk | None:
-        return await _lookups.first_holder(self, "get_chunk_by_id", chunk_id, source)
+        return await _lookups.first_holder(self._reach(), "get_chunk_by_id", chunk_id, source)
 
     async def get_chunks(self, document_id: str, source: str | None = None) -> list[Chunk]:
         """The chunks of a document, in order, from the first database holding it."""
-        return await _lookups.chunks_of(self, document_id, source)
+        return await _lookups.chunks_of(self._reach(), document_id, source)
+
+    async def databases_holding(self, document_id: str) -> list[str]:
+        """The covered databases holding a document with this id, in configured order.
+
+        Ids are unique within a database only, so there may be several
+        (docs/client.md#listing-and-lookups).
+        """
+        return await _lookups.holders(self._reach(), document_id)
 
     async def ask(
         self, question: str, filter: str | None = None, sources: Sequence[str] | None = None
     ) -> tuple[str, list[Citation]]:
-        """Answer with citations (docs/qa.md); ``sources`` is checked by name before anything runs."""
+        """Answer with citations (docs/qa.md); ``sources`` is checked by name before anything runs.
+
+        A call upward out of the client's layer, as ``analyze`` is (docs/design.md#layers-inside-haikurag).
+        """
         EmptyQueryError.check(question)
         await check_document_filter(filter)
         self.check_sources(sources)
@@ -373,9 +364,10 @@ class HaikuRAG:
         return self._files
 
     def _single(self, operation: str) -> Store:
-        if self.covers_multiple:
-            raise _coverage.one_database_only(operation, self._scope())
-        return self._open_store()
+        scope = self._scope()
+        if scope.covers_multiple:
+            raise AmbiguousDatabaseError.client_needs_one(operation, scope.names)
+        return self._open().store(scope.databases[0])
 
     async def vacuum(self, retention_seconds: int | None = None) -> VacuumReport | None:
         """What was removed (``versions_removed``, ``bytes_removed``); ``None`` if a vacuum was already running."""

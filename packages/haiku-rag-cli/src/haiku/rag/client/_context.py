@@ -1,4 +1,4 @@
-"""Context expansion through each result's own database (docs/client.md)."""
+"""Context expansion fanned out to each result's own database (docs/client.md#context-expansion)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from haiku.core.models import SearchResult
 
 if TYPE_CHECKING:
-    from haiku.rag.client._client import HaikuRAG
+    from haiku.rag.client._federation import Reach
 
 
 def _input_position(result: SearchResult, positions: dict[str | None, int]) -> int:
@@ -19,21 +19,22 @@ def _input_position(result: SearchResult, positions: dict[str | None, int]) -> i
     return min(found) if found else len(positions)
 
 
-async def expand_context(client: HaikuRAG, results: Sequence[SearchResult]) -> list[SearchResult]:
+async def expand_context(reach: Reach, results: Sequence[SearchResult]) -> list[SearchResult]:
     """Descending score, ties in input order; a federating client has no repositories of its own,
     so each group goes to the database its ``source`` names, all at once."""
     if not results:
         return []
-    max_chars = client.config.search.max_context_chars
+    max_chars = reach.config.search.max_context_chars
     groups: dict[str | None, list[tuple[int, SearchResult]]] = {}
     for position, result in enumerate(results):
         groups.setdefault(result.source, []).append((position, result))
 
     async def expand(source: str | None, members: list[tuple[int, SearchResult]]) -> list[tuple[int, SearchResult]]:
-        reader = client if source is None and not client.covers_multiple else await client.reader_for(source)
-        if reader is None:
+        if source is None and reach.covered.covers_multiple:
+            reach.federation()
             raise ValueError("a result with no source cannot be expanded on a client covering several databases")
-        expanded = await reader._open_store().expand_context([r for _, r in members], max_chars)
+        reader = await reach.member(source)
+        expanded = await reader.store.expand_context([r for _, r in members], max_chars)
         positions = {r.chunk_id: p for p, r in members}
         return [(_input_position(r, positions), r) for r in expanded]
 

@@ -22,6 +22,10 @@ def check_constructor(db_path: str | Path | None, sources: Sequence[str] | None,
             f"tag={tag!r} reads an existing database as it was at the tag, and create=True creates one; "
             "pass one of them"
         )
+    refuse_one_string(sources)
+
+
+def refuse_one_string(sources: Sequence[str] | None) -> None:
     if isinstance(sources, str):
         raise TypeError("sources takes a list of database names, not a single string")
 
@@ -58,29 +62,23 @@ def refuse_create_on_set(scope: DatabaseScope) -> None:
         )
 
 
-def one_database_only(operation: str, scope: DatabaseScope) -> AmbiguousDatabaseError:
-    return AmbiguousDatabaseError(
-        f"{operation} works on one database, and this client covers {names_list(scope.names)}; "
-        "select one with clients_for([name])"
-    )
-
-
 def check_names(names: Iterable[str], covered: Sequence[str | None]) -> list[str]:
     """``names`` deduplicated in the order given; any the client does not cover raise."""
     wanted = list(dict.fromkeys(names))
     unknown = [name for name in wanted if name not in covered or name is None]
     if unknown:
-        raise UnknownDatabaseError(
-            f"unknown database(s) {', '.join(map(str, unknown))}; this client covers {names_list(covered)}",
-            names=[str(n) for n in unknown],
-        )
+        raise UnknownDatabaseError.on_client(map(str, unknown), covered)
     return wanted
+
+
+def selected_names(sources: Sequence[str], covered: Sequence[str | None]) -> list[str]:
+    """A selection by name, checked against the covered names; opens nothing."""
+    refuse_one_string(sources)
+    return check_names(sources, covered)
 
 
 def ref_named(scope: DatabaseScope, name: str) -> DatabaseRef:
     for ref in scope.databases:
         if ref.name == name:
             return ref
-    raise UnknownDatabaseError(
-        f"unknown database(s) {name}; this client covers {names_list(scope.names)}", names=[name]
-    )
+    raise UnknownDatabaseError.on_client([name], scope.names)

@@ -1,9 +1,10 @@
-"""Federated search (docs/fusion.md): select, check, embed once, retrieve together, fuse.
+"""Where a search fans out over the federation (docs/client.md#how-results-from-several-databases-are-ranked).
 
-Each database answers with bare candidates; only the fused survivors are
-enriched (document fields, orphans dropped), through the database each came
-from (``_survivors``). Context expansion is the caller's, on the survivors
-(``client.expand_context``).
+Select, check, embed once, retrieve from every database together, fuse with
+``haiku.core.fusion``. Each database answers with bare candidates; only the
+fused survivors are enriched (document fields, orphans dropped), through the
+database each came from (``haiku.core.fusion.survivors``). Context expansion
+is the caller's, on the survivors (``client.expand_context``).
 """
 
 from __future__ import annotations
@@ -15,18 +16,17 @@ from typing import TYPE_CHECKING
 from haiku.core import fusion
 from haiku.core.embedders import check_selection_identities, get_embedder
 from haiku.core.errors import EmptyQueryError, LimitTooLargeError, QueryTooLongError, SourceUnavailableError
-from haiku.core.fusion import Ranked
+from haiku.core.fusion import GlobalIdf, Ranked, fuse_and_enrich
 from haiku.core.logs import get_logger
 from haiku.core.models import SEARCH_TYPES, SearchResult, SearchType
 from haiku.core.store.filters import check_document_filter
-from haiku.rag.client._global_idf import GlobalIdf
-from haiku.rag.client._survivors import fuse_and_enrich
+from haiku.core.store.fulltext import query_words
 
 if TYPE_CHECKING:
     from haiku.core.config import AppConfig
     from haiku.core.store import Store
     from haiku.core.store.search import Boosts
-    from haiku.rag.client._client import HaikuRAG
+    from haiku.rag.client._federation import Member, Reach
     from haiku.rag.rerankers import Reranker
 
 
@@ -53,7 +53,7 @@ class SearchResults(list[SearchResult]):
 
 
 async def search(
-    client: HaikuRAG,
+    reach: Reach,
     query: str,
     *,
     limit: int | None,
@@ -68,7 +68,7 @@ async def search(
     the databases open: a fresh process loads the encoder in one thread while
     LanceDB opens in its own. A rerun reuses both.
     """
-    config = client.config
+    config = reach.config
     EmptyQueryError.check(query)
     QueryTooLongError.check(query, config.search.max_query_chars)
     limit = config.search.limit if limit is None else limit
@@ -78,18 +78,19 @@ async def search(
     await check_document_filter(filter)
     if sources is not None and len(sources) == 0:
         return SearchResults()
-    skip = config.search.on_unavailable == "skip" and client.covers_multiple
+    skip = config.search.on_unavailable == "skip" and reach.covered.covers_multiple
     skipped: dict[str, str] = {}
     embedding = None if search_type == "fts" else asyncio.ensure_future(get_embedder(config).embed_query(query))
     try:
         while True:
             try:
-                found = await _search_opened(client, query, embedding, limit, search_type, filter, sources)
+                found = await _search_opened(reach, query, embedding, limit, search_type, filter, sources)
                 return SearchResults(found, skipped)
             except SourceUnavailableError as error:
                 if not skip or error.database is None or error.database in skipped:
                     raise
-                remaining = [name for name in (sources or client.source_names) if name != error.database]
+                names = sources or [ref.name for ref in reach.covered.databases if ref.name is not None]
+                remaining = [name for name in names if name != error.database]
                 if not remaining:
                     raise
                 skipped[error.database] = str(error)
@@ -102,7 +103,7 @@ async def search(
 
 
 async def _search_opened(
-    client: HaikuRAG,
+    reach: Reach,
     query: str,
     embedding: asyncio.Future[list[float]] | None,
     limit: int,
@@ -110,23 +111,21 @@ async def _search_opened(
     filter: str | None,
     sources: Sequence[str] | None,
 ) -> list[SearchResult]:
-    config = client.config
-    selected = await client.clients_covering(sources)
-    if not selected:
-        return []
+    config = reach.config
     # Configured order, whatever order `sources` named them in: it breaks ties.
-    selected.sort(key=lambda c: c._order)
-    stores = [(c._order, c._open_store()) for c in selected]
+    stores = await reach.members(sources)
+    if not stores:
+        return []
 
     if len(stores) > 1 and search_type != "fts":
         check_selection_identities([(store.name, store.identity) for _, store in stores])
     # Full-text scores are merged across databases by fts, and by hybrid under
     # rrf; without a reranker they then use the federation's IDF, whose word
     # counts are gathered while the query is embedded.
-    reranker = client._get_reranker()
+    reranker = reach.federation().reranker()
     merges_bm25 = search_type == "fts" or (search_type == "hybrid" and config.search.fusion == "rrf")
     global_idf = merges_bm25 and config.search.fts_idf == "global" and reranker is None
-    async with GlobalIdf(query, stores, enabled=global_idf) as idf:
+    async with GlobalIdf(query_words(query), stores, enabled=global_idf) as idf:
         query_vector = None if embedding is None else await embedding
         return await _fuse(config, reranker, query, stores, search_type, query_vector, limit, filter, idf)
 
@@ -135,7 +134,7 @@ async def _fuse(
     config: AppConfig,
     reranker: Reranker | None,
     query: str,
-    stores: list[tuple[int, Store]],
+    stores: list[Member],
     search_type: str,
     query_vector: Sequence[float] | None,
     limit: int,
@@ -156,7 +155,8 @@ async def _fuse(
         )
 
     # Under the cosine metric a vector candidate's score already gives its cosine,
-    # so stored vectors are read back only for the l2 metric or the seeds' hybrid rule.
+    # so stored vectors are read back only for the l2 metric or the cosine hybrid rule
+    # (search.fusion: cosine; docs/fusion.md#the-rules).
     from_distance = config.search.vector_index_metric == "cosine"
     if search_type == "hybrid" and config.search.fusion == "rrf":
         # Over one database too, so a database searched alone ranks exactly as

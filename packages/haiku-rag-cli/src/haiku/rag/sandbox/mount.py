@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from haiku.core.fusion import round_robin
 from haiku.core.models import Chunk, Document
 from haiku.rag.sandbox.errors import SharedDocumentIdError
 
@@ -54,13 +55,6 @@ def _shared_id_error(doc_id: str, sources: Sequence[str | None]) -> SharedDocume
         f"document id {doc_id} is held by databases {names}, and the sandbox mounts one document per id "
         "at /documents/{id}/; select one of them with sources"
     )
-
-
-def _round_robin(groups: Sequence[Sequence[MountedDocument]]) -> list[MountedDocument]:
-    merged: list[MountedDocument] = []
-    for position in range(max((len(g) for g in groups), default=0)):
-        merged.extend(g[position] for g in groups if position < len(g))
-    return merged
 
 
 async def _admitted(
@@ -108,7 +102,7 @@ async def collect(
         return MountedDocument(client.source, document, chunks)
 
     built = [list(await asyncio.gather(*(mounted(c, d) for c, d in group))) for group in kept]
-    return _round_robin(built)
+    return round_robin(built)
 
 
 def write_tree(root: Path, documents: Sequence[MountedDocument]) -> None:

@@ -1,15 +1,23 @@
-"""The federation's own fusion input: its inverse document frequency (docs/fusion.md)."""
+"""The federation's inverse document frequency (haiku.core.fusion.global_idf; docs/fusion.md)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from haiku.rag.client import fusion
+from haiku.core import fusion
+from haiku.core.fusion import bm25_idf
+from haiku.core.store.fulltext import TermStatistics
+
+
+def test_bm25_idf_is_lancedbs_formula_and_stays_positive_at_any_frequency():
+    assert bm25_idf(2, 10) == pytest.approx(math.log(1 + 8.5 / 2.5))
+    assert bm25_idf(10, 10) > 0
+    assert bm25_idf(11, 10) == bm25_idf(10, 10)  # a count above N is read as N
 
 
 def test_global_idf_boosts_turn_each_databases_idf_into_the_idf_over_all_of_them():
-    from haiku.core.store.fulltext import TermStatistics, bm25_idf
-
     stats = [TermStatistics(100, {"rare": 1, "common": 50}), TermStatistics(300, {"rare": 9, "common": 150})]
     boosts = fusion.global_idf_boosts(stats)
     for database, factors in zip(stats, boosts, strict=True):
@@ -22,15 +30,11 @@ def test_global_idf_boosts_turn_each_databases_idf_into_the_idf_over_all_of_them
 
 
 def test_global_idf_gives_no_factor_for_a_word_a_database_does_not_hold():
-    from haiku.core.store.fulltext import TermStatistics
-
     boosts = fusion.global_idf_boosts([TermStatistics(10, {"x": 0, "y": 2}), TermStatistics(10, {"x": 3, "y": 0})])
     assert [set(b) for b in boosts] == [{"y"}, {"x"}]
 
 
 def test_global_idf_over_equal_databases_changes_nothing_relative_between_them():
-    from haiku.core.store.fulltext import TermStatistics
-
     same = TermStatistics(50, {"w": 5})
     first, second = fusion.global_idf_boosts([same, same])
     assert first == second

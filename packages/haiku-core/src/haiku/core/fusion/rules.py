@@ -1,4 +1,4 @@
-"""How ranked candidate lists become one ranking: every fusion rule, in one place (docs/fusion.md).
+"""How ranked candidate lists become one ranking (docs/fusion.md#the-rules).
 
 Plain functions over plain lists, so the rules can be read, tested and measured
 on their own. A store's hybrid search and the federating client's search both
@@ -153,8 +153,9 @@ def _sorted_by(items: list[tuple[SearchResult, int, int]], scores: Sequence[floa
 def fuse_by_cosine(
     lists: Sequence[Ranked], query_vector: Sequence[float], limit: int, *, from_distance: bool = False
 ) -> list[SearchResult]:
-    """The seeds' rule for vector and hybrid: cosine to the query vector, which the
-    databases' shared embedder makes comparable where retrieval scores are not.
+    """Vector search, and hybrid under ``search.fusion: cosine``: cosine to the query
+    vector, which the databases' shared embedder makes comparable where retrieval
+    scores are not (docs/fusion.md#why-these-rules).
 
     ``from_distance``: the candidates are a vector search's under the cosine
     metric, so their scores give the cosine (no stored vectors needed).
@@ -165,7 +166,8 @@ def fuse_by_cosine(
 
 
 def fuse_by_score(lists: Sequence[Ranked], limit: int) -> list[SearchResult]:
-    """Full-text only: there is no query vector, so each database's retrieval score."""
+    """Full-text only: there is no query vector, so each database's retrieval score
+    (BM25, made comparable by the federation's IDF: ``global_idf``)."""
     items = _flatten(lists)
     scores = [result.score for result, _, _ in items]
     return [_finish(result, score) for score, _, _, result in _sorted_by(items, scores)[:limit]]
@@ -212,20 +214,34 @@ def fuse_rrf(
     return [_finish(result, score, keep_vectors) for (result, _, _), score in fused[:limit]]
 
 
+def round_robin(groups: Sequence[Sequence[T]]) -> list[T]:
+    """First of each group, then second of each…, in the order the groups come.
+
+    How the documents of several databases are listed (docs/client.md#listing-and-lookups).
+    """
+    merged: list[T] = []
+    longest = max((len(group) for group in groups), default=0)
+    for position in range(longest):
+        merged.extend(group[position] for group in groups if position < len(group))
+    return merged
+
+
 def interleave(lists: Sequence[Ranked]) -> list[tuple[SearchResult, int, int]]:
     """The union of the candidates, first of each database, then second of each…
 
-    This order is the tie order (within-database rank, then configured order).
+    This order is the tie order (within-database rank, then configured order):
+    what a reranker is given (docs/client.md#how-results-from-several-databases-are-ranked).
     """
-    items = _flatten(lists)
-    items.sort(key=lambda item: (item[1], item[2]))
-    return items
+    in_order = sorted(lists, key=lambda ranked: ranked.order)
+    return round_robin(
+        [[(result, rank, ranked.order) for rank, result in enumerate(ranked.results)] for ranked in in_order]
+    )
 
 
 def order_by_reranker(
     candidates: Sequence[SearchResult], scored: Sequence[tuple[int, float]], limit: int
 ) -> list[SearchResult]:
-    """Apply a reranker's ``(index, score)`` answer to the union it was given."""
+    """Apply a reranker's ``(index, score)`` answer to the union it was given (docs/client.md#rerankers)."""
     seen: set[int] = set()
     pairs: list[tuple[float, int]] = []
     for index, score in scored:

@@ -1,4 +1,4 @@
-"""Fusing bare candidate lists, then enriching only the survivors (docs/fusion.md, docs/storage.md).
+"""Fusing bare candidate lists, then enriching only the survivors (docs/client.md#how-results-from-several-databases-are-ranked, step 6).
 
 Each selected database answers with bare candidates: its chunk queries alone,
 without reading document rows (every LanceDB query costs a few milliseconds
@@ -24,20 +24,28 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 from haiku.core.models import SearchResult
 
-if TYPE_CHECKING:
-    from haiku.core.store import Store
+
+class EnrichingDatabase(Protocol):
+    """A database that fills the document fields of its own candidates (``Store.enrich``)."""
+
+    @property
+    def name(self) -> str | None: ...
+
+    async def enrich(self, results: list[SearchResult]) -> list[SearchResult]: ...
+
 
 C = TypeVar("C")
-Fetch = Callable[["Store", bool], Awaitable[C]]  # (store, checked) -> that database's candidates
+D = TypeVar("D", bound=EnrichingDatabase)
+Fetch = Callable[[D, bool], Awaitable[C]]  # (database, checked) -> that database's candidates
 Fuse = Callable[[dict[int, C]], Awaitable[list[SearchResult]]]  # candidates by database order -> survivors
 
 
 async def fuse_and_enrich(
-    stores: Sequence[tuple[int, Store]], fetch: Fetch, fuse: Fuse
+    stores: Sequence[tuple[int, D]], fetch: Fetch[D, C], fuse: Fuse[C]
 ) -> list[SearchResult]:
     """Fetch bare candidates from every database at once, fuse, enrich the survivors (see module doc)."""
     lists = await asyncio.gather(*(fetch(store, False) for _, store in stores))
@@ -55,7 +63,7 @@ async def fuse_and_enrich(
 
 
 async def _enrich(
-    survivors: list[SearchResult], stores: Sequence[tuple[int, Store]], checked: set[int]
+    survivors: list[SearchResult], stores: Sequence[tuple[int, EnrichingDatabase]], checked: set[int]
 ) -> tuple[list[SearchResult], set[int]]:
     """Document fields for the survivors of unchecked databases; the orders of those that held orphans."""
     order_of = {store.name: order for order, store in stores}

@@ -86,6 +86,18 @@ def test_interleave_puts_first_of_each_database_before_second_of_any():
     assert [x.chunk_id for x, _, _ in fusion.interleave(lists)] == ["a1", "b1", "a2"]
 
 
+def test_interleave_follows_configured_order_whatever_order_the_lists_come_in():
+    lists = [Ranked(1, [r("b1", "b"), r("b2", "b")]), Ranked(0, [r("a1", "a")])]
+    assert [(x.chunk_id, rank, order) for x, rank, order in fusion.interleave(lists)] == [
+        ("a1", 0, 0), ("b1", 0, 1), ("b2", 1, 1)
+    ]
+
+
+def test_round_robin_takes_first_of_each_group_then_second_of_each():
+    assert fusion.round_robin([[1, 2, 3], [], [10], [20, 21]]) == [1, 10, 20, 2, 21, 3]
+    assert fusion.round_robin([]) == []
+
+
 # --- reciprocal rank fusion ------------------------------------------------------------------------
 
 

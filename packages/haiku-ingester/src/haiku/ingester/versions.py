@@ -1,0 +1,107 @@
+"""Noticing a database changed under the running ingester, and reconciling it (docs/ingester.md).
+
+``serve`` owns its databases, but other commands may still commit to them:
+``haiku-rag tag restore --force`` puts back documents whose files are gone
+(or removes ones whose files exist), ``vacuum`` compacts, ``create-index``
+indexes. The ingester's sync state then no longer says what the database
+holds, and until a restart a deleted file's document stayed searchable.
+
+After each job that committed, the ingester reads the version of the
+database's documents table it left (one manifest read). Every
+``VERSION_CHECK_INTERVAL_S`` the daemon reads the latest version of each
+database with no job in flight: one that is not the version the ingester
+left was made by someone else, and the database is reconciled as at start
+(sync state rebuilt from what it holds, orphan chunks removed) and each of
+its sources swept at once, so the difference (a restored document whose file
+is gone, a file whose document went, an older revision) becomes jobs. No
+job of that database is claimed meanwhile; watcher events are still queued.
+A commit by another process in the moment between a job's write and its
+reading of the version is taken for the ingester's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from haiku.core.store.schema import DOCUMENTS
+from haiku.ingester.app import DatabaseRuntime, IngesterApp
+from haiku.ingester.discovery import sweep_once
+from haiku.ingester.errors import SweepError
+from haiku.ingester.logs import get_logger
+
+VERSION_CHECK_INTERVAL_S = 5.0
+
+
+async def latest_version(runtime: DatabaseRuntime) -> int:
+    """The latest committed version of the database's documents table, read through a fresh handle."""
+    table = await runtime.store.connection.open_table(DOCUMENTS)
+    try:
+        return await table.version()
+    finally:
+        with contextlib.suppress(Exception):
+            table.close()
+
+
+WRITING_ACTIONS = ("written", "deleted", "revision")  # job outcomes that committed to the database
+
+
+async def note_own_write(runtime: DatabaseRuntime) -> None:
+    """Called right after a job of the ingester committed: the version it left is its own."""
+    try:
+        runtime.known_version = await latest_version(runtime)
+    except Exception as exc:  # the job's write stands; at worst the next look reconciles once more
+        get_logger().warning("could not read the database's version", database=runtime.name, error=str(exc))
+
+
+class VersionWatch:
+    """Reconciles each served database whose latest version is not the one the ingester left."""
+
+    def __init__(self, app: IngesterApp) -> None:
+        self.app = app
+        self.log = get_logger()
+
+    async def check(self) -> list[str]:
+        """Look at every served database once; returns the names reconciled."""
+        reconciled = []
+        for runtime in list(self.app.databases.values()):
+            if runtime.store is None or not runtime.accepting or runtime.inflight:
+                continue
+            try:
+                if await self._check_one(runtime):
+                    reconciled.append(runtime.name)
+            except Exception as exc:  # an unreadable database is reported by its jobs; keep watching
+                self.log.warning("could not read the database's version", database=runtime.name, error=str(exc))
+        return reconciled
+
+    async def _check_one(self, runtime: DatabaseRuntime) -> bool:
+        version = await latest_version(runtime)
+        if runtime.known_version is None or runtime.inflight:
+            runtime.known_version = version if runtime.known_version is None else runtime.known_version
+            return False
+        if version == runtime.known_version:
+            return False
+        self.log.warning(
+            "the database changed outside the ingester; reconciling it with its sources",
+            database=runtime.name, version_before=runtime.known_version, version_now=version,
+        )
+        await self.reconcile(runtime)
+        return True
+
+    async def reconcile(self, runtime: DatabaseRuntime) -> None:
+        runtime.reconciling = True
+        try:
+            await runtime.idle.wait()
+            await self.app.reconcile(runtime)
+            runtime.known_version = await latest_version(runtime)  # removing orphan chunks commits
+            for source in runtime.sources.values():
+                with contextlib.suppress(SweepError):  # logged; the periodic sweep tries again
+                    await sweep_once(self.app, source)
+        finally:
+            runtime.reconciling = False
+            self.app.wake.set()
+
+    async def forever(self, interval: float = VERSION_CHECK_INTERVAL_S) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            await self.check()

@@ -37,7 +37,7 @@ import inspect
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from haiku.core.fusion import Ranked, fuse_rrf, hybrid_depth
+from haiku.core.fusion import Ranked, fuse_and_enrich, fuse_rrf, hybrid_depth
 from haiku.core.models import SearchResult, SearchType, loads_metadata
 from haiku.core.sql import sql_in
 from haiku.core.store.fulltext import FTS_COLUMN, boosted_query
@@ -55,6 +55,7 @@ _MAX_REFETCH = 3
 # an awaitable giving them that may be awaited more than once (a Task): a hybrid
 # search starts its vector list while the factors are still being computed.
 Boosts = Mapping[str, float] | Awaitable[Mapping[str, float]]
+HybridLists = tuple[list[SearchResult], list[SearchResult]]  # a hybrid search's vector and full-text lists
 
 
 class Search:
@@ -105,32 +106,23 @@ class Search:
         # Under the cosine metric a vector score gives the cosine; otherwise fusion reads the vectors.
         from_distance = self.handles.config.search.vector_index_metric == "cosine"
 
-        async def fused(checked: bool) -> list[SearchResult]:
-            vector_list, fts_list = await self.hybrid_candidates(
-                query,
-                vector,
-                limit=hybrid_depth(limit),
-                filter=filter,
-                with_vectors=with_vectors or not from_distance,
-                enrich=checked,
-            )
-            return fuse_rrf(
-                [Ranked(0, vector_list)],
-                [Ranked(0, fts_list)],
-                vector,
-                limit,
-                from_distance=from_distance,
-                keep_vectors=with_vectors,
-            )
+        async def fetch(part: Search, checked: bool) -> HybridLists:
+            return await part.hybrid_candidates(
+                query, vector, limit=hybrid_depth(limit), filter=filter,
+                with_vectors=with_vectors or not from_distance, enrich=checked,
+            )  # fmt: skip
 
-        survivors = await fused(False)
+        async def fuse(candidates: dict[int, HybridLists]) -> list[SearchResult]:
+            vector_list, fts_list = candidates[0]
+            return fuse_rrf(
+                [Ranked(0, vector_list)], [Ranked(0, fts_list)], vector, limit,
+                from_distance=from_distance, keep_vectors=with_vectors,
+            )  # fmt: skip
+
         if not enrich:
-            return survivors
-        enriched = await self.enrich(survivors)
-        if len(enriched) == len(survivors):
-            return enriched
-        # An orphan reached the top: fuse checked lists, which skip orphans and refill past them.
-        return await fused(True)
+            return await fuse({0: await fetch(self, False)})
+        # The orphan rule of a federated search, for one database (docs/fusion.md).
+        return await fuse_and_enrich([(0, self)], fetch, fuse)
 
     @consistent_read
     async def vector_candidates(

@@ -2,7 +2,7 @@
 
 The store is a façade over parts with one job each, built in ``__init__``;
 every public method hands its work to one of them, named in the section it
-sits in (docs/design.md, "The store's parts"). Opening is ``opening``. Every
+sits in (docs/design.md, "The store"). Opening is ``opening``. Every
 public read is decorated with ``names_read_failures``: a read failing inside
 LanceDB names the database, never its location (docs/storage.md, "How
 failures are named").

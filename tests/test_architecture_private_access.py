@@ -22,22 +22,8 @@ STDLIB_PUBLIC = {
 }
 NAMEDTUPLE_METHODS = {"_replace", "_asdict", "_fields", "_make"}  # public API of every namedtuple
 
-# Reaches still inside the store while it is being recomposed into a façade over
-# parts with one job each (docs/design.md, "The store"): each entry is
-# (module, the expression as written). Empty this list as the store's parts get
-# public names for what they ask of each other.
-ALLOWED = {
-    # the writer lock's re-entrant wrapper drives the inner file lock
-    ("haiku.core.store.locks", "self._inner._acquire"),
-    ("haiku.core.store.locks", "self._inner._release"),
-    # a chunk row's revision, read while building and enriching results
-    ("haiku.core.store.schema", "result._revision"),
-    ("haiku.core.store.search", "result._revision"),
-    # Store.open drives the new store's private opening steps
-    ("haiku.core.store.store", "store._create"),
-    ("haiku.core.store.store", "store._load"),
-    ("haiku.core.store.store", "store._abandon"),
-}
+# Reaches allowed by exception: (module, the expression as written). Keep it empty.
+ALLOWED: set[tuple[str, str]] = set()
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import pytest
 from haiku.core.models import Chunk, Document
 from haiku.core.scope import DatabaseScope
 from haiku.core.store import Store, indexes
+from haiku.core.store.indexes import Indexes
 
 
 def item(uri: str, *texts: str, fake_embed, doc_id: str | None = None):
@@ -148,13 +149,13 @@ async def test_a_reader_never_sees_a_batched_document_with_a_mixed_or_partial_se
 
 async def test_loading_many_documents_writes_them_all_refreshing_indexes_once(store, fake_embed, monkeypatch):
     refreshes = []
-    real_upkeep = type(store)._upkeep_after_write
+    real_upkeep = Indexes.upkeep_after_write
 
     async def counted(self, *args, **kwargs):
         refreshes.append(args)
         return await real_upkeep(self, *args, **kwargs)
 
-    monkeypatch.setattr(type(store), "_upkeep_after_write", counted)
+    monkeypatch.setattr(Indexes, "upkeep_after_write", counted)
     seen: list[int] = []
     items = (item(f"file:///{n}.md", f"stars and planets {n}", f"note {n}", fake_embed=fake_embed) for n in range(23))
     assert await store.load_documents(items, batch_size=5, progress=seen.append) == 23

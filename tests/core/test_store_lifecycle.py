@@ -269,12 +269,12 @@ async def test_a_write_starts_a_background_vacuum_once_the_interval_has_passed(w
     store = await Store.open(ref, config, create=True)
     try:
         await write_doc(store, "file:///a.md", "words")
-        assert store._vacuum_task is None  # opened just now: the interval has not passed
+        assert store.maintenance.vacuum_task is None  # opened just now: the interval has not passed
         monkeypatch.setattr(maintenance, "AUTO_VACUUM_INTERVAL_S", 0.0)
         await write_doc(store, "file:///b.md", "more words")
-        assert store._vacuum_task is not None
-        await store._vacuum_task
-        assert store._dirty is False
+        assert store.maintenance.vacuum_task is not None
+        await store.maintenance.vacuum_task
+        assert store.gate.dirty is False
     finally:
         await store.close()
 
@@ -285,12 +285,12 @@ async def test_a_long_vacuum_spaces_out_the_next_background_vacuum(wiki, write_d
     try:
         monkeypatch.setattr(maintenance, "AUTO_VACUUM_INTERVAL_S", 0.0)
         await write_doc(store, "file:///a.md", "words")
-        first = store._vacuum_task
+        first = store.maintenance.vacuum_task
         assert first is not None
         await first
-        store._last_vacuum_seconds = 3600.0  # as if that vacuum had taken an hour: the next waits 20 hours
+        store.maintenance.last_vacuum_seconds = 3600.0  # as if that vacuum had taken an hour: the next waits 20 hours
         await write_doc(store, "file:///b.md", "more words")
-        assert store._vacuum_task is first
+        assert store.maintenance.vacuum_task is first
     finally:
         await store.close()
 

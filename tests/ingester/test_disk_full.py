@@ -1,4 +1,4 @@
-"""A full disk under ``run-batch`` (issue 13, item 2), simulated at the write layer.
+"""A full disk under ``run-batch``, simulated at the write layer (docs/ingester.md, "Databases, ownership, recovery").
 
 The real failure: Lance raises ENOSPC, and recording the failure in the queue
 (SQLite, on the same file system) fails too. ``run-batch`` must end in bounded
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.timeout(600)
 # does recording the failure in the queue; MODE queue = the write succeeds, acknowledging it fails.
 _ON_A_FULL_DISK = """
 import errno, os, sqlite3, sys
-from haiku.core.store.writes import WritesMixin
+from haiku.core.store import Store
 from haiku.ingester.queue.jobs import JobQueue
 
 def queue_full(*args, **kwargs):
@@ -34,7 +34,7 @@ def queue_full(*args, **kwargs):
 if os.environ["DISK_FULL_MODE"] == "lance":
     async def enospc(*args, **kwargs):
         raise OSError(errno.ENOSPC, "LanceError(IO): No space left on device (os error 28)")
-    WritesMixin.upsert_documents = enospc
+    Store.upsert_documents = enospc
     JobQueue.fail = queue_full
 else:
     JobQueue.complete = queue_full

@@ -14,6 +14,7 @@ from rag_support import build_config
 
 from haiku.core.errors import ConfigMismatchError, UnknownDatabaseError
 from haiku.core.store import Store
+from haiku.core.store.reads import Reads
 from haiku.rag.client import HaikuRAG
 from support import copy_database
 
@@ -239,14 +240,14 @@ async def test_each_database_is_asked_for_limit_or_limit_times_pool_with_a_reran
 
 async def test_a_federated_search_reads_document_rows_once_per_database_for_its_survivors_only(two_db, monkeypatch):
     read: list[tuple[str | None, set[str]]] = []
-    original = Store._document_rows
+    original = Reads.document_rows
 
     async def spy(self, ids, **kwargs):
         ids = list(ids)
-        read.append((self.name, set(ids)))
+        read.append((self.handles.name, set(ids)))
         return await original(self, ids, **kwargs)
 
-    monkeypatch.setattr(Store, "_document_rows", spy)
+    monkeypatch.setattr(Reads, "document_rows", spy)
     async with HaikuRAG(config=two_db) as client:
         for search_type in ("vector", "fts", "hybrid"):
             read.clear()

@@ -42,7 +42,7 @@ async def test_a_query_of_thousands_of_distinct_words_over_two_databases_costs_w
         await client.search(long_query, search_type="fts")
         elapsed = time.monotonic() - started
         stores = [c.store for c in await client.clients_covering(None)]
-    assert all(len(store._fts_counts[2]) <= MAX_QUERY_WORDS for store in stores)
+    assert all(len(store.fulltext.counts[2]) <= MAX_QUERY_WORDS for store in stores)
     assert elapsed < 10
 
 

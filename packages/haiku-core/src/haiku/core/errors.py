@@ -35,6 +35,7 @@ __all__ = [
     "TagError",
     "UnknownDatabaseError",
     "UnknownTableError",
+    "database_label",
     "missing_database",
     "names_list",
 ]
@@ -46,14 +47,19 @@ def names_list(names: Iterable[str | None]) -> str:
     return ", ".join(rendered) if rendered else "none"
 
 
+def database_label(name: str | None, *, unnamed: str = "the database") -> str:
+    """How every message names a database: ``database 'NAME'``; ``unnamed`` for one without a name."""
+    return f"database '{name}'" if name is not None else unnamed
+
+
 def missing_database(name: str | None, *, at: str | None = None) -> str:
     """The one wording for a database that does not exist, with the command that creates it.
 
     ``at``: the location, only for a database the caller gave by path (it is theirs to see).
     """
     if at is None:
-        return f"database '{name}' does not exist; create it with `haiku-rag --db-name {name} init`"
-    label = f"database '{name}'" if name is not None else "the database"
+        return f"{database_label(name)} does not exist; create it with `haiku-rag --db-name {name} init`"
+    label = database_label(name)
     command = f"haiku-rag init --db {at}" if name is not None else "haiku-rag init"
     return f"{label} does not exist at {at}; create it with `{command}`"
 
@@ -83,7 +89,7 @@ class SourceUnavailableError(HaikuError):
         """The default database is missing because no configuration file was found."""
         return cls(
             f"no configuration file was found (looked at: {'; '.join(looked_at)}), so haiku-rag read the "
-            f"default database '{name}' in {data_dir}, which does not exist: write a configuration naming "
+            f"default {database_label(name)} in {data_dir}, which does not exist: write a configuration naming "
             "your databases (`haiku-rag init-config`), or let haiku-ingester create this one",
             database=name,
         )
@@ -91,7 +97,7 @@ class SourceUnavailableError(HaikuError):
     @classmethod
     def unopenable(cls, name: str, error: BaseException) -> SourceUnavailableError:
         """Only the exception's type name travels: its text may hold a path or bucket."""
-        return cls(f"database '{name}' could not be opened: {type(error).__name__}", database=name)
+        return cls(f"{database_label(name)} could not be opened: {type(error).__name__}", database=name)
 
 
 class UnknownDatabaseError(HaikuError, KeyError):
@@ -206,9 +212,8 @@ class DatabaseLockedError(HaikuError):
     @classmethod
     def owned_by_ingester(cls, name: str | None, command: str) -> DatabaseLockedError:
         """A lifecycle command refused because a running haiku-ingester owns the database."""
-        label = f"database '{name}'" if name is not None else "the database"
         return cls(
-            f"{label} is owned by a running haiku-ingester (its lock .haiku-ingester.lock is held), "
+            f"{database_label(name)} is owned by a running haiku-ingester (its lock .haiku-ingester.lock is held), "
             f"so `haiku-rag {command}` did not run: stop the ingester first (systemctl stop haiku-ingester), "
             "or pass --force to run anyway (the ingester does not see the change until it restarts)",
             database=name,

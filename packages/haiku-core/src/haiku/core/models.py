@@ -88,6 +88,16 @@ class SearchResult(BaseModel):
     # between its commits); None for a result built elsewhere. Never serialised.
     _revision: str | None = PrivateAttr(default=None)
 
+    @property
+    def stored_revision(self) -> str | None:
+        """The revision of the chunk this result was read from (see ``_revision``)."""
+        return self._revision
+
+    def read_at_revision(self, revision: str) -> SearchResult:
+        """Record the revision of the stored chunk this result was read from; returns the result."""
+        self._revision = revision
+        return self
+
     def format_for_agent(self, rank: int | None = None, total: int | None = None, include_collection: bool = False) -> str:
         lines: list[str] = []
         if rank is not None:

@@ -7,7 +7,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from haiku.core.config.models import DEFAULT_DATABASE_NAME, AppConfig, is_uri
-from haiku.core.errors import AmbiguousDatabaseError, TagError, UnknownDatabaseError, names_list
+from haiku.core.errors import (
+    AmbiguousDatabaseError,
+    TagError,
+    UnknownDatabaseError,
+    database_label,
+    names_list,
+)
 
 
 def _as_location(location: Path | str) -> Path | str:
@@ -30,7 +36,7 @@ class DatabaseRef:
         if self.name is not None and not self.name.strip():
             raise ValueError("a database name cannot be blank")
         if self.tag is not None and not self.tag.strip():
-            raise ValueError(f"database '{self.name}' has a blank tag")
+            raise ValueError(f"{database_label(self.name)} has a blank tag")
         location = _as_location(self.location)
         if self.given and not isinstance(location, Path):
             raise ValueError(f"a given database location must be a local path, got {location}")
@@ -61,7 +67,7 @@ class DatabaseRef:
         """This database read at ``tag``; an entry configured at a tag takes no other."""
         if self.tag is not None:
             raise AmbiguousDatabaseError(
-                f"database '{self.name}' is configured at tag '{self.tag}' and takes no other; "
+                f"{database_label(self.name)} is configured at tag '{self.tag}' and takes no other; "
                 f"drop the tag '{tag}'"
             )
         return replace(self, tag=tag)
@@ -95,7 +101,7 @@ class DatabaseScope:
             if ref.name == name:
                 return ref
         raise UnknownDatabaseError(
-            f"unknown database '{name}'; the databases are {names_list(self.names)}", names=[name]
+            f"unknown {database_label(name)}; the databases are {names_list(self.names)}", names=[name]
         )
 
     @classmethod
@@ -129,7 +135,7 @@ class DatabaseScope:
             return full
         if not configured and config.lancedb.uri is not None:
             raise UnknownDatabaseError(
-                f"unknown database '{database_name}'; lancedb.uri configures one unnamed database",
+                f"unknown {database_label(database_name)}; lancedb.uri configures one unnamed database",
                 names=[database_name],
             )
         return cls((full.get(database_name),))
@@ -175,6 +181,6 @@ class DatabaseScope:
         for ref in self.databases:
             if ref.tag is not None:
                 raise TagError(
-                    f"database '{ref.name}' is configured at tag '{ref.tag}', and {work} the live "
+                    f"{database_label(ref.name)} is configured at tag '{ref.tag}', and {work} the live "
                     "database; select an entry without a tag"
                 )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from haiku.core.config.models import EmbeddingModelConfig
-from haiku.core.errors import ConfigMismatchError
+from haiku.core.errors import ConfigMismatchError, database_label
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def check_identity_on_open(
     """A database against the configuration: dimension always, model when writable."""
     if recorded is None:
         return
-    label = f"database '{name}'" if name else "the database"
+    label = database_label(name or None)
     if recorded.vector_dim != configured.vector_dim:
         raise ConfigMismatchError(
             f"{label} records {recorded.describe()}, but the configuration uses "

@@ -1,15 +1,24 @@
-"""Reads that fail inside LanceDB become errors naming the database, never its location.
+"""Reads that fail inside LanceDB become errors naming the database, never its location
+(docs/storage.md, "How failures are named").
 
 A damaged database (a data file missing, a garbled index) or an unreachable
 one (object storage that times out) makes LanceDB raise a ``RuntimeError`` or
-``OSError`` whose text carries the path, bucket or URI. ``name_read_failures``
-wraps a store's public reads so such an error becomes ``SourceUnavailableError``
-("database 'NAME' could not be read: …"), raised outside the handler so the
-original, and the location in it, rides on no chain. Errors the store raises
-on purpose (``HaikuError``, ``ValueError`` for bad arguments) pass unchanged.
+``OSError`` whose text carries the path, bucket or URI. Each public read of a
+``Store`` is decorated with ``names_read_failures``, so such an error becomes
+``SourceUnavailableError`` ("database 'NAME' could not be read: …"), raised
+outside the handler so the original, and the location in it, rides on no
+chain. Errors the store raises on purpose (``HaikuError``, ``ValueError`` for
+bad arguments) pass unchanged.
+
+A version removed by a vacuum is not damage. A reader whose table handles
+still point at a version that a vacuum with a short retention has removed
+finds its files gone ("Not found"); the read then brings every handle to the
+latest version and runs once more, quietly (a debug log). Only a read that
+still fails at the latest version says the database is damaged (docs/storage.md,
+"Vacuum").
 
 On object storage each read is also bounded by ``lancedb.object_storage_timeout_s``
-(opening is, in ``Store.open``): past it the read fails the same way, "its storage
+(opening is, in ``opening``): past it the read fails the same way, "its storage
 did not answer within N s".
 """
 
@@ -18,18 +27,26 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from haiku.core.errors import HaikuError, SourceUnavailableError
 from haiku.core.logs import get_logger
 
+if TYPE_CHECKING:
+    from haiku.core.store.handles import Handles
+
 log = get_logger("haiku.core.store")
 
-C = TypeVar("C", bound=type)
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 _LANCE_KIND = re.compile(r"LanceError\((\w+)\)")
 _TIMEOUT = re.compile(r"time[d ]?out|deadline", re.IGNORECASE)
+_NOT_FOUND = re.compile(r"not ?found", re.IGNORECASE)
+
+
+class HasHandles(Protocol):
+    handles: Handles
 
 
 def _lance_failure(error: BaseException) -> bool:
@@ -37,6 +54,11 @@ def _lance_failure(error: BaseException) -> bool:
         return False
     text = str(error)
     return "lance error" in text.lower() or "LanceError" in text or isinstance(error, OSError)
+
+
+def _pruned_under_reader(error: BaseException, handles: Handles) -> bool:
+    """Whether the failure may be a version a vacuum removed: a file not found, in a live store."""
+    return handles.tag is None and _lance_failure(error) and bool(_NOT_FOUND.search(str(error)))
 
 
 def read_failure_message(label: str, error: BaseException) -> str:
@@ -55,34 +77,37 @@ def timeout_message(label: str, action: str, seconds: float | None) -> str:
     return f"{label} could not be {action}: its storage did not answer within {seconds:g} s"
 
 
-def name_read_failures(*methods: str) -> Callable[[C], C]:
-    """Class decorator: wrap the named async methods (see the module docstring)."""
+async def _read_at_latest_if_pruned(handles: Handles, read: Callable[[], Awaitable[Any]]) -> Any:
+    """Run the read; when it failed on a version a vacuum may have removed, once more at the latest."""
+    try:
+        return await read()
+    except Exception as error:
+        if not _pruned_under_reader(error, handles):
+            raise
+        log.debug("store.read_retried_at_latest", database=handles.name, reason="a file of its version is gone")
+    await handles.refresh_to_latest()
+    return await read()
 
-    def decorate(cls: C) -> C:
-        for name in methods:
-            setattr(cls, name, _wrapped(getattr(cls, name)))
-        return cls
 
-    return decorate
+def names_read_failures(method: F) -> F:
+    """Decorate one public read of a store (its ``handles`` attribute): see the module docstring."""
 
-
-def _wrapped(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
-    async def read(self, *args: Any, **kwargs: Any) -> Any:
+    async def read(self: HasHandles, *args: Any, **kwargs: Any) -> Any:
+        handles = self.handles
         failed: BaseException | None = None
-        deadline = self._deadline_s
+        deadline = handles.deadline_s
+        attempt = _read_at_latest_if_pruned(handles, lambda: method(self, *args, **kwargs))
         try:
-            if deadline is None:
-                return await method(self, *args, **kwargs)
-            return await asyncio.wait_for(method(self, *args, **kwargs), deadline)
+            return await (attempt if deadline is None else asyncio.wait_for(attempt, deadline))
         except TimeoutError:
-            message = timeout_message(self.label, "read", deadline)
+            message = timeout_message(handles.label, "read", deadline)
         except Exception as error:
             if not _lance_failure(error):
                 raise
             failed = error
-            message = read_failure_message(self.label, error)
-        log.debug("store.read_failed", database=self.name, error=type(failed).__name__ if failed else "timeout")
-        raise SourceUnavailableError(message, database=self.name)
+            message = read_failure_message(handles.label, error)
+        log.debug("store.read_failed", database=handles.name, error=type(failed).__name__ if failed else "timeout")
+        raise SourceUnavailableError(message, database=handles.name)
 
-    return read
+    return read  # type: ignore[return-value]

@@ -1,4 +1,4 @@
-"""Where a database lives and how to reach it (docs/configuration.md, docs/storage.md).
+"""Where a database lives and how to reach it (docs/storage.md, "Where a database lives"; docs/configuration.md).
 
 A ``Path`` location is always a local directory, never routed through object
 storage, and is given to LanceDB as an absolute path. A string location is a

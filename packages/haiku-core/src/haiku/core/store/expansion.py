@@ -1,4 +1,4 @@
-"""Context expansion as a pure function (docs/client.md)."""
+"""Context expansion as a pure function (docs/client.md, "Context expansion")."""
 
 from __future__ import annotations
 

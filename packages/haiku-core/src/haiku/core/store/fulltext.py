@@ -1,4 +1,4 @@
-"""Full-text term statistics and IDF-boosted queries (docs/fusion.md).
+"""Full-text term statistics and IDF-boosted queries (docs/fusion.md, "Why full-text search needs global statistics").
 
 BM25 weighs each query word by its inverse document frequency, which each
 database computes over its own chunks. Over several databases the same chunk
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from haiku.core.store._counts_file import CountsFile
-from haiku.core.store.reads import ReadsMixin
+from haiku.core.store.handles import Handles
 
 if TYPE_CHECKING:
     from lancedb.table import AsyncTable
@@ -78,9 +78,13 @@ def boosted_query(boosts: Mapping[str, float]) -> Any:
     )
 
 
-class FullTextStatsMixin(ReadsMixin):
-    # (table version, chunk count, {word: chunks matching it}); set on first use.
-    _fts_counts: tuple[int, int, dict[str, int]] | None = None
+class FullTextStats:
+    """One database's full-text term statistics, cached per chunks-table version."""
+
+    def __init__(self, handles: Handles) -> None:
+        self.handles = handles
+        # (table version, chunk count, {word: chunks matching it}); set on first use.
+        self.counts: tuple[int, int, dict[str, int]] | None = None
 
     async def fts_statistics(self, words: Iterable[str]) -> TermStatistics:
         """The chunk count and each word's chunk frequency at the current table version.
@@ -88,26 +92,26 @@ class FullTextStatsMixin(ReadsMixin):
         Orphan chunks (a write in progress) are counted: they are in the index
         BM25 reads, and a count is only ever a statistic, never a result.
         """
-        self._require_open()
+        self.handles.require_open()
         wanted = list(dict.fromkeys(words))
-        table = self._chunks
+        table = self.handles.chunks
         version = await table.version()
-        cached = self._fts_counts
+        cached = self.counts
         if cached is None or cached[0] != version or len(cached[2]) > _MAX_CACHED_WORDS:
-            cached = self._fts_counts_file().load(version) or (version, await table.count_rows(), {})
-            self._fts_counts = cached
+            cached = self._counts_file().load(version) or (version, await table.count_rows(), {})
+            self.counts = cached
         _, chunks, counts = cached
         missing = [word for word in wanted if word not in counts]
         if missing and chunks:
             found = await asyncio.gather(*(_count_matches(table, word, chunks) for word in missing))
             counts.update(zip(missing, found, strict=True))
-            self._fts_counts_file().save(cached)
+            self._counts_file().save(cached)
         return TermStatistics(chunks, {word: counts.get(word, 0) for word in wanted})
 
-    def _fts_counts_file(self) -> CountsFile:
+    def _counts_file(self) -> CountsFile:
         # A tagged read gets a file of its own: its version never changes.
-        where = self._location.uri if self.tag is None else f"{self._location.uri}@{self.tag}"
-        return CountsFile.for_database(self.config.data_dir, where)
+        uri, tag = self.handles.location.uri, self.handles.tag
+        return CountsFile.for_database(self.handles.config.data_dir, uri if tag is None else f"{uri}@{tag}")
 
 
 async def _count_matches(table: AsyncTable, word: str, chunks: int) -> int:

@@ -1,4 +1,4 @@
-"""Indexes (docs/storage.md).
+"""Indexes (docs/storage.md, "Indexes").
 
 * Scalar (BTree) indexes on ``documents.id``, ``documents.uri``, ``chunks.id``
   and ``chunks.document_id`` serve lookups and the per-document chunk
@@ -38,13 +38,17 @@ import asyncio
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from haiku.core.store._base import StoreBase, log
+from haiku.core.logs import get_logger
+from haiku.core.store.gate import WriteGate
+from haiku.core.store.handles import Handles
 from haiku.core.store.reports import ChunkIndexes, IndexState
 from haiku.core.store.schema import CHUNKS, DOCUMENTS
 
 if TYPE_CHECKING:
     from lancedb.index import FTS, BTree, IvfSq
     from lancedb.table import AsyncTable
+
+log = get_logger("haiku.core.store")
 
 MIN_VECTOR_INDEX_ROWS = 256
 COMPACT_AT_FRAGMENTS = 32
@@ -107,19 +111,25 @@ def _fragment_count(stats: Any) -> int:
     return int(fragments["num_fragments"] if isinstance(fragments, dict) else fragments.num_fragments)
 
 
-class IndexMixin(StoreBase):
-    async def _upkeep_after_write(self, tables: tuple[str, ...] = (DOCUMENTS, CHUNKS)) -> None:
+class Indexes:
+    """The indexes of one database: built and refreshed after writes, the vector index on demand."""
+
+    def __init__(self, handles: Handles, gate: WriteGate) -> None:
+        self.handles = handles
+        self.gate = gate
+
+    async def upkeep_after_write(self, tables: tuple[str, ...] = (DOCUMENTS, CHUNKS)) -> None:
         """Compact fragmented tables, then build or refresh indexes (caller holds the writer lock)."""
         for name in tables:
-            table = self._tables[name]
+            table = self.handles.tables[name]
             if _fragment_count(await table.stats()) >= COMPACT_AT_FRAGMENTS:
                 # Lance only merges fragments that the same index parts cover, so the deltas go first.
                 await self._merge_deltas(table)
                 await compact_small_fragments(table)
-                log.debug("store.compacted", database=self.name, table=name)
-        await self._refresh_indexes(tables)
+                log.debug("store.compacted", database=self.handles.name, table=name)
+        await self.refresh_indexes(tables)
 
-    async def _refresh_indexes(
+    async def refresh_indexes(
         self, tables: tuple[str, ...] = (DOCUMENTS, CHUNKS), *, full: bool = False
     ) -> None:
         """Build missing indexes, rebuild ones covering no row, refresh stale ones.
@@ -127,7 +137,7 @@ class IndexMixin(StoreBase):
         The caller holds the writer lock.
         """
         for name in tables:
-            table = self._tables[name]
+            table = self.handles.tables[name]
             rows = await table.count_rows()
             if rows == 0:
                 continue
@@ -141,7 +151,7 @@ class IndexMixin(StoreBase):
                 if index is None or (not index.num_indexed_rows and index.num_unindexed_rows):
                     await table.create_index(column, config=make(), replace=True)
                     rebuilt.add((column,))
-                    log.debug("store.index_built", database=self.name, table=name, column=column)
+                    log.debug("store.index_built", database=self.handles.name, table=name, column=column)
             merges: dict[int, list[str]] = {}  # parts to merge -> the indexes merging that many (one commit each)
             for columns, index in existing.items():
                 if columns in rebuilt or not (full or index.num_unindexed_rows):
@@ -167,45 +177,45 @@ class IndexMixin(StoreBase):
         from lancedb.index import IvfSq
 
         # Partitions: LanceDB's default, one per 8,192 rows. Why SQ rather than PQ: docs/storage.md.
-        return IvfSq(distance_type=self.config.search.vector_index_metric)
+        return IvfSq(distance_type=self.handles.config.search.vector_index_metric)
 
-    async def _has_vector_index(self) -> bool:
-        return any(ix.columns == ["vector"] for ix in await self._chunks.list_indices())
+    async def has_vector_index(self) -> bool:
+        return any(ix.columns == ["vector"] for ix in await self.handles.chunks.list_indices())
 
-    async def _rebuild_vector_index(self) -> bool:
+    async def rebuild_vector_index(self) -> bool:
         """Retrain the vector index from the current vectors (caller holds the writer lock)."""
-        rows = await self._chunks.count_rows()
+        rows = await self.handles.chunks.count_rows()
         if rows < MIN_VECTOR_INDEX_ROWS:
             return False
-        await self._chunks.create_index("vector", config=self._vector_index_config(), replace=True)
-        log.info("store.vector_index_built", database=self.name, chunks=rows)
+        await self.handles.chunks.create_index("vector", config=self._vector_index_config(), replace=True)
+        log.info("store.vector_index_built", database=self.handles.name, chunks=rows)
         return True
 
     async def create_index(self) -> bool:
         """Build (or replace) the IVF-SQ vector index; ``False`` with a warning under 256 chunks."""
-        async with self._writing("create-index"):
-            rows = await self._chunks.count_rows()
+        async with self.gate.writing("create-index"):
+            rows = await self.handles.chunks.count_rows()
             if rows < MIN_VECTOR_INDEX_ROWS:
                 # info, not warning: the caller learns it from the result and words it
                 # for its user (the CLI's `Warning:` line); a warning log would say it twice.
                 log.info(
                     "store.vector_index_skipped",
-                    database=self.name,
+                    database=self.handles.name,
                     chunks=rows,
                     needed=MIN_VECTOR_INDEX_ROWS,
                 )
                 return False
-            metric = self.config.search.vector_index_metric
-            await self._chunks.create_index("vector", config=self._vector_index_config(), replace=True)
-            self._dirty = True
-            log.info("store.vector_index_built", database=self.name, chunks=rows, metric=metric)
+            metric = self.handles.config.search.vector_index_metric
+            await self.handles.chunks.create_index("vector", config=self._vector_index_config(), replace=True)
+            self.gate.dirty = True
+            log.info("store.vector_index_built", database=self.handles.name, chunks=rows, metric=metric)
             return True
 
     async def index_state(self) -> ChunkIndexes:
         """What ``info`` and ``doctor`` report about the chunk indexes."""
-        self._require_open()
-        rows = await self._chunks.count_rows()
-        indices = {tuple(ix.columns): ix for ix in await self._chunks.list_indices()}
+        self.handles.require_open()
+        rows = await self.handles.chunks.count_rows()
+        indices = {tuple(ix.columns): ix for ix in await self.handles.chunks.list_indices()}
 
         def describe(column: str) -> IndexState:
             index = indices.get((column,))
@@ -223,7 +233,7 @@ class IndexMixin(StoreBase):
         vector = describe("vector")
         if vector["exists"]:
             try:
-                stats = await self._chunks.index_stats(indices[("vector",)].name)
+                stats = await self.handles.chunks.index_stats(indices[("vector",)].name)
                 vector["metric"] = stats.distance_type if stats else None
             except Exception:  # stats are informative only
                 vector["metric"] = None

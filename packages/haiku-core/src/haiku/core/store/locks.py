@@ -1,4 +1,4 @@
-"""Locks that keep one writer per database (docs/storage.md, docs/ingester.md).
+"""Locks that keep one writer per database (docs/storage.md, "The writer lock"; docs/ingester.md).
 
 Two kinds, both failing with ``DatabaseLockedError`` naming the database:
 
@@ -27,7 +27,7 @@ from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from haiku.core.errors import DatabaseLockedError, SourceUnavailableError
+from haiku.core.errors import DatabaseLockedError, SourceUnavailableError, database_label
 from haiku.core.logs import get_logger
 from haiku.core.scope import DatabaseRef
 
@@ -73,7 +73,7 @@ def _unwritable_location(ref: DatabaseRef, error: OSError) -> SourceUnavailableE
 
 def _database_label(ref: DatabaseRef) -> str:
     # A given path or the legacy unnamed database may show its location (docs/storage.md).
-    return f"database '{ref.name}'" if ref.name is not None else f"the database at {ref.location}"
+    return database_label(ref.name, unnamed=f"the database at {ref.location}")
 
 
 async def _poll(try_acquire, deadline: float) -> bool:
@@ -105,7 +105,7 @@ class _ProcessAndFileLock:
         self._file_lock: FileLock | None = None
         self._filename = filename
 
-    async def _acquire(self, deadline: float) -> bool:
+    async def acquire(self, deadline: float) -> bool:
         if not await _poll(lambda: self._thread_lock.acquire(blocking=False), deadline):
             return False
         if not isinstance(self.ref.location, Path):
@@ -131,7 +131,7 @@ class _ProcessAndFileLock:
             self._thread_lock.release()
         return acquired
 
-    def _release(self) -> None:
+    def release(self) -> None:
         try:
             if self._file_lock is not None and self._file_lock.is_locked:
                 self._file_lock.release()
@@ -196,14 +196,14 @@ class WriterLock:
             except TimeoutError:
                 raise self._locked_error(action, timeout) from None
         try:
-            if not await self._inner._acquire(deadline):
+            if not await self._inner.acquire(deadline):
                 raise self._locked_error(action, timeout)
             self._owner, self._depth = task, 1
             try:
                 yield
             finally:
                 self._owner, self._depth = None, 0
-                self._inner._release()
+                self._inner.release()
         finally:
             self._task_lock.release()
 
@@ -238,7 +238,7 @@ class OwnershipLock:
     async def acquire(self, timeout_s: float = 0.0) -> None:
         if self._held:
             return
-        if not await self._inner._acquire(time.monotonic() + timeout_s):
+        if not await self._inner.acquire(time.monotonic() + timeout_s):
             raise DatabaseLockedError(
                 f"{_database_label(self.ref)} is already owned by another {self.name} "
                 f"(its lock .haiku-{self.name}.lock is held); a database has one {self.name} at a time",
@@ -251,7 +251,7 @@ class OwnershipLock:
         if self._held:
             self._held = False
             with suppress(RuntimeError):
-                self._inner._release()
+                self._inner.release()
 
     async def __aenter__(self) -> OwnershipLock:
         await self.acquire()

@@ -1,4 +1,4 @@
-"""Reading documents and chunks (docs/storage.md, docs/client.md).
+"""Reading documents and chunks (docs/storage.md, "Consistency"; docs/client.md).
 
 Reads take no lock. A chunk is current when its document row exists and
 carries the chunk's revision (see ``schema``); any other chunk is left by a
@@ -24,23 +24,16 @@ from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from haiku.core.models import Chunk, Document
-from haiku.core.store._base import StoreBase
+from haiku.core.sql import sql_in, sql_string
 from haiku.core.store.filters import check_single_expression, filter_error
-from haiku.core.store.schema import (
-    CHUNK_FIELDS,
-    DOCUMENT_FIELDS,
-    REVISION,
-    chunk_from_row,
-    document_from_row,
-    sql_in,
-    sql_string,
-    vector_dim_of,
-)
+from haiku.core.store.handles import Handles
+from haiku.core.store.schema import DOCUMENT_FIELDS, REVISION, chunk_from_row, document_from_row
 
 _IN_BATCH = 1000
 
 
-def _batches(values: Sequence[str], size: int = _IN_BATCH) -> Iterable[Sequence[str]]:
+def batches(values: Sequence[str], size: int = _IN_BATCH) -> Iterable[Sequence[str]]:
+    """``values`` in slices short enough for one ``IN (…)`` clause each."""
     for start in range(0, len(values), size):
         yield values[start : start + size]
 
@@ -63,10 +56,14 @@ def is_current(chunk_revision: str | None, document_row: dict[str, Any] | None) 
 
 
 def consistent_read(method: F) -> F:
-    """Read again, after bringing every table handle up to date, when the read saw skew (module docstring)."""
+    """Read again, after bringing every table handle up to date, when the read saw skew (module docstring).
+
+    Decorates a method of a part holding the store's ``handles``.
+    """
 
     @functools.wraps(method)
     async def read(self: Any, *args: Any, **kwargs: Any) -> Any:
+        handles: Handles = self.handles
         if _skew.get() is not None:  # inside another consistent read: that one retries
             return await method(self, *args, **kwargs)
         for attempt in range(READ_ATTEMPTS):
@@ -76,29 +73,26 @@ def consistent_read(method: F) -> F:
                 result = await method(self, *args, **kwargs)
             finally:
                 _skew.reset(token)
-            if not seen[0] or self.tag is not None or attempt == READ_ATTEMPTS - 1:
+            if not seen[0] or handles.tag is not None or attempt == READ_ATTEMPTS - 1:
                 return result
-            await self._refresh_to_latest()
+            await handles.refresh_to_latest()
         return result
 
     return read  # type: ignore[return-value]
 
 
-class ReadsMixin(StoreBase):
-    # --- helpers ------------------------------------------------------------------
-    def _note_chunk_schema(self, schema: Any) -> None:
-        self._vector_dim = vector_dim_of(schema)
-        self._revisioned = REVISION in schema.names
+class Reads:
+    """Lookups, listings and counts of documents and chunks; no lock taken."""
 
-    def _document_columns(self, include_content: bool = False) -> list[str]:
-        columns = [*DOCUMENT_FIELDS, "content"] if include_content else list(DOCUMENT_FIELDS)
-        return [*columns, REVISION] if self._revisioned else columns
+    def __init__(self, handles: Handles) -> None:
+        self.handles = handles
 
-    def _chunk_columns(self, with_vectors: bool = False) -> list[str]:
-        columns = [*CHUNK_FIELDS, "vector"] if with_vectors else list(CHUNK_FIELDS)
-        return [*columns, REVISION] if self._revisioned else columns
+    # --- helpers for the other parts ----------------------------------------------
+    @property
+    def name(self) -> str | None:
+        return self.handles.name
 
-    async def _filtered(self, coro_factory, filter: str | None):
+    async def filtered(self, coro_factory: Callable[[], Awaitable[Any]], filter: str | None) -> Any:
         """Run a documents query built with the caller's filter, naming the filter when it is invalid."""
         check_single_expression(filter)
         try:
@@ -108,38 +102,39 @@ class ReadsMixin(StoreBase):
                 raise
             raise filter_error(filter, exc) from exc
 
-    async def _document_ids_matching(self, filter: str) -> list[str]:
-        rows = await self._filtered(
-            lambda: self._documents.query().where(filter).select(["id"]).to_arrow(), filter
+    async def document_ids_matching(self, filter: str) -> list[str]:
+        rows = await self.filtered(
+            lambda: self.handles.documents.query().where(filter).select(["id"]).to_arrow(), filter
         )
         return rows.column("id").to_pylist()
 
-    async def _document_rows(
+    async def document_rows(
         self, ids: Iterable[str], *, include_content: bool = False
     ) -> dict[str, dict[str, Any]]:
+        """The document rows of these ids (revision included), by id; absent ids are left out."""
         wanted = sorted({i for i in ids if i})
-        columns = self._document_columns(include_content)
+        columns = self.handles.document_columns(include_content)
         found: dict[str, dict[str, Any]] = {}
-        for batch in _batches(wanted):
-            rows = await self._documents.query().where(sql_in("id", batch)).select(columns).to_list()
+        for batch in batches(wanted):
+            rows = await self.handles.documents.query().where(sql_in("id", batch)).select(columns).to_list()
             found.update((row["id"], row) for row in rows)
         return found
 
     # --- documents ----------------------------------------------------------------
     async def count_documents(self, filter: str | None = None) -> int:
-        self._require_open()
-        return await self._filtered(lambda: self._documents.count_rows(filter), filter)
+        self.handles.require_open()
+        return await self.filtered(lambda: self.handles.documents.count_rows(filter), filter)
 
     async def count_chunks(self) -> int:
-        self._require_open()
-        return await self._chunks.count_rows()
+        self.handles.require_open()
+        return await self.handles.chunks.count_rows()
 
     async def count_orphan_chunks(self) -> int:
         """Chunks no reader shows (see the module docstring); the next write removes them."""
-        self._require_open()
-        chunk_columns = ["document_id", REVISION] if self._revisioned else ["document_id"]
-        chunks = (await self._chunks.query().select(chunk_columns).to_arrow()).to_pylist()
-        documents = await self._document_rows(row["document_id"] for row in chunks)
+        self.handles.require_open()
+        chunk_columns = self.handles.with_revision(["document_id"])
+        chunks = (await self.handles.chunks.query().select(chunk_columns).to_arrow()).to_pylist()
+        documents = await self.document_rows(row["document_id"] for row in chunks)
         return sum(1 for row in chunks if not is_current(row.get(REVISION), documents.get(row["document_id"])))
 
     async def list_documents(
@@ -150,14 +145,14 @@ class ReadsMixin(StoreBase):
         include_content: bool = False,
     ) -> list[Document]:
         """Documents ordered by creation time, then id; ``source`` set on each."""
-        self._require_open()
+        self.handles.require_open()
         if limit is not None and limit <= 0:
             return []
         from lancedb.query import ColumnOrdering
 
         columns = [*DOCUMENT_FIELDS, "content"] if include_content else list(DOCUMENT_FIELDS)
         query = (
-            self._documents.query()
+            self.handles.documents.query()
             .select(columns)
             .order_by([ColumnOrdering(column_name="created_at"), ColumnOrdering(column_name="id")])
         )
@@ -167,36 +162,37 @@ class ReadsMixin(StoreBase):
             query = query.offset(offset)
         if limit is not None:
             query = query.limit(limit)
-        rows = await self._filtered(query.to_list, filter)
+        rows = await self.filtered(query.to_list, filter)
         return [document_from_row(row, self.name) for row in rows]
 
     async def get_document_by_id(self, document_id: str) -> Document | None:
-        self._require_open()
-        rows = await self._documents.query().where(f"id = {sql_string(document_id)}").limit(1).to_list()
-        return document_from_row(rows[0], self.name) if rows else None
+        return await self._document_where(f"id = {sql_string(document_id)}")
 
     async def get_document_by_uri(self, uri: str) -> Document | None:
-        self._require_open()
-        rows = await self._documents.query().where(f"uri = {sql_string(uri)}").limit(1).to_list()
+        return await self._document_where(f"uri = {sql_string(uri)}")
+
+    async def _document_where(self, where: str) -> Document | None:
+        self.handles.require_open()
+        rows = await self.handles.documents.query().where(where).limit(1).to_list()
         return document_from_row(rows[0], self.name) if rows else None
 
     async def get_documents_by_ids(self, ids: Sequence[str]) -> dict[str, Document]:
-        self._require_open()
-        rows = await self._document_rows(ids, include_content=True)
+        self.handles.require_open()
+        rows = await self.document_rows(ids, include_content=True)
         return {doc_id: document_from_row(row, self.name) for doc_id, row in rows.items()}
 
     # --- chunks -------------------------------------------------------------------
     @consistent_read
     async def get_chunk_by_id(self, chunk_id: str, *, with_vector: bool = False) -> Chunk | None:
-        self._require_open()
+        self.handles.require_open()
         # Mid-update a chunk id the writer kept may be stored twice, once per revision.
         rows = (
-            await self._chunks.query()
+            await self.handles.chunks.query()
             .where(f"id = {sql_string(chunk_id)}")
-            .select(self._chunk_columns(with_vector))
+            .select(self.handles.chunk_columns(with_vector))
             .to_list()
         )
-        documents = await self._document_rows(row["document_id"] for row in rows)
+        documents = await self.document_rows(row["document_id"] for row in rows)
         for row in rows:
             if is_current(row.get(REVISION), documents.get(row["document_id"])):
                 return chunk_from_row(row, self.name)
@@ -205,13 +201,13 @@ class ReadsMixin(StoreBase):
     @consistent_read
     async def get_chunks(self, document_id: str, *, with_vectors: bool = False) -> list[Chunk]:
         """The document's current chunks by ``order``; none when the document row is absent."""
-        self._require_open()
-        document = (await self._document_rows([document_id])).get(document_id)
+        self.handles.require_open()
+        document = (await self.document_rows([document_id])).get(document_id)
         if document is None:
             return []
-        columns = self._chunk_columns(with_vectors)
+        columns = self.handles.chunk_columns(with_vectors)
         rows = await (
-            self._chunks.query().where(f"document_id = {sql_string(document_id)}").select(columns).to_list()
+            self.handles.chunks.query().where(f"document_id = {sql_string(document_id)}").select(columns).to_list()
         )
         rows = [row for row in rows if is_current(row.get(REVISION), document)]
         rows.sort(key=lambda row: (row.get("chunk_order") or 0, row["id"]))

@@ -1,4 +1,4 @@
-"""The tables of a database and how rows map to the shared models (docs/storage.md).
+"""The tables of a database and how rows map to the shared models (docs/storage.md, "Tables").
 
 * ``documents``: one row per document; ``metadata`` is a JSON object string.
 * ``chunks``: one row per chunk; ``search_text`` (headings, then text) is what
@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -120,15 +120,6 @@ class StoreSettings:
         )
 
 
-def sql_string(value: str) -> str:
-    """A quoted SQL string literal."""
-    return "'" + value.replace("'", "''") + "'"
-
-
-def sql_in(column: str, values: Iterable[str]) -> str:
-    return f"{column} IN ({', '.join(sql_string(v) for v in values)})"
-
-
 def utc_or_now(value: datetime | None) -> datetime:
     """A stored or given timestamp as UTC (``haiku.core.models.as_utc``); none means now."""
     return as_utc(value) if value is not None else datetime.now(UTC)
@@ -198,7 +189,7 @@ def chunk_from_row(row: Mapping[str, Any], source: str | None) -> Chunk:
 
 def result_from_row(row: Mapping[str, Any], score: float, source: str | None) -> SearchResult:
     vector = row.get("vector")
-    result = SearchResult(
+    return SearchResult(
         content=row.get("content") or "",
         score=float(score),
         source=source,
@@ -209,7 +200,4 @@ def result_from_row(row: Mapping[str, Any], score: float, source: str | None) ->
         headings=list(row.get("headings") or []),
         page_numbers=[int(p) for p in row.get("page_numbers") or []],
         vector=list(vector) if vector is not None else None,
-    )
-    # Checked against the document row by ``enrich``; "" stands for a row without one.
-    result._revision = row.get(REVISION) or ""
-    return result
+    ).read_at_revision(row.get(REVISION) or "")  # checked against the document row by ``enrich``

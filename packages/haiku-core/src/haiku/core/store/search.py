@@ -1,4 +1,5 @@
-"""One database's search (docs/storage.md, docs/client.md, docs/fusion.md) and context expansion (docs/client.md).
+"""One database's search (docs/storage.md, "Search scores"; docs/fusion.md) and context expansion
+(docs/client.md, "Context expansion").
 
 Scores: vector ``1 / (1 + distance)`` (cosine distance by default), full-text
 BM25, hybrid the reciprocal-rank fusion of this database's two lists by
@@ -36,11 +37,13 @@ import inspect
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from haiku.core.fusion import Ranked, fuse_rrf, hybrid_depth
+from haiku.core.fusion import Ranked, fuse_and_enrich, fuse_rrf, hybrid_depth
 from haiku.core.models import SearchResult, SearchType, loads_metadata
-from haiku.core.store.fulltext import FTS_COLUMN, FullTextStatsMixin, boosted_query
-from haiku.core.store.reads import consistent_read, is_current
-from haiku.core.store.schema import CHUNKS, REVISION, result_from_row, sql_in
+from haiku.core.sql import sql_in
+from haiku.core.store.fulltext import FTS_COLUMN, boosted_query
+from haiku.core.store.handles import Handles
+from haiku.core.store.reads import Reads, consistent_read, is_current
+from haiku.core.store.schema import CHUNKS, REVISION, result_from_row
 
 if TYPE_CHECKING:
     from lancedb.table import AsyncTable
@@ -52,9 +55,20 @@ _MAX_REFETCH = 3
 # an awaitable giving them that may be awaited more than once (a Task): a hybrid
 # search starts its vector list while the factors are still being computed.
 Boosts = Mapping[str, float] | Awaitable[Mapping[str, float]]
+HybridLists = tuple[list[SearchResult], list[SearchResult]]  # a hybrid search's vector and full-text lists
 
 
-class SearchMixin(FullTextStatsMixin):
+class Search:
+    """One database's search, candidate lists, enrichment and context expansion."""
+
+    def __init__(self, handles: Handles, reads: Reads) -> None:
+        self.handles = handles
+        self.reads = reads
+
+    @property
+    def name(self) -> str | None:
+        return self.handles.name
+
     # --- public ---------------------------------------------------------------------
     @consistent_read
     async def search(
@@ -73,7 +87,7 @@ class SearchMixin(FullTextStatsMixin):
         ``enrich=False``: bare results (see the module docstring), for a caller
         that fuses them with others and enriches the survivors itself.
         """
-        self._require_open()
+        self.handles.require_open()
         if limit <= 0:
             return []
         if search_type == "fts":
@@ -90,34 +104,25 @@ class SearchMixin(FullTextStatsMixin):
             raise ValueError(f"search_type must be vector, fts or hybrid, got {search_type!r}")
         vector = query_vector
         # Under the cosine metric a vector score gives the cosine; otherwise fusion reads the vectors.
-        from_distance = self.config.search.vector_index_metric == "cosine"
+        from_distance = self.handles.config.search.vector_index_metric == "cosine"
 
-        async def fused(checked: bool) -> list[SearchResult]:
-            vector_list, fts_list = await self.hybrid_candidates(
-                query,
-                vector,
-                limit=hybrid_depth(limit),
-                filter=filter,
-                with_vectors=with_vectors or not from_distance,
-                enrich=checked,
-            )
+        async def fetch(part: Search, checked: bool) -> HybridLists:
+            return await part.hybrid_candidates(
+                query, vector, limit=hybrid_depth(limit), filter=filter,
+                with_vectors=with_vectors or not from_distance, enrich=checked,
+            )  # fmt: skip
+
+        async def fuse(candidates: dict[int, HybridLists]) -> list[SearchResult]:
+            vector_list, fts_list = candidates[0]
             return fuse_rrf(
-                [Ranked(0, vector_list)],
-                [Ranked(0, fts_list)],
-                vector,
-                limit,
-                from_distance=from_distance,
-                keep_vectors=with_vectors,
-            )
+                [Ranked(0, vector_list)], [Ranked(0, fts_list)], vector, limit,
+                from_distance=from_distance, keep_vectors=with_vectors,
+            )  # fmt: skip
 
-        survivors = await fused(False)
         if not enrich:
-            return survivors
-        enriched = await self.enrich(survivors)
-        if len(enriched) == len(survivors):
-            return enriched
-        # An orphan reached the top: fuse checked lists, which skip orphans and refill past them.
-        return await fused(True)
+            return await fuse({0: await fetch(self, False)})
+        # The orphan rule of a federated search, for one database (docs/fusion.md).
+        return await fuse_and_enrich([(0, self)], fetch, fuse)
 
     @consistent_read
     async def vector_candidates(
@@ -130,13 +135,13 @@ class SearchMixin(FullTextStatsMixin):
         enrich: bool = True,
     ) -> list[SearchResult]:
         """Nearest chunks by vector, scored ``1 / (1 + distance)``; checked unless ``enrich=False``."""
-        self._require_open()
+        self.handles.require_open()
         self._check_query_vector(query_vector)
         where = await self._prefilter(filter)
         if where is _NO_MATCH or limit <= 0:
             return []
         return await self._fetch(
-            lambda n: self._vector_rows(self._chunks, query_vector, n, where, with_vectors), limit, enrich
+            lambda n: self._vector_rows(self.handles.chunks, query_vector, n, where, with_vectors), limit, enrich
         )
 
     @consistent_read
@@ -156,13 +161,13 @@ class SearchMixin(FullTextStatsMixin):
         BM25 multiplied by its factor (the federating client's global IDF);
         words not named are not searched.
         """
-        self._require_open()
+        self.handles.require_open()
         if not query.strip() or limit <= 0:
             return []
         where = await self._prefilter(filter)
         if where is _NO_MATCH:
             return []
-        return await self._fts_list(self._chunks, query, limit, where, with_vectors, enrich, boosts)
+        return await self._fts_list(self.handles.chunks, query, limit, where, with_vectors, enrich, boosts)
 
     @consistent_read
     async def hybrid_candidates(
@@ -181,7 +186,7 @@ class SearchMixin(FullTextStatsMixin):
         Checked unless ``enrich=False`` (see the module docstring); ``fts_boosts``
         as ``boosts`` of ``fts_candidates``, for the full-text list.
         """
-        self._require_open()
+        self.handles.require_open()
         self._check_query_vector(query_vector)
         where = await self._prefilter(filter)
         if where is _NO_MATCH or limit <= 0:
@@ -200,12 +205,13 @@ class SearchMixin(FullTextStatsMixin):
     @consistent_read
     async def enrich(self, results: list[SearchResult]) -> list[SearchResult]:
         """Fill each result's document fields; drop results that are not current (orphans)."""
-        self._require_open()
-        documents = await self._document_rows(r.document_id for r in results if r.document_id)
+        self.handles.require_open()
+        documents = await self.reads.document_rows(r.document_id for r in results if r.document_id)
         out: list[SearchResult] = []
         for result in results:
             row = documents.get(result.document_id or "")
-            if row is None or (result._revision is not None and not is_current(result._revision or None, row)):
+            revision = result.stored_revision
+            if row is None or (revision is not None and not is_current(revision or None, row)):
                 continue
             out.append(result.model_copy(update=_document_fields(row)))
         return out
@@ -218,42 +224,44 @@ class SearchMixin(FullTextStatsMixin):
         listing every chunk id; it keeps the best member's score and chunk id.
         Output: descending score, ties in input order.
         """
-        self._require_open()
+        self.handles.require_open()
         from haiku.core.store.expansion import expand_results
 
         doc_ids = list(dict.fromkeys(r.document_id for r in results if r.document_id))
-        chunk_lists = await asyncio.gather(*(self.get_chunks(doc_id) for doc_id in doc_ids))
+        chunk_lists = await asyncio.gather(*(self.reads.get_chunks(doc_id) for doc_id in doc_ids))
         return expand_results(results, dict(zip(doc_ids, chunk_lists, strict=True)), max_chars)
 
     # --- internals ------------------------------------------------------------------
     def _check_query_vector(self, query_vector: Sequence[float]) -> None:
-        if len(query_vector) != self.vector_dim:
+        stored = self.handles.vector_dim
+        if len(query_vector) != stored:
             raise ValueError(
-                f"the query vector has {len(query_vector)} dimensions, but {self.label} stores "
-                f"{self.vector_dim}-dimensional vectors"
+                f"the query vector has {len(query_vector)} dimensions, but {self.handles.label} stores "
+                f"{stored}-dimensional vectors"
             )
 
     async def _prefilter(self, filter: str | None) -> str | object | None:
         if not filter:
             return None
-        ids = await self._document_ids_matching(filter)
+        ids = await self.reads.document_ids_matching(filter)
         return sql_in("document_id", ids) if ids else _NO_MATCH
 
     async def _pinned_chunks_table(self) -> AsyncTable:
-        if self.tag is not None:
-            return self._chunks  # checked out at the tag: already one version
-        version = await self._chunks.version()
-        pinned = self._pinned_chunks
+        handles = self.handles
+        if handles.tag is not None:
+            return handles.chunks  # checked out at the tag: already one version
+        version = await handles.chunks.version()
+        pinned = handles.pinned_chunks
         if pinned is not None and pinned[0] == version:
             return pinned[1]
-        table = await self._db.open_table(CHUNKS, version=version)
-        self._pinned_chunks = (version, table)
+        table = await handles.connection.open_table(CHUNKS, version=version)
+        handles.pinned_chunks = (version, table)
         return table
 
     async def _vector_rows(
         self, table: AsyncTable, query_vector: Sequence[float], limit: int, where: Any, with_vectors: bool
     ) -> list[tuple[dict[str, Any], float]]:
-        search = self.config.search
+        search = self.handles.config.search
         # nprobes and refine_factor steer a vector index and are ignored by the
         # flat search of a table without one (same rows, same distances), so no
         # index listing is needed: it cost a LanceDB round trip per query.
@@ -261,7 +269,7 @@ class SearchMixin(FullTextStatsMixin):
             table.query()
             .nearest_to([float(x) for x in query_vector])
             .distance_type(search.vector_index_metric)
-            .select([*self._chunk_columns(with_vectors), "_distance"])
+            .select([*self.handles.chunk_columns(with_vectors), "_distance"])
             .limit(limit)
             .nprobes(search.vector_nprobes)
             .refine_factor(search.vector_refine_factor)
@@ -295,7 +303,7 @@ class SearchMixin(FullTextStatsMixin):
         query = (
             table.query()
             .nearest_to_text(text, columns=[FTS_COLUMN])
-            .select([*self._chunk_columns(with_vectors), "_score"])
+            .select([*self.handles.chunk_columns(with_vectors), "_score"])
             .limit(limit)
         )
         if where is not None:
@@ -310,7 +318,7 @@ class SearchMixin(FullTextStatsMixin):
         want = limit
         for _ in range(_MAX_REFETCH):
             scored = await run(want)
-            documents = await self._document_rows(row["document_id"] for row, _ in scored)
+            documents = await self.reads.document_rows(row["document_id"] for row, _ in scored)
             results = [
                 result_from_row(row, score, self.name).model_copy(
                     update=_document_fields(documents[row["document_id"]])

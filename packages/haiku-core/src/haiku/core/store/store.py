@@ -1,89 +1,66 @@
 """``Store``: one open LanceDB database (docs/storage.md, docs/configuration.md).
 
-Opening (``Store.open``):
-1. find the database without creating anything; a missing one is created
-   only with ``create=True`` (under the writer lock, settings last);
-2. read the settings record (at the tag, for a tagged read) and refuse a
-   database with pending migrations, before touching anything else;
-3. check the recorded embedder against the configuration;
-4. open every table, checked out at the tag for a tagged read (read-only).
-
-Errors about a configured database name it (docs/storage.md): the kept types get a
-``database 'NAME': `` prefix, anything else becomes ``SourceUnavailableError``
-raised outside the handler so nothing (no path, no bucket) rides on its chain.
+The store is a façade over parts with one job each, built in ``__init__``;
+every public method hands its work to one of them, named in the section it
+sits in (docs/design.md, "The store"). Opening is ``opening``. Every
+public read is decorated with ``names_read_failures``: a read failing inside
+LanceDB names the database, never its location (docs/storage.md, "How
+failures are named").
 """
 
 from __future__ import annotations
 
-import asyncio
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from haiku.core.config import AppConfig
-from haiku.core.embedders import EmbedderIdentity, check_identity_on_open
-from haiku.core.errors import (
-    AmbiguousDatabaseError,
-    ConfigMismatchError,
-    DatabaseLockedError,
-    HaikuError,
-    MigrationRequiredError,
-    ReadOnlyError,
-    SourceUnavailableError,
-    TagError,
-    missing_database,
-)
+from haiku.core.embedders import EmbedderIdentity
+from haiku.core.models import Chunk, Document, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef
-from haiku.core.store._base import log
-from haiku.core.store._failures import name_read_failures, timeout_message
-from haiku.core.store._location import Location, connect, database_exists
-from haiku.core.store.maintenance import CLOSE_VACUUM_LOCK_TIMEOUT_S, MaintenanceMixin
-from haiku.core.store.migrations import current_schema_version, migration_required_message, pending_migrations
-from haiku.core.store.schema import (
-    CHUNKS,
-    DOCUMENTS,
-    SETTINGS,
-    TABLES,
-    StoreSettings,
-    chunks_schema,
-    documents_schema,
-)
-from haiku.core.store.search import SearchMixin
-from haiku.core.store.writes import WritesMixin
+from haiku.core.store._failures import names_read_failures
+from haiku.core.store.fulltext import FullTextStats, TermStatistics
+from haiku.core.store.gate import WriteGate
+from haiku.core.store.indexes import Indexes
+from haiku.core.store.info import InfoReport
+from haiku.core.store.maintenance import Maintenance, VacuumReport
+from haiku.core.store.migrations import Migrator
+from haiku.core.store.opening import OpenedDatabase, database_reachable_and_exists, open_database
+from haiku.core.store.orphans import Orphans
+from haiku.core.store.reads import Reads
+from haiku.core.store.rebuild import Rebuild
+from haiku.core.store.reports import ChunkIndexes, StoreInfo
+from haiku.core.store.search import Boosts, Search
+from haiku.core.store.tags import History, TagInfo, Tags
+from haiku.core.store.writes import DocumentWrite, Writes
 
-# Raised opening a configured database, these keep their type and gain the name.
-_NAMED_KINDS = (MigrationRequiredError, ConfigMismatchError, ReadOnlyError, TagError, DatabaseLockedError)
-
-
-def _prefix_with_name(error: Exception, name: str) -> None:
-    prefix = f"database '{name}'"
-    message = str(error)
-    if not message.startswith(prefix):
-        error.args = (f"{prefix}: {message}", *error.args[1:])
+if TYPE_CHECKING:
+    from lancedb import AsyncConnection
+    from lancedb.table import AsyncTable
 
 
-# Reads failing inside LanceDB (a damaged or unreachable database) name the database, not its location.
-@name_read_failures(
-    "search",
-    "vector_candidates",
-    "fts_candidates",
-    "hybrid_candidates",
-    "enrich",
-    "expand_context",
-    "list_documents",
-    "count_documents",
-    "count_chunks",
-    "count_orphan_chunks",
-    "get_document_by_id",
-    "get_document_by_uri",
-    "get_documents_by_ids",
-    "get_chunk_by_id",
-    "get_chunks",
-    "fts_statistics",
-)
-class Store(SearchMixin, WritesMixin, MaintenanceMixin):
+class Store:
     """One open database. Use ``await Store.open(ref, config)``; close with ``await store.close()``."""
 
+    def __init__(self, opened: OpenedDatabase) -> None:
+        handles, gate = opened.handles, WriteGate(opened.handles, opened.lock)
+        self.handles, self.gate = handles, gate
+        self.created = opened.created  # True when this open created the database
+        self.reads = Reads(handles)
+        self.searcher = Search(handles, self.reads)
+        self.fulltext = FullTextStats(handles)
+        self.indexes = Indexes(handles, gate)
+        self.orphans = Orphans(handles, gate)
+        self.writes = Writes(handles, gate, self.indexes, self.orphans)
+        self.rebuild = Rebuild(handles, gate, self.indexes, self.orphans)
+        self.maintenance = Maintenance(handles, gate, self.indexes)
+        gate.on_written = self.maintenance.after_write
+        self.tags = Tags(handles, gate)
+        self.migrator = Migrator(handles, gate, self)
+        self.report = InfoReport(handles, self.reads, self.indexes, self.tags, self.migrator)
+
+    # --- opening and closing --------------------------------------------------------
     @classmethod
     async def open(
         cls,
@@ -95,237 +72,23 @@ class Store(SearchMixin, WritesMixin, MaintenanceMixin):
         tag: str | None = None,
         skip_validation: bool = False,
     ) -> Store:
-        """Open one database (see the module docstring)."""
-        if tag is not None and ref.tag is not None and tag != ref.tag:
-            ref.at_tag(tag)  # raises AmbiguousDatabaseError naming both tags
-        effective_tag = ref.tag if ref.tag is not None else tag
-        if create and effective_tag is not None:
-            raise ValueError("a database read at a tag is read-only and cannot be created; drop create=True")
-        named = not ref.given and ref.name is not None
-        failure: str | None = None
-        opening = cls._open(
-            ref,
-            config,
-            create=create,
-            read_only=read_only,
-            tag=effective_tag,
-            skip_validation=skip_validation,
+        """Open one database (see ``haiku.core.store.opening``)."""
+        opened = await open_database(
+            ref, config, create=create, read_only=read_only, tag=tag, skip_validation=skip_validation
         )
-        deadline = None if isinstance(ref.location, Path) else config.lancedb.object_storage_timeout_s
-        try:
-            return await (opening if deadline is None else asyncio.wait_for(opening, deadline))
-        except TimeoutError:
-            failure = "timeout"
-        except _NAMED_KINDS as error:
-            if named:
-                _prefix_with_name(error, ref.name)  # type: ignore[arg-type]
-            raise
-        except (SourceUnavailableError, AmbiguousDatabaseError):
-            raise
-        except Exception as error:
-            if not named:
-                raise
-            failure = type(error).__name__
-            log.warning("store.open_failed", database=ref.name, error=failure)
-        # Raised here, outside the handler: neither __cause__ nor __context__ is set.
-        if failure == "timeout":
-            message = timeout_message(cls._label(ref), "opened", deadline)
-        else:
-            message = f"database '{ref.name}' could not be opened: {failure}"
-        raise SourceUnavailableError(message, database=ref.name)
-
-    @classmethod
-    async def _open(
-        cls,
-        ref: DatabaseRef,
-        config: AppConfig,
-        *,
-        create: bool,
-        read_only: bool,
-        tag: str | None,
-        skip_validation: bool,
-    ) -> Store:
-        location = Location.of(ref)
-        # A local database is judged on the file system before connecting, because
-        # connecting creates the directory; a URI is listed through the connection.
-        db = None if location.is_local else await connect(location, config)
-        try:
-            exists = await database_exists(location, config, db)
-            if not exists:
-                if not create:
-                    raise cls._missing_error(ref, location)
-                if read_only:
-                    raise ReadOnlyError(
-                        f"{cls._label(ref)} does not exist, and a read-only open cannot create it"
-                    )
-                if location.path is not None:
-                    location.path.mkdir(parents=True, exist_ok=True)
-            if db is None:
-                db = await connect(location, config)
-        except BaseException:
-            if db is not None:
-                db.close()
-            raise
-        store = cls(ref, config, location, db, read_only=read_only, tag=tag)
-        try:
-            if not exists:
-                await store._create()
-            await store._load(skip_validation=skip_validation)
-        except BaseException:
-            await store._abandon()
-            raise
-        return store
-
-    @staticmethod
-    def _label(ref: DatabaseRef) -> str:
-        return f"database '{ref.name}'" if ref.name is not None else "the database"
-
-    @staticmethod
-    def _missing_error(ref: DatabaseRef, location: Location) -> Exception:
-        if not ref.given and ref.name is not None:
-            return SourceUnavailableError.missing(ref.name)
-        return FileNotFoundError(missing_database(ref.name, at=location.display()))
+        return cls(opened)
 
     @staticmethod
     async def exists(ref: DatabaseRef, config: AppConfig) -> bool:
-        """Whether ``ref`` holds a haiku database; creates and opens nothing writable.
+        """Whether ``ref`` holds a haiku database; creates and opens nothing writable."""
+        return await database_reachable_and_exists(ref, config)
 
-        A location that cannot be looked at raises ``SourceUnavailableError``
-        naming the database and the kind of failure (LanceDB's own text carries
-        the URI, bucket and endpoint).
-        """
-        failed: Exception | None = None
-        try:
-            return await database_exists(Location.of(ref), config)
-        except HaikuError:
-            raise
-        except Exception as error:
-            failed = error
-        raise SourceUnavailableError(
-            f"database '{ref.label}' could not be reached: {type(failed).__name__}", database=ref.name
-        )
-
-    # --- opening steps --------------------------------------------------------------
-    async def _create(self) -> None:
-        async with self._lock.hold("creating the database"):
-            # Another process may have created it while this one waited for the lock.
-            if await database_exists(self._location, self.config, self._db):
-                return
-            dim = self.config.embeddings.model.vector_dim
-            await self._db.create_table(DOCUMENTS, schema=documents_schema(), exist_ok=True)
-            await self._db.create_table(CHUNKS, schema=chunks_schema(dim), exist_ok=True)
-            settings = StoreSettings(
-                schema_version=current_schema_version(),
-                identity=EmbedderIdentity.from_config(self.config.embeddings.model),
-                created_at=datetime.now(UTC),
-            )
-            # Settings last, with its row in the same commit: its presence marks a complete database.
-            await self._db.create_table(SETTINGS, data=settings.to_table(), mode="create")
-            self.created = True
-            log.info("store.created", database=self.name, vector_dim=dim)
-
-    async def _load(self, *, skip_validation: bool) -> None:
-        # The three tables open at once (each open is a LanceDB round trip); a
-        # failure to open documents or chunks is raised only after the settings
-        # were judged, so a database needing migration still says so first.
-        deferred: BaseException | None = None
-        if self.tag is None:
-            opened = await asyncio.gather(*(self._db.open_table(name) for name in TABLES), return_exceptions=True)
-            for name, outcome in zip(TABLES, opened, strict=True):
-                if isinstance(outcome, BaseException):
-                    if name == SETTINGS or not isinstance(outcome, Exception):
-                        raise outcome
-                    deferred = deferred or outcome
-                else:
-                    self._tables[name] = outcome
-        else:
-            self._tables[SETTINGS] = await self._db.open_table(SETTINGS)
-            await self._check_tag_readable()
-            await self._settings_table.checkout(self.tag)
-        self._settings = await self._read_settings()
-        stored = self._settings.schema_version
-        steps = pending_migrations(stored)
-        if steps and not skip_validation:
-            message = migration_required_message(stored, steps)
-            if self.tag is not None:
-                message += (
-                    f" Tag '{self.tag}' was taken at schema version {stored}: restore the tag into a copy "
-                    "of the database and migrate the copy to read it."
-                )
-            raise MigrationRequiredError(message)
-        if stored > current_schema_version():
-            log.warning(
-                "store.schema_newer_than_code",
-                database=self.name,
-                schema_version=stored,
-                supported=current_schema_version(),
-            )
-        if not skip_validation:
-            check_identity_on_open(
-                self._settings.identity,
-                EmbedderIdentity.from_config(self.config.embeddings.model),
-                read_only=self.read_only,
-                name=self.name,
-            )
-        if deferred is not None:
-            raise deferred
-        for name in (DOCUMENTS, CHUNKS):
-            table = self._tables.get(name) or await self._db.open_table(name)
-            if self.tag is not None:
-                await table.checkout(self.tag)
-            self._tables[name] = table
-        self._note_chunk_schema(await self._chunks.schema())
-        if self._settings.rebuild_marker is not None:
-            log.warning(
-                "store.rebuild_interrupted",
-                database=self.name,
-                marker=self._settings.rebuild_marker,
-                hint="rerun `haiku-ingester rebuild` to complete it",
-            )
-
-    async def _check_tag_readable(self) -> None:
-        assert self.tag is not None
-        carrying: list[str] = []
-        for name in TABLES:
-            table = self._tables.get(name) or await self._db.open_table(name)
-            self._tables.setdefault(name, table)
-            if self.tag in await table.tags.list():
-                carrying.append(name)
-        if not carrying:
-            raise TagError(f"Tag '{self.tag}' does not exist")
-        if len(carrying) != len(TABLES):
-            missing = [t for t in TABLES if t not in carrying]
-            raise TagError(
-                f"Tag '{self.tag}' is partial (missing on {', '.join(missing)}) and cannot be read"
-            )
-
-    # --- closing --------------------------------------------------------------------
     async def close(self) -> None:
         """Close; a store that wrote anything vacuums once first (``storage.auto_vacuum``). Idempotent."""
-        if self._closed:
+        if self.handles.closed:
             return
-        task, self._vacuum_task = self._vacuum_task, None
-        if task is not None:
-            await asyncio.gather(task, return_exceptions=True)
-        if self._dirty and self.config.storage.auto_vacuum and not self.read_only:
-            timeout = min(self.config.storage.writer_lock_timeout_s, CLOSE_VACUUM_LOCK_TIMEOUT_S)
-            await self._auto_vacuum(lock_timeout_s=timeout)
-        await self._abandon()
-
-    async def _abandon(self) -> None:
-        """Release every handle without any further write."""
-        self._closed = True
-        tables, self._tables = list(self._tables.values()), {}
-        self._pinned_chunks = None
-        for table in tables:
-            try:
-                table.close()
-            except Exception:  # closing handles must not mask the real outcome
-                pass
-        try:
-            self._db.close()
-        except Exception:
-            pass
+        await self.maintenance.before_close()
+        self.handles.release()
 
     async def __aenter__(self) -> Store:
         return self
@@ -337,3 +100,275 @@ class Store(SearchMixin, WritesMixin, MaintenanceMixin):
         at = f" at tag {self.tag!r}" if self.tag else ""
         mode = "read-only" if self.read_only else "writable"
         return f"<Store {self.name!r}{at} {mode}>"
+
+    # --- identity (``handles``) -----------------------------------------------------
+    @property
+    def ref(self) -> DatabaseRef:
+        return self.handles.ref
+
+    @property
+    def config(self) -> AppConfig:
+        return self.handles.config
+
+    @property
+    def name(self) -> str | None:
+        return self.handles.name
+
+    @property
+    def tag(self) -> str | None:
+        return self.handles.tag
+
+    @property
+    def read_only(self) -> bool:
+        return self.handles.read_only
+
+    @property
+    def location(self) -> Path | str:
+        """The resolved local path, or the URI."""
+        return self.handles.where
+
+    @property
+    def identity(self) -> EmbedderIdentity | None:
+        return self.handles.settings.identity
+
+    @property
+    def schema_version(self) -> int:
+        return self.handles.settings.schema_version
+
+    @property
+    def vector_dim(self) -> int:
+        """The dimension of the stored vectors (the chunk schema's, not the configuration's)."""
+        return self.handles.vector_dim
+
+    @property
+    def rebuild_marker(self) -> dict | None:
+        """What an unfinished ``haiku-ingester rebuild`` left in the settings, if anything."""
+        return self.handles.settings.rebuild_marker
+
+    @property
+    def closed(self) -> bool:
+        return self.handles.closed
+
+    @property
+    def label(self) -> str:
+        """How messages name this database: by name, never by location when it has one."""
+        return self.handles.label
+
+    @property
+    def connection(self) -> AsyncConnection:
+        return self.handles.connection
+
+    def table(self, name: str) -> AsyncTable:
+        return self.handles.table(name)
+
+    @asynccontextmanager
+    async def writer_lock(self, action: str = "the write") -> AsyncIterator[None]:
+        """Hold this database's writer lock across several calls (they re-enter it).
+
+        Raises ``ReadOnlyError`` on a read-only or tagged store and
+        ``DatabaseLockedError`` when the lock is not free within
+        ``storage.writer_lock_timeout_s``.
+        """
+        async with self.gate.writing(action):
+            yield
+
+    # --- search (``searcher``, ``fulltext``) ------------------------------------
+    @names_read_failures
+    async def search(
+        self, query: str, *, query_vector: Sequence[float] | None = None, search_type: SearchType = "hybrid",
+        limit: int = 5, filter: str | None = None, with_vectors: bool = False, enrich: bool = True,
+    ) -> list[SearchResult]:  # fmt: skip
+        """This database's native search, best first (see ``Search.search``)."""
+        return await self.searcher.search(
+            query, query_vector=query_vector, search_type=search_type, limit=limit, filter=filter,
+            with_vectors=with_vectors, enrich=enrich,
+        )  # fmt: skip
+
+    @names_read_failures
+    async def vector_candidates(
+        self, query_vector: Sequence[float], *, limit: int, filter: str | None = None,
+        with_vectors: bool = False, enrich: bool = True,
+    ) -> list[SearchResult]:  # fmt: skip
+        """Nearest chunks by vector (see ``Search.vector_candidates``)."""
+        return await self.searcher.vector_candidates(
+            query_vector, limit=limit, filter=filter, with_vectors=with_vectors, enrich=enrich
+        )
+
+    @names_read_failures
+    async def fts_candidates(
+        self, query: str, *, limit: int, filter: str | None = None, with_vectors: bool = False,
+        enrich: bool = True, boosts: Boosts | None = None,
+    ) -> list[SearchResult]:  # fmt: skip
+        """Full-text matches scored by BM25 (see ``Search.fts_candidates``)."""
+        return await self.searcher.fts_candidates(
+            query, limit=limit, filter=filter, with_vectors=with_vectors, enrich=enrich, boosts=boosts
+        )
+
+    @names_read_failures
+    async def hybrid_candidates(
+        self, query: str, query_vector: Sequence[float], *, limit: int, filter: str | None = None,
+        with_vectors: bool = False, enrich: bool = True, fts_boosts: Boosts | None = None,
+    ) -> tuple[list[SearchResult], list[SearchResult]]:  # fmt: skip
+        """The vector and full-text lists of a hybrid search (see ``Search.hybrid_candidates``)."""
+        return await self.searcher.hybrid_candidates(
+            query, query_vector, limit=limit, filter=filter, with_vectors=with_vectors, enrich=enrich,
+            fts_boosts=fts_boosts,
+        )  # fmt: skip
+
+    @names_read_failures
+    async def enrich(self, results: list[SearchResult]) -> list[SearchResult]:
+        """Fill each result's document fields; drop results that are not current (orphans)."""
+        return await self.searcher.enrich(results)
+
+    @names_read_failures
+    async def expand_context(self, results: list[SearchResult], max_chars: int) -> list[SearchResult]:
+        """Grow each result with neighbouring chunks of its document (see ``Search.expand_context``)."""
+        return await self.searcher.expand_context(results, max_chars)
+
+    @names_read_failures
+    async def fts_statistics(self, words: Iterable[str]) -> TermStatistics:
+        """The chunk count and each word's chunk frequency (see ``FullTextStats.fts_statistics``)."""
+        return await self.fulltext.fts_statistics(words)
+
+    # --- reads (``reads``) ----------------------------------------------------------
+    @names_read_failures
+    async def list_documents(
+        self, limit: int | None = None, offset: int | None = None, filter: str | None = None,
+        include_content: bool = False,
+    ) -> list[Document]:  # fmt: skip
+        """Documents ordered by creation time, then id; ``source`` set on each."""
+        return await self.reads.list_documents(limit, offset, filter, include_content)
+
+    @names_read_failures
+    async def count_documents(self, filter: str | None = None) -> int:
+        return await self.reads.count_documents(filter)
+
+    @names_read_failures
+    async def count_chunks(self) -> int:
+        return await self.reads.count_chunks()
+
+    @names_read_failures
+    async def count_orphan_chunks(self) -> int:
+        """Chunks no reader shows; the next write removes them."""
+        return await self.reads.count_orphan_chunks()
+
+    @names_read_failures
+    async def get_document_by_id(self, document_id: str) -> Document | None:
+        return await self.reads.get_document_by_id(document_id)
+
+    @names_read_failures
+    async def get_document_by_uri(self, uri: str) -> Document | None:
+        return await self.reads.get_document_by_uri(uri)
+
+    @names_read_failures
+    async def get_documents_by_ids(self, ids: Sequence[str]) -> dict[str, Document]:
+        return await self.reads.get_documents_by_ids(ids)
+
+    @names_read_failures
+    async def get_chunk_by_id(self, chunk_id: str, *, with_vector: bool = False) -> Chunk | None:
+        return await self.reads.get_chunk_by_id(chunk_id, with_vector=with_vector)
+
+    @names_read_failures
+    async def get_chunks(self, document_id: str, *, with_vectors: bool = False) -> list[Chunk]:
+        """The document's current chunks by ``order``; none when the document row is absent."""
+        return await self.reads.get_chunks(document_id, with_vectors=with_vectors)
+
+    # --- writes (``writes``, ``orphans``, ``rebuild``) -----------------------------
+    async def upsert_document(
+        self, document: Document, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]
+    ) -> Document:
+        """Write a document and replace its chunks; returns the stored document (``Writes``)."""
+        return await self.writes.upsert_document(document, chunks, vectors)
+
+    async def upsert_documents(self, items: Sequence[DocumentWrite]) -> list[Document]:
+        """Write several documents and replace their chunks, in three commits for the lot (``Writes``)."""
+        return await self.writes.upsert_documents(items)
+
+    async def load_documents(
+        self, items: Iterable[DocumentWrite], *, batch_size: int = 1024,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:  # fmt: skip
+        """Write many documents fast; returns how many were written (``Writes.load_documents``)."""
+        return await self.writes.load_documents(items, batch_size=batch_size, progress=progress)
+
+    async def update_document_metadata(self, document_id: str, metadata: dict[str, Any]) -> bool:
+        """Replace a document's metadata (content and chunks untouched); ``False`` if it is absent."""
+        return await self.writes.update_document_metadata(document_id, metadata)
+
+    async def delete_document(self, document_id: str) -> int | None:
+        """Remove the document row, then its chunks: how many chunks went; ``None`` if it was absent."""
+        return await self.writes.delete_document(document_id)
+
+    async def remove_orphan_chunks(self) -> int:
+        """Delete chunks that are not current; returns how many (``Orphans``)."""
+        return await self.orphans.remove_orphan_chunks()
+
+    def iter_chunk_batches(self, batch_size: int = 256, *, with_vectors: bool = False) -> AsyncIterator[list[Chunk]]:
+        """Every chunk whose document exists, in batches, ordered by document then order (``Rebuild``)."""
+        return self.rebuild.iter_chunk_batches(batch_size, with_vectors=with_vectors)
+
+    async def replace_vectors(self, vectors: dict[str, Sequence[float]]) -> None:
+        """Replace stored vectors by chunk id (``Rebuild.replace_vectors``)."""
+        await self.rebuild.replace_vectors(vectors)
+
+    async def record_identity(self, identity: EmbedderIdentity) -> None:
+        """Record the embedder the stored vectors come from."""
+        await self.rebuild.record_identity(identity)
+
+    async def set_rebuild_marker(self, marker: dict[str, Any] | None) -> None:
+        """Leave (a dict) or clear (``None``) the marker of a rebuild in progress."""
+        await self.rebuild.set_rebuild_marker(marker)
+
+    # --- indexes, vacuum, migrations (``indexes``, ``maintenance``, ``migrator``) ---
+    async def create_index(self) -> bool:
+        """Build (or replace) the IVF-SQ vector index; ``False`` with a warning under 256 chunks."""
+        return await self.indexes.create_index()
+
+    async def index_state(self) -> ChunkIndexes:
+        """What ``info`` and ``doctor`` report about the chunk indexes."""
+        return await self.indexes.index_state()
+
+    async def vacuum(
+        self, retention_seconds: int | None = None, *, lock_timeout_s: float | None = None
+    ) -> VacuumReport | None:
+        """Compact, optimise indexes and drop old untagged versions (``Maintenance.vacuum``)."""
+        return await self.maintenance.vacuum(retention_seconds, lock_timeout_s=lock_timeout_s)
+
+    def pending_migrations(self) -> list[tuple[int, str]]:
+        """``(version, description)`` of every step above the recorded version."""
+        return self.migrator.pending_migrations()
+
+    async def migrate(self) -> list[str]:
+        """Apply pending steps in order; returns ``"version: description"`` per step applied."""
+        return await self.migrator.migrate()
+
+    # --- tags and history (``tags``) ------------------------------------------------
+    async def tag_info(self, name: str) -> TagInfo | None:
+        """The tag's versions per table, or ``None`` when no table carries it."""
+        return await self.tags.tag_info(name)
+
+    async def list_tags(self) -> list[TagInfo]:
+        """Every tag by name, with its table versions and any tables missing it."""
+        return await self.tags.list_tags()
+
+    async def create_tag(self, name: str) -> TagInfo:
+        """Tag the current version of every table with ``name``."""
+        return await self.tags.create_tag(name)
+
+    async def delete_tag(self, name: str) -> None:
+        """Remove the tag from every table carrying it."""
+        await self.tags.delete_tag(name)
+
+    async def restore_tag(self, name: str) -> str:
+        """Make the tagged state the latest version of every table; returns the safety tag (``Tags``)."""
+        return await self.tags.restore_tag(name)
+
+    async def history(self, table: str | None = None, limit: int | None = None) -> History:
+        """Per table, versions newest first, each with the tags pointing at it."""
+        return await self.tags.history(table, limit)
+
+    # --- info (``report``) -----------------------------------------------------------
+    @names_read_failures
+    async def info(self) -> StoreInfo:
+        """Everything ``haiku-rag info`` reports about this database."""
+        return await self.report.info()

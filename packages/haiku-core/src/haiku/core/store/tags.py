@@ -1,4 +1,4 @@
-"""Tags and history (docs/storage.md).
+"""Tags and history (docs/storage.md, "Tags" and "History").
 
 A tag is one LanceDB tag of the same name on every table (documents, chunks,
 settings), all taken under the writer lock so they name one consistent
@@ -14,9 +14,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from haiku.core.errors import TagError, UnknownTableError
+from haiku.core.logs import get_logger
 from haiku.core.models import as_utc
-from haiku.core.store._base import StoreBase, log
+from haiku.core.store.gate import WriteGate
+from haiku.core.store.handles import Handles
 from haiku.core.store.schema import CHUNKS, DOCUMENTS, SETTINGS, TABLES, vector_dim_of
+
+log = get_logger("haiku.core.store")
 
 # Restore order: documents last, so a restored document row appears only once
 # its chunks are back.
@@ -72,11 +76,17 @@ def safety_tag_base(now: datetime | None = None) -> str:
     return f"before-restore-{moment:%Y%m%dT%H%M%SZ}"
 
 
-class TagsMixin(StoreBase):
+class Tags:
+    """The tags of one database (taken, listed, deleted, restored) and its version history."""
+
+    def __init__(self, handles: Handles, gate: WriteGate) -> None:
+        self.handles = handles
+        self.gate = gate
+
     async def _tags_by_table(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
         for name in TABLES:
-            listing = await self._tables[name].tags.list()
+            listing = await self.handles.tables[name].tags.list()
             out[name] = {tag: int(info["version"]) for tag, info in listing.items()}
         return out
 
@@ -89,12 +99,12 @@ class TagsMixin(StoreBase):
 
     async def tag_info(self, name: str) -> TagInfo | None:
         """The tag's versions per table, or ``None`` when no table carries it."""
-        self._require_open()
+        self.handles.require_open()
         return self._info_from(name, await self._tags_by_table())
 
     async def list_tags(self) -> list[TagInfo]:
         """Every tag by name, with its table versions and any tables missing it."""
-        self._require_open()
+        self.handles.require_open()
         by_table = await self._tags_by_table()
         names = sorted({tag for tags in by_table.values() for tag in tags})
         return [info for name in names if (info := self._info_from(name, by_table)) is not None]
@@ -103,7 +113,7 @@ class TagsMixin(StoreBase):
         """Tag the current version of every table with ``name``."""
         if not name or not name.strip():
             raise TagError("a tag name cannot be blank")
-        async with self._writing(f"creating tag '{name}'"):
+        async with self.gate.writing(f"creating tag '{name}'"):
             existing = await self.tag_info(name)
             if existing is not None:
                 if existing.complete:
@@ -116,7 +126,7 @@ class TagsMixin(StoreBase):
             failure: Exception | None = None
             try:
                 for table_name in TABLES:
-                    table = self._tables[table_name]
+                    table = self.handles.tables[table_name]
                     version = await table.version()
                     await table.tags.create(name, version)
                     created.append(table_name)
@@ -126,24 +136,24 @@ class TagsMixin(StoreBase):
             if failure is not None:
                 for table_name in created:
                     try:
-                        await self._tables[table_name].tags.delete(name)
+                        await self.handles.tables[table_name].tags.delete(name)
                     except Exception as cleanup_error:  # reported, the original error wins
                         log.error(
-                            "store.tag_cleanup_failed", database=self.name, tag=name, error=str(cleanup_error)
+                            "store.tag_cleanup_failed", database=self.handles.name, tag=name, error=str(cleanup_error)
                         )
                 raise TagError(f"could not create tag '{name}': {failure}") from failure
-        log.info("store.tag_created", database=self.name, tag=name, versions=versions)
+        log.info("store.tag_created", database=self.handles.name, tag=name, versions=versions)
         return TagInfo(name=name, versions=versions)
 
     async def delete_tag(self, name: str) -> None:
         """Remove the tag from every table carrying it."""
-        async with self._writing(f"deleting tag '{name}'"):
+        async with self.gate.writing(f"deleting tag '{name}'"):
             existing = await self.tag_info(name)
             if existing is None:
                 raise TagError(f"Tag '{name}' does not exist")
             for table_name in existing.versions:
-                await self._tables[table_name].tags.delete(name)
-        log.info("store.tag_deleted", database=self.name, tag=name)
+                await self.handles.tables[table_name].tags.delete(name)
+        log.info("store.tag_deleted", database=self.handles.name, tag=name)
 
     async def _free_safety_tag(self) -> str:
         by_table = await self._tags_by_table()
@@ -163,7 +173,7 @@ class TagsMixin(StoreBase):
         rolls every restored table back to its pre-restore version. Restore
         never migrates.
         """
-        async with self._writing(f"restoring tag '{name}'"):
+        async with self.gate.writing(f"restoring tag '{name}'"):
             existing = await self.tag_info(name)
             if existing is None:
                 raise TagError(f"Tag '{name}' does not exist")
@@ -173,12 +183,12 @@ class TagsMixin(StoreBase):
                 )
             safety = await self._free_safety_tag()
             await self.create_tag(safety)
-            before = {t: await self._tables[t].version() for t in TABLES}
+            before = {t: await self.handles.tables[t].version() for t in TABLES}
             restored: list[str] = []
             failure: Exception | None = None
             try:
                 for table_name in RESTORE_ORDER:
-                    table = self._tables[table_name]
+                    table = self.handles.tables[table_name]
                     await table.checkout(name)
                     restored.append(table_name)
                     await table.restore()
@@ -196,17 +206,18 @@ class TagsMixin(StoreBase):
                     f"restoring tag '{name}' failed ({type(failure).__name__}: {failure}); {outcome}. "
                     f"The safety tag '{safety}' holds the state before the restore"
                 ) from failure
-            self._settings = await self._read_settings()
-            self._vector_dim = vector_dim_of(await self._chunks.schema())
-            self._pinned_chunks = None
-        self._after_write()
-        log.info("store.tag_restored", database=self.name, tag=name, safety_tag=safety)
+            handles = self.handles
+            handles.settings = await handles.read_settings()
+            handles.vector_dim = vector_dim_of(await handles.chunks.schema())
+            handles.pinned_chunks = None
+        self.gate.written()
+        log.info("store.tag_restored", database=self.handles.name, tag=name, safety_tag=safety)
         return safety
 
     async def _roll_back(self, tables: list[str], before: dict[str, int]) -> bool:
         ok = True
         for table_name in tables:
-            table = self._tables[table_name]
+            table = self.handles.tables[table_name]
             try:
                 await table.checkout_latest()
                 if await table.version() != before[table_name]:
@@ -217,7 +228,7 @@ class TagsMixin(StoreBase):
             except Exception as exc:
                 ok = False
                 log.error(
-                    "store.restore_rollback_failed", database=self.name, table=table_name, error=str(exc)
+                    "store.restore_rollback_failed", database=self.handles.name, table=table_name, error=str(exc)
                 )
         return ok
 
@@ -227,13 +238,13 @@ class TagsMixin(StoreBase):
         Unreadable tag annotations are logged, and the history comes back without
         them and with a notice saying so.
         """
-        self._require_open()
+        self.handles.require_open()
         if table is not None and table not in TABLES:
             raise UnknownTableError.of(table, TABLES)
         out: dict[str, list[HistoryEntry]] = {}
         notices: list[str] = []
         for table_name in [table] if table else sorted(TABLES):
-            handle = self._tables[table_name]
+            handle = self.handles.tables[table_name]
             versions = await handle.list_versions()
             try:
                 tags = await handle.tags.list()
@@ -244,7 +255,7 @@ class TagsMixin(StoreBase):
                 )
                 notices.append(notice)
                 log.warning(
-                    "store.history_tags_unreadable", database=self.name, table=table_name, error=str(exc)
+                    "store.history_tags_unreadable", database=self.handles.name, table=table_name, error=str(exc)
                 )
             by_version: dict[int, list[str]] = {}
             for tag, info in tags.items():

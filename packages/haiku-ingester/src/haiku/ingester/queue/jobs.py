@@ -21,6 +21,8 @@ from haiku.ingester.queue.totals import WrittenCounts, add_written
 Op = Literal["upsert", "delete"]
 EnqueueOutcome = Literal["inserted", "coalesced", "followup", "unchanged"]
 LIVE = ("queued", "claimed")
+# The WHERE condition of a live job (one still to be done), for every query that needs it.
+LIVE_STATUS = "status IN (" + ", ".join(f"'{status}'" for status in LIVE) + ")"
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ class JobQueue:
     ) -> EnqueueOutcome:
         row = conn.execute(
             "SELECT id, status, op, revision, followup_op, followup_revision FROM jobs "
-            "WHERE database = ? AND source_id = ? AND uri = ? AND status IN ('queued', 'claimed')",
+            f"WHERE database = ? AND source_id = ? AND uri = ? AND {LIVE_STATUS}",
             (database, source_id, uri),
         ).fetchone()
         if row is None:
@@ -279,7 +281,7 @@ class JobQueue:
     def live_count(self, databases: Collection[str], source_id: str | None = None) -> int:
         if not databases:
             return 0
-        sql = f"SELECT COUNT(*) FROM jobs WHERE status IN ('queued', 'claimed') AND database IN ({_in(databases)})"
+        sql = f"SELECT COUNT(*) FROM jobs WHERE {LIVE_STATUS} AND database IN ({_in(databases)})"
         params: list = [*databases]
         if source_id is not None:
             sql += " AND source_id = ?"
@@ -338,7 +340,7 @@ class JobQueue:
 
     def delete_live_jobs(self, database: str, *, keep_sources: Collection[str] | None = None) -> int:
         """Drop queued/claimed jobs of a database (removed on reload), or of its sources not kept."""
-        sql = "DELETE FROM jobs WHERE status IN ('queued', 'claimed') AND database = ?"
+        sql = f"DELETE FROM jobs WHERE {LIVE_STATUS} AND database = ?"
         params: list = [database]
         if keep_sources is not None:
             if keep_sources:
@@ -349,13 +351,13 @@ class JobQueue:
 
     def delete_live_jobs_of_unconfigured(self, configured: Collection[tuple[str, str]]) -> int:
         """Drop queued/claimed jobs whose (database, source id) is no longer configured."""
-        rows = self.db.query("SELECT DISTINCT database, source_id FROM jobs WHERE status IN ('queued', 'claimed')")
+        rows = self.db.query(f"SELECT DISTINCT database, source_id FROM jobs WHERE {LIVE_STATUS}")
         stale = [(r["database"], r["source_id"]) for r in rows if (r["database"], r["source_id"]) not in configured]
         removed = 0
         with self.db.transaction() as conn:
             for database, source_id in stale:
                 removed += conn.execute(
-                    "DELETE FROM jobs WHERE status IN ('queued', 'claimed') AND database = ? AND source_id = ?",
+                    f"DELETE FROM jobs WHERE {LIVE_STATUS} AND database = ? AND source_id = ?",
                     (database, source_id),
                 ).rowcount
         return removed

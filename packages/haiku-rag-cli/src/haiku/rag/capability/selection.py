@@ -7,10 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from haiku.core.errors import UnknownDatabaseError, names_list
-
-
-def sql_quote(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
+from haiku.core.sql import sql_in
 
 
 def combine_where(*clauses: str | None) -> str | None:
@@ -68,7 +65,7 @@ class DocumentFilter:
 
     def where(self) -> str:
         ids = dict.fromkeys(doc_id for _, doc_id in self.pairs)
-        return "id IN (" + ", ".join(sql_quote(i) for i in ids) + ")"
+        return sql_in("id", ids)
 
     def admits(self, source: str | None, document_id: str | None) -> bool:
         return (source, document_id) in self.pairs

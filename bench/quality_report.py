@@ -25,7 +25,7 @@ RULES = {
     "fts-local-idf": "BM25, each db's IDF",
     "hybrid": "rrf, global IDF",
     "hybrid-local-idf": "rrf, each db's IDF",
-    "hybrid-cosine": "cosine (seeds)",
+    "hybrid-cosine": "cosine (original)",
 }
 
 
@@ -137,7 +137,7 @@ def markdown_section(report: Mapping[str, Any]) -> str:
         )
         parts.append(f"- Federation (default fusion, nDCG@10): {verdict}.")
     parts += [
-        "- Rules (docs/fusion.md): the defaults are `vector`, `fts` and `hybrid`; the seeds' rules are kept for "
+        "- Rules (docs/fusion.md): the defaults are `vector`, `fts` and `hybrid`; the original rules are kept for "
         "comparison: each database's own BM25 statistics (`search.fts_idf: local`) and hybrid re-sorted by "
         "cosine (`search.fusion: cosine`). Over one database every rule is that database's own search.",
         "",

@@ -26,7 +26,7 @@ ARMS: tuple[Arm, ...] = (
     Arm("vector", "vector"),
     Arm("fts", "fts"),
     Arm("hybrid", "hybrid"),
-    # The seeds' rules, measured for comparison (quality lost, latency saved):
+    # The original rules (docs/fusion.md), measured for comparison (quality lost, latency saved):
     # each database's own BM25 statistics, and hybrid re-sorted by cosine.
     Arm("fts-local-idf", "fts", fts_idf="local"),
     Arm("hybrid-local-idf", "hybrid", fts_idf="local"),

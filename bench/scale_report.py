@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 SECTION = "## Scale"
-# Growth targets of issue 11, from the smallest size to the largest.
+# Growth targets (docs/benchmarks.md, "## Scale"), from the smallest size to the largest.
 SEARCH_GROWTH_TARGET = 3.0
 WRITE_GROWTH_TARGET = 2.0
 RECALL_TARGET = 0.95

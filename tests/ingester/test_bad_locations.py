@@ -1,4 +1,4 @@
-"""A database location the ingester cannot write ends as ``Error: database 'NAME' …`` (issue 13, item 5).
+"""A database location the ingester cannot write ends as ``Error: database 'NAME' …`` (docs/ingester.md).
 
 Exit 1, no traceback, and the location never appears: a database is named, not located.
 """

@@ -1,4 +1,4 @@
-"""An update killed between its chunk commit and its document commit (issue 13, item 1).
+"""An update killed between its chunk commit and its document commit (docs/storage.md).
 
 The ingester is killed with SIGKILL at the moment it is about to commit the
 document rows of an update, after the new chunks were committed. Before any

@@ -1,4 +1,4 @@
-"""Hostile files in a watched folder (issue 13, items 3 and 4): links out of the root, names that are not UTF-8.
+"""Hostile files in a watched folder: links out of the root, names that are not UTF-8.
 
 One folder, ingested with ``run-batch`` as an operator would: a symlink to a
 file outside the root is skipped (its job dead at once with the reason, shown

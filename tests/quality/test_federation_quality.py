@@ -15,7 +15,7 @@ its own average length, and with 15 documents a database these move far more
 than on a real corpus (on SciFact split over 3 and 10 databases hybrid nDCG@10
 stays within 0.001 of one database; docs/fusion.md). Measured here: 0.975
 (three of the twelve queries differ by one document; 0.95 with each database's
-own IDF). The seeds' cosine rule, which re-sorts every hybrid candidate by
+own IDF). The original cosine rule, which re-sorts every hybrid candidate by
 vector similarity and so drops what full-text search added, measures 0.81.
 0.9 sits between the two with room for another BLAS or LanceDB tie order on
 either side, and a test checks the cosine rule still fails it, so the
@@ -26,7 +26,7 @@ Full-text threshold (0.05 mean relative score difference). With the default
 so a document's score over three databases differs from its one-database score
 only by its database's average chunk length: measured 0.018 mean (0.053 at
 most) over the twelve queries. Each database's own IDF (``fts_idf: local``, the
-seeds' rule) measures 0.148 mean (0.61 at most). 0.05 sits between the two, and
+original rule) measures 0.148 mean (0.61 at most). 0.05 sits between the two, and
 a test checks the local rule fails it. Top-10 overlap is no measure here:
 several queries match fewer than ten documents, and the tails are near-ties.
 """
@@ -76,7 +76,7 @@ async def test_hybrid_search_over_three_databases_keeps_the_one_database_top_10(
     assert await _mean_overlap(top_ids, "hybrid") >= HYBRID_OVERLAP_THRESHOLD
 
 
-async def test_the_seeds_cosine_rule_for_hybrid_falls_below_the_overlap_threshold(top_ids):
+async def test_the_original_cosine_rule_for_hybrid_falls_below_the_overlap_threshold(top_ids):
     # Not a behaviour to keep: evidence that the threshold above can fail.
     assert await _mean_overlap(top_ids, "hybrid", fusion="cosine") < HYBRID_OVERLAP_THRESHOLD
 

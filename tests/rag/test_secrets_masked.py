@@ -1,4 +1,4 @@
-"""Secrets in URLs are masked wherever a URL is printed or logged (issue 13, item 9)."""
+"""Secrets in URLs are masked wherever a URL is printed or logged."""
 
 from __future__ import annotations
 

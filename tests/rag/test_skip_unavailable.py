@@ -1,4 +1,4 @@
-"""``search.on_unavailable: skip``: one broken database no longer fails a federated search (issue 13, item 7).
+"""``search.on_unavailable: skip``: one broken database no longer fails a federated search (docs/configuration.md).
 
 The default stays ``fail``, naming the database. With ``skip`` the others answer,
 and the CLI (stderr and ``--json``), the client (``SearchResults.skipped``) and

@@ -257,7 +257,7 @@ class SearchConfig(_Section):
     vector_refine_factor: int = Field(default=50, gt=0)
     # How hybrid (and full-text) candidates from several databases are fused
     # when no reranker is configured. "rrf" keeps the full-text signal across
-    # databases (docs/fusion.md); "cosine" is the seeds' rule.
+    # databases (docs/fusion.md); "cosine" is the original rule.
     fusion: Literal["rrf", "cosine"] = "rrf"
     # Full-text scores over several databases: "global" weighs each query word
     # by its IDF over all the databases searched together, as one database
@@ -266,7 +266,7 @@ class SearchConfig(_Section):
     # The longest query a search takes (a clear error past it): bounds the work one query may cost.
     max_query_chars: int = Field(default=8192, gt=0)
     # A selected database that cannot be opened or read: "fail" the search naming it (the
-    # seeds' rule), or "skip" it, answer from the others and say which were skipped and why.
+    # original rule), or "skip" it, answer from the others and say which were skipped and why.
     on_unavailable: Literal["fail", "skip"] = "fail"
 
     @model_validator(mode="after")

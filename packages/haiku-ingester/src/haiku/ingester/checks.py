@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from haiku.core.config import AppConfig
-from haiku.core.errors import AmbiguousDatabaseError, UnknownDatabaseError, names_list
+from haiku.core.errors import AmbiguousDatabaseError, UnknownDatabaseError, database_label, names_list
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.ingester.errors import DuplicateSourceError, RootUnavailableError
 from haiku.ingester.sources.fs import FolderSource
@@ -40,7 +40,7 @@ def select_databases(config: AppConfig, database_name: str | None) -> list[str]:
         return ingested
     if database_name not in config.ingester.databases:
         raise UnknownDatabaseError(
-            f"unknown database '{database_name}': ingester.databases names {names_list(ingested)}",
+            f"unknown {database_label(database_name)}: ingester.databases names {names_list(ingested)}",
             names=[database_name],
         )
     return [database_name]

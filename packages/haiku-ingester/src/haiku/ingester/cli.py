@@ -20,6 +20,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from haiku.core.errors import database_label
 from haiku.ingester import __version__
 
 T = TypeVar("T")
@@ -183,7 +184,7 @@ def retry(
 
     report = guarded(lambda: retry_dead(load(), db_name, job_ids or [], all_dead=all_dead))
     for dead in report.queued:
-        typer.echo(f"queued again: job {dead.job_id}: database '{dead.database}', source {dead.source_id}: {dead.path}")
+        typer.echo(f"queued again: job {dead.job_id}: {database_label(dead.database)}, source {dead.source_id}: {dead.path}")
     typer.echo(report.summary())
 
 
@@ -221,7 +222,7 @@ def rebuild(
         )
         return
     typer.echo(
-        f"Rebuilt database '{report.database}': {report.chunks} chunk(s) re-embedded with "
+        f"Rebuilt {database_label(report.database)}: {report.chunks} chunk(s) re-embedded with "
         f"{report.identity.describe()}"
     )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import errno
 
-from haiku.core.errors import HaikuError
+from haiku.core.errors import HaikuError, database_label
 
 __all__ = [
     "BinaryContentError",
@@ -53,7 +53,7 @@ class DiskFullError(IngesterError):
     """
 
     def __init__(self, database: str | None) -> None:
-        what = f"database '{database}'" if database else "the job queue"
+        what = database_label(database) if database else "the job queue"
         super().__init__(
             f"{what}: no space left on device; the ingester stopped, and the unfinished jobs stay queued "
             "(nothing acknowledged is lost). Free space and run it again"

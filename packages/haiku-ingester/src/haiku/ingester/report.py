@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from haiku.core.errors import database_label
 from haiku.ingester.deadfiles import reason_of
 from haiku.ingester.errors import SweepError
 from haiku.ingester.sources.fs import path_of_uri
@@ -58,7 +59,7 @@ class FileAction:
     def line(self) -> str:
         """``dead: database 'a', source s: /path: reason`` (the file named once)."""
         label = (self.outcome or self.action).replace("_", " ")
-        text = f"{label}: database '{self.database}', source {self.source_id}: {self.path}"
+        text = f"{label}: {database_label(self.database)}, source {self.source_id}: {self.path}"
         return text + (f": {reason_of(self.path, self.error)}" if self.error is not None else "")
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from haiku.core.config import AppConfig
+from haiku.core.errors import database_label
 from haiku.ingester.checks import select_databases
 from haiku.ingester.deadfiles import DeadFile
 from haiku.ingester.errors import IngesterError
@@ -70,7 +71,7 @@ def _not_dead(queue: IngestQueue, job_ids: list[int], database_name: str | None)
         if job is None:
             reasons.append(f"job {job_id} does not exist")
         elif database_name is not None and job.database != database_name:
-            reasons.append(f"job {job_id} belongs to database '{job.database}', not '{database_name}'")
+            reasons.append(f"job {job_id} belongs to {database_label(job.database)}, not '{database_name}'")
         elif job.status != "dead":
             reasons.append(f"job {job_id} is {job.status}, not dead")
         else:

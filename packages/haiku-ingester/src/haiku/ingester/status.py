@@ -15,6 +15,7 @@ import os
 from typing import Any
 
 from haiku.core.config import AppConfig
+from haiku.core.errors import database_label
 from haiku.ingester.checks import select_databases
 from haiku.ingester.deadfiles import DeadFile
 from haiku.ingester.deadfiles import iso_time as _iso
@@ -126,7 +127,7 @@ def render_dead(files: list[dict[str, Any]]) -> str:
     if not files:
         return "no dead files"
     return "\n".join(
-        f"job {job['job_id']}: database '{job['database']}', source {job['source']}: {job['path']}: {job['reason']}"
+        f"job {job['job_id']}: {database_label(job['database'])}, source {job['source']}: {job['path']}: {job['reason']}"
         f" ({job['attempts']} attempt(s), {job['at']})"
         for job in files
     )

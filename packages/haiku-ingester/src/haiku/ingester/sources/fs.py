@@ -28,6 +28,7 @@ from pathlib import Path
 from urllib.parse import unquote_to_bytes, urlparse
 
 from haiku.core.config import FsSourceConfig, RetryConfig
+from haiku.core.errors import database_label
 from haiku.ingester.errors import SymlinkOutsideRootError
 
 
@@ -139,7 +140,7 @@ class FolderSource:
 
     def label(self) -> str:
         """``source ID of database 'NAME'``: how messages name this source."""
-        return f"source {self.id} of database '{self.database}'"
+        return f"source {self.id} of {database_label(self.database)}"
 
     def root_problem(self) -> str | None:
         """Why the root cannot be listed (missing, not a folder, unreadable), or None. Creates nothing."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from haiku.core.errors import DatabaseLockedError
+from haiku.core.errors import DatabaseLockedError, database_label
 
 if TYPE_CHECKING:
     from haiku.core.scope import DatabaseRef
@@ -40,7 +40,7 @@ async def keep_ingester_out(ref: DatabaseRef, command: str, *, force: bool) -> O
         if not force:
             raise DatabaseLockedError.owned_by_ingester(ref.name, command) from None
         typer.echo(
-            f"Warning: --force: a running haiku-ingester owns database '{ref.label}'; it does not see "
+            f"Warning: --force: a running haiku-ingester owns {database_label(ref.label)}; it does not see "
             f"this {command} until it restarts, and may go on writing over it.",
             err=True,
         )

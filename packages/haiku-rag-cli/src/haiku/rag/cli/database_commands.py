@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from haiku.core.errors import database_label
 from haiku.rag.cli._common import (
     at_option,
     client_command,
@@ -184,10 +185,10 @@ def create_index(
         if as_json:
             echo_json({"database": name, "created": built, "chunks": chunks, "minimum_chunks": MIN_VECTOR_INDEX_ROWS})
         elif built:
-            typer.echo(f"Vector index created on database '{name}' ({chunks} chunks).")
+            typer.echo(f"Vector index created on {database_label(name)} ({chunks} chunks).")
         else:
             typer.echo(
-                f"Warning: database '{name}' has {chunks} chunks; a vector index needs at least "
+                f"Warning: {database_label(name)} has {chunks} chunks; a vector index needs at least "
                 f"{MIN_VECTOR_INDEX_ROWS}, so none was created (searches stay exact).",
                 err=True,
             )

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from haiku.core.errors import database_label
 from haiku.rag.cli._common import (
     client_command,
     db_option,
@@ -50,7 +51,7 @@ def create(
         if as_json:
             echo_json({"database": scope.databases[0].label, "tag": _tag_json(tag)})
             return
-        typer.echo(f"Tag '{name}' created on database '{scope.databases[0].label}'")
+        typer.echo(f"Tag '{name}' created on {database_label(scope.databases[0].label)}")
         typer.echo(_tag_line(tag))
 
     client_command(
@@ -129,7 +130,7 @@ def restore(
     try:
         if not yes:
             typer.echo(
-                f"Warning: this restores database '{ref.label}' at {shown_location(ref.location)} to tag '{name}'.\n"
+                f"Warning: this restores {database_label(ref.label)} at {shown_location(ref.location)} to tag '{name}'.\n"
                 "Stop every writer (haiku-ingester) of this database first. The current state is kept "
                 "under a safety tag named before-restore-<time>.",
                 err=True,

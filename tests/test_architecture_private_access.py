@@ -78,6 +78,14 @@ def reaches(source: str, module: str) -> list[Reach]:
         if isinstance(node.value, ast.Name) and (node.value.id, node.attr) in STDLIB_PUBLIC:
             continue
         found.append(Reach(module, node.lineno, ast.unparse(node)))
+    for node in ast.walk(tree):
+        # ``from haiku.x import _name``: another module's private name, taken whole.
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("haiku"):
+            found += [
+                Reach(module, node.lineno, f"from {node.module} import {alias.name}")
+                for alias in node.names
+                if _is_private(alias.name)
+            ]
     return sorted(found, key=lambda reach: (reach.module, reach.line, reach.expression))
 
 
@@ -120,3 +128,12 @@ def test_the_scan_reports_a_reach_and_spares_what_is_the_modules_own():
         "    os._exit(1)\n"
     )
     assert [str(r) for r in reaches(sample, "m")] == ["m:5: other._secret", "m:8: self.parts._inner"]
+
+
+def test_the_scan_reports_a_private_name_imported_from_another_module():
+    sample = (
+        "from haiku.rag.cli.qa_commands import _check_port\n"  # reported
+        "from haiku.rag.cli._common import fail as _fail\n"  # a public name, aliased: spared
+        "from os import _exit\n"  # outside the product: spared
+    )
+    assert [str(r) for r in reaches(sample, "m")] == ["m:1: from haiku.rag.cli.qa_commands import _check_port"]

@@ -8,6 +8,7 @@ named database keeps its name and a remote one opens its configured URI.
 
 import asyncio
 import os
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -16,7 +17,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from haiku.core.errors import AmbiguousDatabaseError, HaikuError, ReadOnlyError, SourceUnavailableError
+from haiku.core.errors import (
+    AmbiguousDatabaseError,
+    HaikuError,
+    ReadOnlyError,
+    SourceUnavailableError,
+    database_label,
+)
 
 if TYPE_CHECKING:
     from haiku.core.config import AppConfig
@@ -153,7 +160,7 @@ def one_scope(
 def refuse_read_only(opts: GlobalOptions, scope: "DatabaseScope", work: str) -> None:
     if opts.read_only:
         name = scope.databases[0].label
-        raise ReadOnlyError(f"database '{name}': --read-only was given, and {work} writes the database")
+        raise ReadOnlyError(f"{database_label(name)}: --read-only was given, and {work} writes the database")
 
 
 def client_for(
@@ -240,3 +247,18 @@ def echo_json(data: Any) -> None:
     import json
 
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def check_port(host: str, port: int) -> None:
+    """Fail with a plain message before the server starts when the address is taken."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise fail(f"cannot listen on {host}:{port}: {exc}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None

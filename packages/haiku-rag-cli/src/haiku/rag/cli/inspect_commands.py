@@ -19,6 +19,7 @@ import typer
 from haiku.rag.cli._common import (
     GlobalOptions,
     at_option,
+    check_port,
     client_command,
     db_option,
     fail,
@@ -80,12 +81,11 @@ def _child_command(opts: GlobalOptions, db: Path | None, at: str | None) -> str:
 
 
 def _serve(ctx: typer.Context, db: Path | None, at: str | None, host: str, port: int, token: str | None) -> None:
-    from haiku.rag.cli.qa_commands import _check_port
     from haiku.rag.mcp import exposure_warning
 
     opts = options(ctx)
     scope: DatabaseScope = set_scope(opts, db, at)  # a bad selection fails here, before serving
-    _check_port(host, port)
+    check_port(host, port)
     if exposure_warning(host) is not None:
         if token is None:
             token = secrets.token_urlsafe(24)

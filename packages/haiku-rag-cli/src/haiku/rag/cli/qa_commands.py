@@ -7,7 +7,6 @@ Models and the MCP SDK load inside the commands, never at import.
 from __future__ import annotations
 
 import asyncio
-import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,10 +16,10 @@ import typer
 from haiku.rag.cli._common import (
     GlobalOptions,
     at_option,
+    check_port,
     client_command,
     db_option,
     echo_json,
-    fail,
     json_option,
     query_argument,
     set_scope,
@@ -126,21 +125,6 @@ def chat(
     client_command(ctx, lambda opts: set_scope(opts, db, at), converse)
 
 
-def _check_port(host: str, port: int) -> None:
-    """Fail with a plain message before the server starts when the address is taken."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except OSError as exc:
-        raise fail(f"cannot listen on {host}:{port}: {exc}") from None
-    family, kind, proto, _, address = infos[0]
-    with socket.socket(family, kind, proto) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(address)
-        except OSError as exc:
-            raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-
-
 def mcp(
     ctx: typer.Context,
     stdio: bool = typer.Option(False, "--stdio", help="Serve over standard input/output instead of HTTP."),
@@ -156,7 +140,7 @@ def mcp(
 
         scope = set_scope(opts, db, at)
         if not stdio:
-            _check_port(host, port)
+            check_port(host, port)
             warning = exposure_warning(host)
             if warning is not None:
                 typer.echo(f"Warning: {warning}", err=True)

@@ -72,5 +72,6 @@ async def test_the_mcp_search_tool_names_the_skipped_collections(broken_set, tmp
     async with Client(create_mcp_server(config=config)) as client:
         result = await client.call_tool("search_documents", {"query": "pasta water"})
     text = "\n".join(part.text for part in result.content if hasattr(part, "text"))
-    assert "Skipped collection wiki: database 'wiki' could not be read" in text
-    assert "Skipped collection ghost:" in text and "Collection: papers" in text
+    assert "Skipped: database 'wiki' could not be read" in text
+    assert "Skipped: database 'ghost'" in text and "Collection: papers" in text
+    assert text.count("'wiki'") == 1 and text.count("'ghost'") == 1  # each named once

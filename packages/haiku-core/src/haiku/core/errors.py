@@ -52,6 +52,12 @@ def database_label(name: str | None, *, unnamed: str = "the database") -> str:
     return f"database '{name}'" if name is not None else unnamed
 
 
+def skip_reason(name: str, why: str) -> str:
+    """Why a search left database ``name`` out (``search.on_unavailable: skip``), naming it
+    once: the reason (``database 'archive' does not exist; …``) usually names it already."""
+    return why if f"'{name}'" in why else f"{database_label(name)}: {why}"
+
+
 def missing_database(name: str | None, *, at: str | None = None) -> str:
     """The one wording for a database that does not exist, with the command that creates it.
 

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from haiku.core.errors import database_label
 from haiku.rag.qa.render import pages_line
 
 if TYPE_CHECKING:  # pydantic models load with the client, not for `--help`
@@ -24,12 +23,6 @@ def shown_location(location: Path | str) -> str:
     if isinstance(location, str) and "://" in location:
         return text
     return os.path.normpath(os.path.expanduser(text))
-
-
-def skip_reason(name: str, why: str) -> str:
-    """Why a search left database ``name`` out, naming it once: the reason
-    (``database 'archive' does not exist; …``) usually names it already."""
-    return why if f"'{name}'" in why else f"{database_label(name)}: {why}"
 
 
 def _indent(text: str, prefix: str = "    ") -> str:

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from haiku.core.errors import skip_reason
 from haiku.core.models import SearchType
 from haiku.rag.cli._common import (
     at_option,
@@ -15,7 +16,7 @@ from haiku.rag.cli._common import (
     options,
     query_argument,
 )
-from haiku.rag.cli._output import print_results, result_json, skip_reason
+from haiku.rag.cli._output import print_results, result_json
 
 if TYPE_CHECKING:
     from haiku.core.scope import DatabaseScope

@@ -18,7 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from haiku.core.config import AppConfig, load_config
-from haiku.core.errors import HaikuError, names_list
+from haiku.core.errors import HaikuError, names_list, skip_reason
 from haiku.core.models import Document
 from haiku.core.scope import DatabaseScope
 from haiku.rag.mcp.outline import outline
@@ -125,7 +125,7 @@ def create_mcp_server(
         rag = holder.get()
         results = await _guard(rag.search(query, limit=limit, filter=filter, sources=sources))
         # search.on_unavailable: skip left these out; the agent must know its answer is partial.
-        notes = [f"Skipped collection {name}: {why}" for name, why in results.skipped.items()]
+        notes = [f"Skipped: {skip_reason(name, why)}" for name, why in results.skipped.items()]
         if not results:
             return "\n".join([*notes, "No results found."])
         total = len(results)

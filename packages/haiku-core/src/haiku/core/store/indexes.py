@@ -27,8 +27,8 @@ writes slow down as the table grows (measured with 5-chunk documents:
 60 ms per document at 150 documents, 270 ms at 600; with it, about 60 ms
 throughout, and vector search at 3,000 chunks went from 220 ms to 30 ms).
 That compaction leaves fragments of ``WRITE_COMPACT_TARGET_ROWS`` rows or more
-alone, so a write never rewrites the bulk of a large table; ``vacuum``
-compacts fully. Lance merges only fragments that the same index parts cover,
+alone, even when rows were deleted from them, so a write never rewrites the
+bulk of a large table; ``vacuum`` compacts fully. Lance merges only fragments that the same index parts cover,
 so the deltas are merged first (the main part again left as it is).
 """
 
@@ -45,6 +45,7 @@ from haiku.core.store.reports import ChunkIndexes, IndexState
 from haiku.core.store.schema import CHUNKS, DOCUMENTS
 
 if TYPE_CHECKING:
+    from lance.optimize import CompactionOptions
     from lancedb.index import FTS, BTree, IvfSq
     from lancedb.table import AsyncTable
 
@@ -85,10 +86,22 @@ async def optimize_indices(table: AsyncTable, names: list[str], merge: int) -> N
     await table.checkout_latest()
 
 
+def small_fragment_compaction(dataset: Any) -> CompactionOptions:
+    """Compaction of the small fragments only: one of ``WRITE_COMPACT_TARGET_ROWS`` rows or more stays as it is.
+
+    A large fragment is left out even when rows were deleted from it: rewriting
+    it would cost what the table holds (``vacuum`` does that).
+    """
+    from lance.optimize import CompactionOptions
+
+    large = [f.fragment_id for f in dataset.get_fragments() if f.metadata.physical_rows >= WRITE_COMPACT_TARGET_ROWS]
+    return CompactionOptions(target_rows_per_fragment=WRITE_COMPACT_TARGET_ROWS, excluded_fragment_ids=large)
+
+
 async def compact_small_fragments(table: AsyncTable) -> None:
-    """Merge the small fragments writes leave; fragments of ``WRITE_COMPACT_TARGET_ROWS`` or more stay."""
+    """Merge the small fragments writes leave (``small_fragment_compaction``)."""
     dataset = await table.to_lance()
-    await asyncio.to_thread(dataset.optimize.compact_files, target_rows_per_fragment=WRITE_COMPACT_TARGET_ROWS)
+    await asyncio.to_thread(lambda: dataset.optimize.compact_files(**small_fragment_compaction(dataset)))
     await table.checkout_latest()
 
 

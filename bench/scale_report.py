@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.scale_maintenance import report_lines as maintenance_lines
+from bench.scale_maintenance import target_lines as maintenance_targets
+
 SECTION = "## Scale"
 # Growth targets (docs/benchmarks.md, "## Scale"), from the smallest size to the largest.
 SEARCH_GROWTH_TARGET = 3.0
@@ -73,6 +76,7 @@ def report(results: dict[str, Any], set25: dict[str, Any] | None, meta: dict[str
           str(row["vacuum"]["reader"]["answered"]), str(row["vacuum"]["reader"]["errors"]),
           str(row["vacuum"]["reader"]["partial"])] for size, row in results.items()],
     )
+    lines += maintenance_lines(results)
     if set25 is not None:
         one = set25["one"]
         labels = (("one", "one database"), ("two", "`sources=[two of them]`"), ("all", "all 25"))
@@ -164,6 +168,7 @@ def _targets(results: dict[str, Any], set25: dict[str, Any] | None) -> list[str]
     out.append(f"- a reader during vacuum at {int(sizes[-1]):,} chunks: {reader['answered']} queries answered, "
                f"{reader['errors']} errors, {reader['partial']} partial documents, "
                f"{_met(reader['errors'] == 0 and reader['partial'] == 0 and reader['answered'] > 0)}.")
+    out += maintenance_targets(results)
     if set25 is not None:
         ratio = set25["cold_two_over_one"]
         out.append(f"- cold first query over two of 25 databases ≤ {COLD_TWO_TARGET}× one database's: "

@@ -125,11 +125,10 @@ def _growth(results: dict[str, Any], set25: dict[str, Any] | None) -> list[str]:
         f"- Vacuum grows with the database ({first['vacuum']['seconds']:.0f} s → {last['vacuum']['seconds']:.0f} s): "
         "it is where the whole data and every index are rewritten (deltas merged into one index, all fragments "
         "compacted). Readers keep answering meanwhile (the table above), but a vacuum holds the writer lock, "
-        "so an ingester's writes wait for it: auto-vacuum therefore waits at least 20 times the last "
-        "vacuum's duration before the next (docs/storage.md, \"Auto-vacuum\"), a twentieth of the time at "
-        "most. A write arriving during one still waits for all of it; the next lever is an auto-vacuum that "
-        "only drops old versions and merges what writes left, leaving the full rewrite to an explicit "
-        "`vacuum`.",
+        "so writes wait for it: only an explicit `vacuum` does this. The ingester's auto-maintenance, after "
+        "writes and on stop, does only the bounded part in steps that release the lock between two "
+        "(docs/storage.md, \"Auto-maintenance\"), so a write waits for one step at most (the table of "
+        "auto-maintenance above).",
         f"- Index builds ({first['index']['seconds']:.1f} s → {last['index']['seconds']:.1f} s) grow with the rows: "
         "k-means on a sample, then every vector assigned and quantised.",
         f"- A search process's memory ({first['search_rss']['peak_rss_mib']} → {last['search_rss']['peak_rss_mib']} "

@@ -84,7 +84,7 @@ class Store:
         return await database_reachable_and_exists(ref, config)
 
     async def close(self) -> None:
-        """Close; a store that wrote anything vacuums once first (``storage.auto_vacuum``). Idempotent."""
+        """Close; a store that wrote anything maintains itself first, bounded (``storage.auto_vacuum``). Idempotent."""
         if self.handles.closed:
             return
         await self.maintenance.before_close()

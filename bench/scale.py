@@ -63,7 +63,7 @@ from bench.docs_section import write_section  # noqa: E402
 from bench.embed_cache import EmbeddingCache  # noqa: E402
 from bench.scale_children import child, save_queries, vacuum_with_reader  # noqa: E402
 from bench.scale_config import config_for  # noqa: E402
-from bench.scale_maintenance import measure_auto_maintenance  # noqa: E402
+from bench.scale_maintenance import measure_auto_maintenance, timed_writes  # noqa: E402
 from bench.scale_maintenance import report_lines as maintenance_report  # noqa: E402
 from bench.scale_report import report  # noqa: E402
 from bench.scale_set import build_set, measure_set  # noqa: E402
@@ -222,12 +222,7 @@ async def measure_writes(root: Path, corpus: Corpus, size: int) -> dict[str, Any
         if await store.tag_info(BEFORE_WRITES) is None:
             await store.create_tag(BEFORE_WRITES)
         first = size // CHUNKS_PER_DOCUMENT + 1_000_000  # numbers no loaded document has
-        times = []
-        for batch in range(WRITE_BATCHES):
-            items = list(corpus.items(first + batch * WRITE_BATCH, WRITE_BATCH))
-            started = time.perf_counter()
-            await store.upsert_documents(items)
-            times.append(time.perf_counter() - started)
+        times = await timed_writes(store, corpus, first, WRITE_BATCH, WRITE_BATCHES)
         state = (await store.index_state())["fts"]
     finally:
         await store.close()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,20 @@ from bench.scale_config import config_for
 
 PROBE_EVERY_S = 0.1
 WAIT_TARGET_S = 5.0  # no write waits longer for auto-maintenance, at a million chunks
+
+
+async def timed_writes(store: Any, corpus: Any, first_document: int, batch: int, batches: int,
+                       until: Callable[[], bool] | None = None) -> list[float]:
+    """Seconds each of ``batches`` writes of ``batch`` documents took, one after another (stopping once ``until()``)."""
+    times = []
+    for number in range(batches):
+        if until is not None and until():
+            break
+        items = list(corpus.items(first_document + number * batch, batch))
+        started = time.perf_counter()
+        await store.upsert_documents(items)
+        times.append(time.perf_counter() - started)
+    return times
 
 
 async def measure_auto_maintenance(root: Path, corpus: Any, first_document: int, *, batch: int, batches: int,
@@ -42,12 +57,7 @@ async def measure_auto_maintenance(root: Path, corpus: Any, first_document: int,
     try:
         if await store.tag_info(tag) is None:
             await store.create_tag(tag)
-        alone = []
-        for number in range(batches):
-            items = list(corpus.items(first_document + number * batch, batch))
-            started = time.perf_counter()
-            await store.upsert_documents(items)
-            alone.append(time.perf_counter() - started)
+        alone = await timed_writes(store, corpus, first_document, batch, batches)
         run = asyncio.create_task(store.maintenance.auto_maintain())
         waits: list[float] = []
         during: list[float] = []
@@ -61,14 +71,8 @@ async def measure_auto_maintenance(root: Path, corpus: Any, first_document: int,
                 await asyncio.sleep(PROBE_EVERY_S)
 
         async def write() -> None:
-            start = first_document + batches * batch
-            for number in range(batches):
-                if run.done():
-                    return
-                items = list(corpus.items(start + number * batch, batch))
-                started = time.perf_counter()
-                await store.upsert_documents(items)
-                during.append(time.perf_counter() - started)
+            during.extend(await timed_writes(store, corpus, first_document + batches * batch, batch, batches,
+                                             until=run.done))
 
         _, _, report = await asyncio.gather(probe(), write(), run)
     finally:

@@ -88,19 +88,25 @@ async def test_a_write_during_auto_maintenance_waits_for_one_step_not_for_the_ru
         assert len(await store.get_chunks((await store.get_document_by_uri(f"file:///w{n}.md")).id)) == 2
 
 
-async def test_auto_maintenance_leaves_the_bulk_to_vacuum_which_still_does_the_full_job(store, write_doc, fake_embed,
-                                                                                        monkeypatch):
+async def bulk_with_deletions(store, fake_embed, deleted: int) -> int:
+    """30 one-chunk documents in one fragment of 30 rows (its id), then ``deleted`` of them deleted."""
     from haiku.core.models import Chunk, Document
 
-    monkeypatch.setattr(indexes, "WRITE_COMPACT_TARGET_ROWS", 20)
-    monkeypatch.setattr(indexes, "COMPACT_AT_FRAGMENTS", 10_000)
     bulk = [(Document(uri=f"file:///{n}.md", content=f"bulk text {n}"), [Chunk(content=f"bulk text {n}", order=0)],
              [fake_embed(f"bulk text {n}")]) for n in range(30)]
     await store.load_documents(bulk)
     await store.vacuum(retention_seconds=0)
     (large,) = [fid for fid, rows in (await fragments(store)).items() if rows == 30]
-    for n in range(5):  # a sixth of the bulk's rows deleted: past Lance's threshold for rewriting a fragment
+    for n in range(deleted):  # past a tenth of its rows: Lance's threshold for rewriting a fragment
         await store.delete_document((await store.get_document_by_uri(f"file:///{n}.md")).id)
+    return large
+
+
+async def test_auto_maintenance_leaves_the_bulk_to_vacuum_which_still_does_the_full_job(store, write_doc, fake_embed,
+                                                                                        monkeypatch):
+    monkeypatch.setattr(indexes, "WRITE_COMPACT_TARGET_ROWS", 20)
+    monkeypatch.setattr(indexes, "COMPACT_AT_FRAGMENTS", 10_000)
+    large = await bulk_with_deletions(store, fake_embed, 5)
     await write_notes(store, write_doc, 6)
     assert len(await fragments(store)) == 7
     report = await store.maintenance.auto_maintain()
@@ -117,17 +123,9 @@ async def test_auto_maintenance_leaves_the_bulk_to_vacuum_which_still_does_the_f
 
 async def test_a_compacting_write_leaves_a_large_fragment_alone_even_with_deleted_rows(store, write_doc, fake_embed,
                                                                                       monkeypatch):
-    from haiku.core.models import Chunk, Document
-
     monkeypatch.setattr(indexes, "WRITE_COMPACT_TARGET_ROWS", 20)
     monkeypatch.setattr(indexes, "COMPACT_AT_FRAGMENTS", 4)
-    bulk = [(Document(uri=f"file:///{n}.md", content=f"bulk {n}"), [Chunk(content=f"bulk {n}", order=0)],
-             [fake_embed(f"bulk {n}")]) for n in range(30)]
-    await store.load_documents(bulk)
-    await store.vacuum(retention_seconds=0)
-    (large,) = [fid for fid, rows in (await fragments(store)).items() if rows == 30]
-    for n in range(6):
-        await store.delete_document((await store.get_document_by_uri(f"file:///{n}.md")).id)
+    large = await bulk_with_deletions(store, fake_embed, 6)
     await write_notes(store, write_doc, 6)  # crosses the compaction after writes
     after = await fragments(store)
     assert after[large] == 30 and len(after) < 4

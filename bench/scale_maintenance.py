@@ -1,14 +1,18 @@
 """How long a write waits for auto-maintenance, at scale (bench/scale.py).
 
-The database gets the writes bench/scale.py times (``batches`` batches of
-64 documents, one after another), which leave small fragments, index deltas
-and versions behind. Then the store's auto-maintenance runs
+The database gets ``batches`` writes of 64 documents, one after another, as
+bench/scale.py times them: 128 of them leave about 65,000 rows in small
+fragments (the writes' own compaction merges them into fragments of about
+16,000 rows), which auto-maintenance merges in one step of about 65,000
+rows, the most one compaction step rewrites; they also leave index deltas
+and versions. Then the store's auto-maintenance runs
 (``store.maintenance.auto_maintain()``, what the ingester runs after writes
 and on stop), at retention 0 so that it also removes every untagged version
 those writes left, while in the same process:
 
 - the ingester's writes keep coming: one more 64-document batch after
-  another through the same store (at most ``batches`` of them), each timed;
+  another through the same store (at most ``during_batches`` of them), each
+  timed;
 - a probe takes the database's writer lock every 100 ms, as a writer in
   another process would (a ``WriterLock`` of its own), and lets it go at once;
   the longest it waited is the figure.
@@ -46,7 +50,7 @@ async def timed_writes(store: Any, corpus: Any, first_document: int, batch: int,
 
 
 async def measure_auto_maintenance(root: Path, corpus: Any, first_document: int, *, batch: int, batches: int,
-                                   tag: str) -> dict[str, Any]:
+                                   during_batches: int, tag: str) -> dict[str, Any]:
     from haiku.core.scope import DatabaseScope
     from haiku.core.store import Store, WriterLock
 
@@ -71,7 +75,7 @@ async def measure_auto_maintenance(root: Path, corpus: Any, first_document: int,
                 await asyncio.sleep(PROBE_EVERY_S)
 
         async def write() -> None:
-            during.extend(await timed_writes(store, corpus, first_document + batches * batch, batch, batches,
+            during.extend(await timed_writes(store, corpus, first_document + batches * batch, batch, during_batches,
                                              until=run.done))
 
         _, _, report = await asyncio.gather(probe(), write(), run)
@@ -100,7 +104,8 @@ def report_lines(results: dict[str, Any]) -> list[str]:
         return []
     lines = [
         "",
-        "Auto-maintenance after those writes (what the ingester runs in the background and on stop: bounded "
+        "Auto-maintenance after 128 such writes (about 65,000 rows in small fragments, what its largest "
+        "compaction step merges; what the ingester runs in the background and on stop: bounded "
         "steps, the writer lock released between two; retention 0, so it also drops every untagged version "
         "the writes left), while 64-document writes keep arriving through the same store and a probe takes "
         "the writer lock every 100 ms as another process would:",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from haiku.core.logs import get_logger
@@ -73,6 +73,33 @@ class MaintenanceReport:
     seconds: float
     longest_step_s: float  # the longest one step held the writer lock: the most a write waited on it
     finished: bool  # False when the run stopped early (on close, or past its budget), leaving work for the next
+
+
+@dataclass
+class _Run:
+    """One run of auto-maintenance as it goes."""
+
+    retention_seconds: int
+    budget_s: float | None
+    started: float = field(default_factory=time.monotonic)
+    steps: int = 0
+    versions_removed: int = 0
+    longest_step_s: float = 0.0
+    finished: bool = True  # until it stops early or leaves work
+
+    def past_budget(self) -> bool:
+        return self.budget_s is not None and time.monotonic() - self.started >= self.budget_s
+
+    def record(self, kind: str, work: int, held_s: float) -> None:
+        self.steps += 1
+        self.longest_step_s = max(self.longest_step_s, held_s)
+        if kind == OLD_VERSIONS:
+            self.versions_removed += work
+
+    def report(self) -> MaintenanceReport:
+        seconds = round(time.monotonic() - self.started, 3)
+        return MaintenanceReport(self.steps, self.versions_removed, seconds, round(self.longest_step_s, 3),
+                                 self.finished)
 
 
 class Maintenance:
@@ -149,43 +176,46 @@ class Maintenance:
 
     async def _run(self, budget_s: float | None, lock_timeout_s: float | None, *, background: bool) -> MaintenanceReport:
         self.gate.require_writable("auto-maintenance")
-        retention = self._retention(None)
-        started = time.monotonic()
-        steps = versions = 0
-        longest = 0.0
-        finished = False
+        run = _Run(retention_seconds=self._retention(None), budget_s=budget_s)
         self.gate.dirty = False  # a write from now on marks it again
         try:
             for name in list(self.handles.tables):
-                skip: set[str] = set()
-                for _ in range(MAX_STEPS_PER_TABLE):
-                    if (background and self._closing) or (budget_s is not None and time.monotonic() - started >= budget_s):
-                        return self._report(steps, versions, started, longest, finished=False)
-                    began = time.monotonic()
-                    async with self.gate.writing("auto-maintenance", timeout_s=lock_timeout_s):
-                        step = await next_step(name, self.handles.tables[name], retention, skip)
-                        if step is None:
-                            break
-                        work = await step.run()
-                        self.handles.pinned_chunks = None
-                    held = time.monotonic() - began
-                    steps, longest = steps + 1, max(longest, held)
-                    if step.kind == OLD_VERSIONS:
-                        versions += work
-                    if work == 0:
-                        skip.add(step.kind)  # nothing to do of that kind now (e.g. versions within the retention)
-                    log.debug("store.maintenance_step", database=self.handles.name, table=name, kind=step.kind,
-                              work=work, seconds=round(held, 3))
-                    await asyncio.sleep(STEP_PAUSE_S)
-            finished = True
-            return self._report(steps, versions, started, longest, finished=True)
+                if not await self._maintain_table(name, run, lock_timeout_s, background=background):
+                    break
+            return self._report(run)
         finally:
-            if not finished:
+            if not run.finished:
                 self.gate.dirty = True
             self.last_auto_run = time.monotonic()
 
-    def _report(self, steps: int, versions: int, started: float, longest: float, *, finished: bool) -> MaintenanceReport:
-        report = MaintenanceReport(steps, versions, round(time.monotonic() - started, 3), round(longest, 3), finished)
+    async def _maintain_table(
+        self, name: str, run: _Run, lock_timeout_s: float | None, *, background: bool
+    ) -> bool:
+        """The table's steps, one at a time, until it needs none; ``False`` when the run must stop."""
+        skip: set[str] = set()
+        for _ in range(MAX_STEPS_PER_TABLE):
+            if (background and self._closing) or run.past_budget():
+                run.finished = False
+                return False
+            async with self.gate.writing("auto-maintenance", timeout_s=lock_timeout_s):
+                began = time.monotonic()
+                step = await next_step(name, self.handles.tables[name], run.retention_seconds, skip)
+                if step is None:
+                    return True
+                work = await step.run()
+                self.handles.pinned_chunks = None
+                held = time.monotonic() - began
+            run.record(step.kind, work, held)
+            if work == 0:
+                skip.add(step.kind)  # nothing of that kind to do now (e.g. every old version is within the retention)
+            log.debug("store.maintenance_step", database=self.handles.name, table=name, kind=step.kind, work=work,
+                      seconds=round(held, 3))
+            await asyncio.sleep(STEP_PAUSE_S)
+        run.finished = False  # more than one run's share: the rest is the next run's
+        return True
+
+    def _report(self, run: _Run) -> MaintenanceReport:
+        report = run.report()
         log.info(
             "store.auto_maintained",
             database=self.handles.name,

@@ -80,7 +80,7 @@ NOISE = 0.015  # per dimension: |noise| ~ 0.29 for 384 dimensions, cosine to the
 SEED = 11
 WRITE_BATCH = 64
 WRITE_BATCHES = 33  # consecutive batches: one of them crosses the compaction after writes (every 32 fragments)
-MAINTENANCE_BATCHES = 128  # writes before auto-maintenance: ~65k rows of small fragments, its largest step
+MAINTENANCE_BATCHES = 128  # writes before auto-maintenance: ~65k rows of small fragments, several steps
 BEFORE_WRITES = "scale-before-writes"
 SETTINGS = [(40, 50), (20, 30), (10, 10)]  # (nprobes, refine_factor); the first is the shipped default
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")

@@ -2,10 +2,8 @@
 
 The database gets ``batches`` writes of 64 documents, one after another, as
 bench/scale.py times them: 128 of them leave about 65,000 rows in small
-fragments (the writes' own compaction merges them into fragments of about
-16,000 rows), which auto-maintenance merges in one step of about 65,000
-rows, the most one compaction step rewrites; they also leave index deltas
-and versions. Then the store's auto-maintenance runs
+fragments, index deltas and versions, for auto-maintenance to merge (at most
+about 16,000 rows a step) and drop. Then the store's auto-maintenance runs
 (``store.maintenance.auto_maintain()``, what the ingester runs after writes
 and on stop), at retention 0 so that it also removes every untagged version
 those writes left, while in the same process:
@@ -104,8 +102,7 @@ def report_lines(results: dict[str, Any]) -> list[str]:
         return []
     lines = [
         "",
-        "Auto-maintenance after 128 such writes (about 65,000 rows in small fragments, what its largest "
-        "compaction step merges; what the ingester runs in the background and on stop: bounded "
+        "Auto-maintenance after 128 such writes (about 65,000 rows in small fragments; what the ingester runs in the background and on stop: bounded "
         "steps, the writer lock released between two; retention 0, so it also drops every untagged version "
         "the writes left), while 64-document writes keep arriving through the same store and a probe takes "
         "the writer lock every 100 ms as another process would:",

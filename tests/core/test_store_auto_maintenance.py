@@ -1,7 +1,7 @@
 """Auto-maintenance works in bounded steps and never makes a write wait for all of it (docs/storage.md).
 
-The step sizes are shrunk here (a "small" fragment is under 4 rows, an index
-merge reads at most 8 rows) so that a database of a few dozen rows needs as
+The step sizes are shrunk here (a "small" fragment is under 8 rows, and an
+index merge reads at most 8 rows) so that a database of a few dozen rows needs as
 many steps as a large one does.
 """
 
@@ -28,7 +28,6 @@ WRITES = 24
 
 @pytest.fixture
 def small_steps(monkeypatch):
-    monkeypatch.setattr(indexes, "WRITE_COMPACT_TARGET_ROWS", 4)
     monkeypatch.setattr(indexes, "COMPACT_AT_FRAGMENTS", 10_000)  # writes leave every fragment to maintenance
     monkeypatch.setattr(maintenance_steps, "STEP_ROWS", 8)
 
@@ -104,7 +103,7 @@ async def bulk_with_deletions(store, fake_embed, deleted: int) -> int:
 
 async def test_auto_maintenance_leaves_the_bulk_to_vacuum_which_still_does_the_full_job(store, write_doc, fake_embed,
                                                                                         monkeypatch):
-    monkeypatch.setattr(indexes, "WRITE_COMPACT_TARGET_ROWS", 20)
+    monkeypatch.setattr(maintenance_steps, "STEP_ROWS", 20)
     monkeypatch.setattr(indexes, "COMPACT_AT_FRAGMENTS", 10_000)
     large = await bulk_with_deletions(store, fake_embed, 5)
     await write_notes(store, write_doc, 6)
@@ -177,7 +176,6 @@ _CHILD = textwrap.dedent(
     from haiku.core.scope import DatabaseScope
     from haiku.core.store import Store, indexes, maintenance, maintenance_steps
 
-    indexes.WRITE_COMPACT_TARGET_ROWS = 4
     maintenance_steps.STEP_ROWS = 4
     maintenance.STEP_PAUSE_S = 0.0
 

@@ -86,22 +86,23 @@ async def optimize_indices(table: AsyncTable, names: list[str], merge: int) -> N
     await table.checkout_latest()
 
 
-def small_fragment_compaction(dataset: Any) -> CompactionOptions:
-    """Compaction of the small fragments only: one of ``WRITE_COMPACT_TARGET_ROWS`` rows or more stays as it is.
+def small_fragment_compaction(dataset: Any, target_rows: int) -> CompactionOptions:
+    """Compaction of the fragments under ``target_rows`` rows into ones of about that many; larger ones stay.
 
-    A large fragment is left out even when rows were deleted from it: rewriting
-    it would cost what the table holds (``vacuum`` does that).
+    A larger fragment is left out even when rows were deleted from it:
+    rewriting it would cost what it holds (``vacuum`` does that).
     """
     from lance.optimize import CompactionOptions
 
-    large = [f.fragment_id for f in dataset.get_fragments() if f.metadata.physical_rows >= WRITE_COMPACT_TARGET_ROWS]
-    return CompactionOptions(target_rows_per_fragment=WRITE_COMPACT_TARGET_ROWS, excluded_fragment_ids=large)
+    large = [f.fragment_id for f in dataset.get_fragments() if f.metadata.physical_rows >= target_rows]
+    return CompactionOptions(target_rows_per_fragment=target_rows, excluded_fragment_ids=large)
 
 
 async def compact_small_fragments(table: AsyncTable) -> None:
-    """Merge the small fragments writes leave (``small_fragment_compaction``)."""
+    """Merge the small fragments writes leave: those under ``WRITE_COMPACT_TARGET_ROWS`` rows."""
     dataset = await table.to_lance()
-    await asyncio.to_thread(lambda: dataset.optimize.compact_files(**small_fragment_compaction(dataset)))
+    options = small_fragment_compaction(dataset, WRITE_COMPACT_TARGET_ROWS)
+    await asyncio.to_thread(lambda: dataset.optimize.compact_files(**options))
     await table.checkout_latest()
 
 

@@ -6,9 +6,9 @@ lock on its own, releasing the lock before the next:
 
 * **index deltas**: merge an index's newest deltas, at most ``STEP_ROWS``
   rows of them, into one (the main part of the index is never rewritten);
-* **compaction**: merge one group of small fragments (under
-  ``WRITE_COMPACT_TARGET_ROWS`` rows each, so a group holds about that many
-  rows); larger fragments, and the rows deleted in them, stay for ``vacuum``;
+* **compaction**: merge one group of small fragments (under ``STEP_ROWS``
+  rows each, into one of about that many, less than twice as many); larger
+  fragments, and the rows deleted in them, stay for ``vacuum``;
 * **old versions**: remove up to ``VERSIONS_PER_STEP`` untagged versions
   older than the retention.
 
@@ -32,9 +32,10 @@ from haiku.core.store.indexes import optimize_indices
 if TYPE_CHECKING:
     from lancedb.table import AsyncTable
 
-# The most rows one merge of index deltas reads: a compaction step rewrites about as many
-# (WRITE_COMPACT_TARGET_ROWS), so no step costs much more than a write that compacts.
-STEP_ROWS = 65_536
+# The most rows one merge of index deltas reads, and about what one compaction step rewrites (less
+# than twice as many): what a write's own compaction of 32 fragments of 512 rows rewrites, so a
+# step costs about what such a write does (measured: docs/benchmarks.md, "Scale").
+STEP_ROWS = 16_384
 VERSIONS_PER_STEP = 64
 
 DELTAS, COMPACTION, OLD_VERSIONS = "index deltas", "compaction", "old versions"
@@ -93,7 +94,7 @@ async def _delta_step(name: str, table: AsyncTable, dataset: Any, retention_seco
 async def _compaction_step(name: str, table: AsyncTable, dataset: Any, retention_seconds: int) -> Step | None:
     from lance.optimize import Compaction
 
-    plan = await asyncio.to_thread(Compaction.plan, dataset, indexes.small_fragment_compaction(dataset))
+    plan = await asyncio.to_thread(Compaction.plan, dataset, indexes.small_fragment_compaction(dataset, STEP_ROWS))
     if plan.num_tasks() == 0:
         return None
     task = plan.tasks[0]

@@ -7,7 +7,7 @@ import re
 from haiku.core.config import AppConfig
 from haiku.core.store import maintenance
 
-ONE_STEP_S = 5.0  # the longest a maintenance step runs at a million chunks (docs/benchmarks.md, "Scale")
+ONE_STEP_S = 5.0  # what one maintenance step may take at a million chunks, its target (docs/ingester.md)
 
 
 def test_the_units_stop_timeout_covers_the_grace_and_the_bounded_maintenance_on_stop(repo_root):

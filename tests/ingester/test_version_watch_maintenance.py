@@ -33,15 +33,15 @@ async def served(make_config, tmp_path):
     store = await Store.open(ref, config, create=True)
     runtime = DatabaseRuntime(name="notes", ref=ref, sources={}, store=store)
     store.maintenance.on_step = runtime.own_maintenance_step  # as the ingester opens its stores
+    for n in range(6):
+        await write(store, n)
+    runtime.known_version = await latest_version(runtime)  # as its last job noted
     return config, ref, store, runtime
 
 
 async def test_auto_maintenance_of_the_ingesters_store_leaves_nothing_to_reconcile(make_config, tmp_path):
     _, _, store, runtime = await served(make_config, tmp_path)
     try:
-        for n in range(6):
-            await write(store, n)
-        runtime.known_version = await latest_version(runtime)
         report = await store.maintenance.auto_maintain()
         assert report.steps > 0
         assert await latest_version(runtime) == runtime.known_version  # every commit since was its own
@@ -52,9 +52,6 @@ async def test_auto_maintenance_of_the_ingesters_store_leaves_nothing_to_reconci
 async def test_a_change_from_outside_stays_to_reconcile_after_the_ingesters_maintenance(make_config, tmp_path):
     config, ref, store, runtime = await served(make_config, tmp_path)
     try:
-        for n in range(6):
-            await write(store, n)
-        runtime.known_version = await latest_version(runtime)
         other = await Store.open(ref, config)  # another writer, as `haiku-rag` in another process
         await write(other, 99)
         await other.close()
@@ -74,8 +71,7 @@ async def test_the_watch_does_not_look_while_the_ingesters_store_holds_its_write
     watch = VersionWatch(SimpleNamespace(databases={"notes": runtime}, reconcile=reconcile, wake=SimpleNamespace(
         set=lambda: None)))
     try:
-        await write(store, 1)
-        runtime.known_version = await latest_version(runtime) - 1  # as if a commit had not been noted yet
+        runtime.known_version -= 1  # as if a commit had not been noted yet
         async with store.writer_lock():
             assert await watch.check() == []
         assert await watch.check() == ["notes"] and reconciled == ["notes"]

@@ -24,6 +24,8 @@ __all__ = [
     "DuplicateSourceError",
     "EmptyFileError",
     "EmptyListingError",
+    "EngineNotInstalledError",
+    "EngineUnavailableError",
     "FileTooLargeError",
     "IngesterError",
     "MissingFileError",
@@ -108,6 +110,18 @@ class SweepError(IngesterError):
 
 class EmptyListingError(SweepError):
     """A root listed nothing while documents are known: deleting them all is refused."""
+
+
+class EngineNotInstalledError(IngesterError):
+    """``ingester.engine.type`` names an engine whose extra is not installed: refused at start."""
+
+
+class EngineUnavailableError(IngesterError):
+    """The engine (a Ray cluster) cannot be reached: no fault of the job's file.
+
+    The job goes back to the queue with its attempt uncounted; ``serve`` waits
+    and tries again with back-off, ``run-batch`` stops and exits 1.
+    """
 
 
 class PermanentJobError(IngesterError):

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from haiku.core.config.engine import EngineConfig, LocalEngineConfig
 from haiku.core.convert.formats import include_patterns
 
 DEFAULT_DATABASE_NAME = "haiku.rag"
@@ -425,6 +426,7 @@ class IngesterConfig(_Section):
     databases: dict[str, IngestedDatabaseConfig] = Field(default_factory=dict)
     queue: QueueConfig = Field(default_factory=QueueConfig)
     workers: WorkersConfig = Field(default_factory=WorkersConfig)
+    engine: EngineConfig = Field(default_factory=LocalEngineConfig)  # see haiku.core.config.engine
 
     @field_validator("databases", mode="before")
     @classmethod

@@ -22,8 +22,8 @@ from typing import Any, Protocol
 from haiku.core.models import Chunk, Document
 from haiku.ingester.errors import SymlinkOutsideRootError
 from haiku.ingester.pipeline.embed import EmbedBatcher
+from haiku.ingester.pipeline.engine import FileConverter
 from haiku.ingester.pipeline.files import content_hash, inspect_file, read_bytes
-from haiku.ingester.pipeline.pool import ConversionPool
 from haiku.ingester.pipeline.reuse import plan_embedding, stored_vectors
 from haiku.ingester.pipeline.writer import DocumentWriter
 from haiku.ingester.queue import Job, SyncState, SyncUpdate
@@ -66,7 +66,7 @@ class Outcome:
 
 
 class JobProcessor:
-    def __init__(self, *, sync: SyncState, pool: ConversionPool, batcher: EmbedBatcher) -> None:
+    def __init__(self, *, sync: SyncState, pool: FileConverter, batcher: EmbedBatcher) -> None:
         self.sync = sync
         self.pool = pool
         self.batcher = batcher

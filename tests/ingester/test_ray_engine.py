@@ -176,7 +176,7 @@ async def world(tmp_path_factory, cluster) -> World:
     killer.done.set()
     w.facts["doomed_killed"] = len(killer.killed)
     w.facts["doomed_status"] = run(["status", "--dead", "--json"], doomed)
-    print({k: round(v.seconds, 1) for k, v in w.runs.items()})
+    print("RUNS", {k: round(v.seconds, 1) for k, v in w.runs.items()})
     return w
 
 
@@ -215,7 +215,7 @@ def test_a_ray_worker_killed_mid_conversion_is_retried_and_its_file_written_once
 def test_a_file_whose_worker_dies_on_every_try_is_dead_lettered_with_its_reason(world):
     result = world.runs["doomed"]
     assert result.returncode == 1, result.stderr[-3000:]
-    assert world.facts["doomed_killed"] == 2  # the first try and max_task_retries: 1 more
+    assert world.facts["doomed_killed"] == 2, world.facts["doomed_killed"]  # the first try and 1 retry
     assert "the conversion worker died while converting it" in result.stderr
     dead = world.facts["doomed_status"]
     assert "doomed.md" in dead.stdout and "died while converting it" in dead.stdout, dead.stdout

@@ -14,13 +14,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from haiku.core.config import WorkersConfig
+from haiku.core.config import RetryConfig, WorkersConfig
 from haiku.ingester.app import IngesterApp
 from haiku.ingester.errors import DiskFullError, EngineUnavailableError, IngesterError, is_disk_full
 from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.process import JobReleased
 from haiku.ingester.queue import Job, WrittenCounts
-from haiku.ingester.retry import describe, retry_delay
+from haiku.ingester.retry import backoff_delay, describe, retry_delay
 from haiku.ingester.versions import WRITING_ACTIONS, note_own_write
 
 
@@ -62,14 +62,13 @@ class Tally:
 class EngineWait:
     """Back-off while the engine (a Ray cluster) is unreachable: no job is claimed until ``until``.
 
-    Each loss in a row doubles the wait, from 2 s up to 60 s; a job that
-    finishes resets it. ``stop`` (run-batch) ends the run instead.
+    Each loss in a row waits longer, as ``ingester.workers.retry`` says (its
+    ``max_attempts`` does not apply: a cluster fault is not the file's); a job
+    that finishes resets it. ``stop`` (run-batch) ends the run instead.
     """
 
-    FIRST_S = 2.0
-    MAX_S = 60.0
-
-    def __init__(self, *, stop: bool) -> None:
+    def __init__(self, policy: RetryConfig, *, stop: bool) -> None:
+        self.policy = policy
         self.stop = stop
         self.until = 0.0
         self._losses = 0
@@ -81,8 +80,8 @@ class EngineWait:
         """Note a loss; the new wait in seconds, or None when one is already running."""
         if self.waiting():
             return None
-        delay = min(self.FIRST_S * 2**self._losses, self.MAX_S)
         self._losses += 1
+        delay = backoff_delay(self.policy, self._losses)
         self.until = time.time() + delay
         return delay
 
@@ -110,7 +109,7 @@ class WorkerPool:
         # Set when a write found the disk full (or, for run-batch, the engine is gone):
         # the claim loop ends and the caller raises it.
         self.fatal: IngesterError | None = None
-        self.engine_wait = EngineWait(stop=stop_when_engine_lost)
+        self.engine_wait = EngineWait(self.settings.retry, stop=stop_when_engine_lost)
 
     @property
     def busy(self) -> int:

@@ -64,14 +64,13 @@ class Driver:
         self._settings = hello["converter"]
         retries = int(hello["max_task_retries"])
         self._convert = convert_file.options(max_retries=retries, retry_exceptions=False)
-        gpus = float(hello["gpus_per_embedder"])
-        self._actors = [
-            EmbedderActor.options(num_cpus=1, num_gpus=gpus, max_restarts=-1, max_task_retries=retries).remote(
-                hello["embeddings"]
-            )
-            for _ in range(int(hello["embedders"]))
-        ] if hello.get("embeddings") is not None else []
-        self._next_actor = itertools.cycle(range(max(len(self._actors), 1)))
+        self._embedder = EmbedderActor.options(
+            num_cpus=1, num_gpus=float(hello["gpus_per_embedder"]), max_restarts=-1, max_task_retries=retries
+        )
+        self._embeddings = hello.get("embeddings")
+        self._embedders = int(hello["embedders"])
+        self._actors: list[Any] = []  # made by the first texts to embed: a run with none loads no model
+        self._next_actor = itertools.cycle(range(self._embedders))
 
     def reply(self, request_id: int, answer: dict[str, Any]) -> None:
         from haiku.ingester.pipeline.protocol import write_frame
@@ -124,6 +123,8 @@ class Driver:
 
     def _submit_embed(self, request: dict[str, Any]) -> None:
         exceptions = self._ray.exceptions
+        if not self._actors:
+            self._actors = [self._embedder.remote(self._embeddings) for _ in range(self._embedders)]
         actor = self._actors[next(self._next_actor)]
         ref = actor.embed.remote(request["texts"])
 

@@ -24,10 +24,10 @@ __all__ = [
     "DuplicateSourceError",
     "EmptyFileError",
     "EmptyListingError",
-    "EngineNotInstalledError",
     "EngineUnavailableError",
     "FileTooLargeError",
     "IngesterError",
+    "MissingExtraError",
     "MissingFileError",
     "NotARegularFileError",
     "NothingToIngestError",
@@ -112,8 +112,8 @@ class EmptyListingError(SweepError):
     """A root listed nothing while documents are known: deleting them all is refused."""
 
 
-class EngineNotInstalledError(IngesterError):
-    """``ingester.engine.type`` names an engine whose extra is not installed: refused at start."""
+class MissingExtraError(IngesterError):
+    """The configuration needs an optional extra that is not installed (the Ray engine, s3 sources)."""
 
 
 class EngineUnavailableError(IngesterError):

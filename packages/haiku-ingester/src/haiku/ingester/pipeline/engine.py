@@ -19,7 +19,7 @@ from haiku.core.config import AppConfig
 from haiku.core.convert import ConvertedDocument
 from haiku.core.convert.files import tokenizer_dir
 from haiku.core.embedders import Embedder, get_embedder
-from haiku.ingester.errors import EngineNotInstalledError
+from haiku.ingester.errors import MissingExtraError
 
 RAY_INSTALL = "pip install 'haiku-ingester[ray]'"
 
@@ -72,7 +72,7 @@ def ray_installed() -> bool:
 def check_engine(config: AppConfig) -> None:
     """Refuse at start an engine whose extra is missing, saying how to install it."""
     if config.ingester.engine.type == "ray" and not ray_installed():
-        raise EngineNotInstalledError(
+        raise MissingExtraError(
             f"ingester.engine.type is ray, but Ray is not installed; install it with: {RAY_INSTALL}"
         )
 

@@ -82,6 +82,11 @@ def read_bytes(facts: FileFacts, *, max_file_size: int) -> bytes:
     """Read at most max_file_size + 1 bytes, so a file growing meanwhile is still caught."""
     with open(facts.path, "rb") as handle:
         data = handle.read(max_file_size + 1)
+    return check_bytes(facts, data, max_file_size=max_file_size)
+
+
+def check_bytes(facts: FileFacts, data: bytes, *, max_file_size: int) -> bytes:
+    """The bytes read for ``facts`` (at most max_file_size + 1 of them), if the pipeline can take them."""
     if len(data) > max_file_size:
         raise FileTooLargeError(f"{facts.path}: grew over max_file_size ({max_file_size} bytes) while being read")
     if not data:

@@ -15,7 +15,6 @@ deleted only if it came from the job's source.
 from __future__ import annotations
 
 import asyncio
-import os
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -23,11 +22,11 @@ from haiku.core.models import Chunk, Document
 from haiku.ingester.errors import SymlinkOutsideRootError
 from haiku.ingester.pipeline.embed import EmbedBatcher
 from haiku.ingester.pipeline.engine import FileConverter
-from haiku.ingester.pipeline.files import content_hash, inspect_file, read_bytes
+from haiku.ingester.pipeline.files import content_hash
 from haiku.ingester.pipeline.reuse import plan_embedding, stored_vectors
 from haiku.ingester.pipeline.writer import DocumentWriter
 from haiku.ingester.queue import Job, SyncState, SyncUpdate
-from haiku.ingester.sources.fs import FolderSource
+from haiku.ingester.sources import Source
 
 # Metadata keys the pipeline owns on every document it writes.
 SOURCE_ID = "source_id"
@@ -76,7 +75,7 @@ class JobProcessor:
         self._write_locks: dict[str, asyncio.Lock] = {}
         self.writer = DocumentWriter(self._writing)
 
-    async def run(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:
+    async def run(self, job: Job, source: Source, store: WritableStore) -> Outcome:
         if job.op == "delete":
             return await self.delete(job, source, store)
         return await self.upsert(job, source, store)
@@ -97,7 +96,7 @@ class JobProcessor:
             lock = self._write_locks[database] = asyncio.Lock()
         return lock
 
-    async def upsert(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:
+    async def upsert(self, job: Job, source: Source, store: WritableStore) -> Outcome:
         path = source.path_for(job.uri)
         max_size = source.config.max_file_size
         with self.batcher.producing():
@@ -106,7 +105,7 @@ class JobProcessor:
             except SymlinkOutsideRootError:
                 await self._drop_own_document(job, store)  # ingested before the rule, or while allowed
                 raise
-            facts = await asyncio.to_thread(inspect_file, path, max_file_size=max_size)
+            facts = await asyncio.to_thread(source.inspect, path, max_file_size=max_size)
             state = self.sync.get(job.database, job.source_id, job.uri)
             if state is not None and state.revision == facts.revision and state.document_id:
                 return Outcome("unchanged", None, state.document_id)
@@ -117,7 +116,7 @@ class JobProcessor:
                 async with self._reading:
                     if self.stopping:
                         raise JobReleased()
-                    data = await asyncio.to_thread(read_bytes, facts, max_file_size=max_size)
+                    data = await asyncio.to_thread(source.read, facts, max_file_size=max_size)
                     digest = content_hash(data)
                     metadata = {
                         SOURCE_ID: job.source_id,
@@ -165,9 +164,9 @@ class JobProcessor:
             async with self._writing(job.database):
                 await store.delete_document(document.id)
 
-    async def delete(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:
+    async def delete(self, job: Job, source: Source, store: WritableStore) -> Outcome:
         path = source.path_for(job.uri)
-        if os.path.lexists(path) and source.entry_for(path) is not None:
+        if await asyncio.to_thread(source.present, path):
             return Outcome("skipped", None)  # the file is back; its upsert keeps the document
         document = await store.get_document_by_uri(job.uri)
         if document is None or document.id is None:

@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import itertools
 import os
-import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -32,7 +31,7 @@ from haiku.ingester.errors import (
 )
 from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.engine import Engine
-from haiku.ingester.pipeline.protocol import body_size, decode_body, encode_frame, header_size
+from haiku.ingester.pipeline.protocol import body_size, decode_body, encode_frame, header_size, spawn_child
 
 _CONNECT_TIMEOUT_S = 180.0  # joining a cluster; Ray itself gives up sooner on a wrong address
 _COOLDOWN_S = 5.0  # after a failed start, requests fail at once for this long instead of each trying
@@ -86,15 +85,7 @@ class RayDriver:
         return self._proc is not None and self._proc.returncode is None and self._reader is not None
 
     async def _spawn(self) -> None:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "haiku.ingester.pipeline.engine_ray_driver",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=dict(os.environ),
-        )
+        proc = await spawn_child("haiku.ingester.pipeline.engine_ray_driver", dict(os.environ))
         self._proc = proc
         self._stderr = asyncio.create_task(self._log_output(proc))
         try:

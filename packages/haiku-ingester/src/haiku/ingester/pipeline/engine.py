@@ -83,7 +83,8 @@ def build_engine(config: AppConfig, *, starving: Callable[[], bool]) -> Engine:
     if config.ingester.engine.type == "ray":
         from haiku.ingester.pipeline.engine_ray import build_ray_engine
 
-        return build_ray_engine(config, settings)
+        converter, embedder = build_ray_engine(config, settings)
+        return Engine("ray", converter, embedder)
     from haiku.ingester.pipeline.pool import ConversionPool
 
     pool = ConversionPool(

@@ -30,7 +30,6 @@ from haiku.ingester.errors import (
     EngineUnavailableError,
 )
 from haiku.ingester.logs import get_logger
-from haiku.ingester.pipeline.engine import Engine
 from haiku.ingester.pipeline.protocol import body_size, decode_body, encode_frame, header_size, spawn_child
 
 _CONNECT_TIMEOUT_S = 180.0  # joining a cluster; Ray itself gives up sooner on a wrong address
@@ -253,7 +252,8 @@ class RayEmbedder:
         return (await self.embed_documents([text]))[0]
 
 
-def build_ray_engine(config: AppConfig, converter_settings: dict[str, Any]) -> Engine:
+def build_ray_engine(config: AppConfig, converter_settings: dict[str, Any]) -> tuple[RayConverter, Any]:
+    """The Ray engine's converter and embedder (a local model runs in actors, an endpoint is called from here)."""
     settings = config.ingester.engine
     assert isinstance(settings, RayEngineConfig)
     local = get_embedder(config)
@@ -270,4 +270,4 @@ def build_ray_engine(config: AppConfig, converter_settings: dict[str, Any]) -> E
     driver = RayDriver(hello)
     converter = RayConverter(driver, size=settings.converters, timeout_s=config.processing.conversion_timeout_s)
     embedder = RayEmbedder(driver, local, embedders=settings.embedders) if on_cluster else local
-    return Engine("ray", converter, embedder)
+    return converter, embedder

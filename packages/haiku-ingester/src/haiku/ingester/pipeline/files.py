@@ -20,7 +20,11 @@ from haiku.ingester.errors import (
     SymlinkLoopError,
     UnsupportedFileError,
 )
-from haiku.ingester.sources.fs import revision_of
+
+
+def revision_of(st: os.stat_result) -> str:
+    """A file's revision: its modification time and size."""
+    return f"{st.st_mtime_ns}-{st.st_size}"
 
 
 @dataclass(frozen=True)

@@ -25,12 +25,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote_to_bytes, urlparse
 
 from haiku.core.config import FsSourceConfig, RetryConfig
 from haiku.core.errors import database_label
 from haiku.ingester.errors import SymlinkOutsideRootError
+from haiku.ingester.pipeline.files import FileFacts, inspect_file, read_bytes, revision_of
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,6 @@ class FileEntry:
     path: Path
     uri: str
     revision: str
-
-
-def revision_of(st: os.stat_result) -> str:
-    return f"{st.st_mtime_ns}-{st.st_size}"
 
 
 def path_of_uri(uri: str) -> Path:
@@ -140,14 +136,10 @@ class FolderSource:
         return FileEntry(path=path, uri=self.uri_for(path), revision=revision)
 
     # --- reading (the pipeline's view of a file, as of an object in sources.s3) ----
-    def inspect(self, path: Path, *, max_file_size: int) -> Any:
-        from haiku.ingester.pipeline.files import inspect_file
-
+    def inspect(self, path: Path, *, max_file_size: int) -> FileFacts:
         return inspect_file(path, max_file_size=max_file_size)
 
-    def read(self, facts: Any, *, max_file_size: int) -> bytes:
-        from haiku.ingester.pipeline.files import read_bytes
-
+    def read(self, facts: FileFacts, *, max_file_size: int) -> bytes:
         return read_bytes(facts, max_file_size=max_file_size)
 
     def present(self, path: Path) -> bool:

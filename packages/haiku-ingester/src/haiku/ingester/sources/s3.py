@@ -25,6 +25,7 @@ from haiku.ingester.errors import (
     MissingFileError,
     UnsupportedFileError,
 )
+from haiku.ingester.pipeline.files import FileFacts, check_bytes
 from haiku.ingester.sources.fs import FileEntry, matches
 
 S3_INSTALL = "pip install 'haiku-ingester[s3]'"
@@ -137,7 +138,7 @@ class S3Source:
                     key = item["Key"]
                     if self.wants(key):
                         uri = self.uri_for(key)
-                        revision = revision_of(item["ETag"], item["Size"])
+                        revision = etag_revision(item["ETag"], item["Size"])
                         entries[uri] = FileEntry(path=self.path_for(uri), uri=uri, revision=revision)  # type: ignore[arg-type]
         except Exception as exc:
             raise OSError(f"the location {self.root} cannot be listed ({_reason(exc)})") from None
@@ -157,10 +158,8 @@ class S3Source:
         return True
 
     # --- reading -----------------------------------------------------------------
-    def inspect(self, path: ObjectPath, *, max_file_size: int) -> Any:
+    def inspect(self, path: ObjectPath, *, max_file_size: int) -> FileFacts:
         """The object's facts (format, size, revision); permanent errors say why it cannot be taken."""
-        from haiku.ingester.pipeline.files import FileFacts
-
         spec = format_of(path.name)
         if spec is None:
             raise UnsupportedFileError(
@@ -186,12 +185,10 @@ class S3Source:
             format=spec.converter,
             content_type=spec.content_type,
             size=size,
-            revision=revision_of(head["ETag"], size),
+            revision=etag_revision(head["ETag"], size),
         )
 
-    def read(self, facts: Any, *, max_file_size: int) -> bytes:
-        from haiku.ingester.pipeline.files import check_bytes
-
+    def read(self, facts: FileFacts, *, max_file_size: int) -> bytes:
         try:
             body = self.client.get_object(
                 Bucket=self.bucket, Key=self.key_of(facts.path), Range=f"bytes=0-{max_file_size}"
@@ -204,7 +201,7 @@ class S3Source:
         return check_bytes(facts, data, max_file_size=max_file_size)
 
 
-def revision_of(etag: str, size: int) -> str:
+def etag_revision(etag: str, size: int) -> str:
     return f"{etag.strip(chr(34))}-{size}"
 
 

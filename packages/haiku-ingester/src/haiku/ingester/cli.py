@@ -166,8 +166,9 @@ def run_batch_command(
         from haiku.ingester.pipeline.engine import engine_for_run
 
         def batch() -> Any:
+            config = load()
             try:
-                config = engine_for_run(load(), engine, address)
+                config = engine_for_run(config, engine, address)
             except ValueError as exc:
                 raise typer.BadParameter(str(exc)) from None
             return run_async(run_batch(config, db_name))

@@ -40,8 +40,9 @@ def ray_env(**extra: str) -> dict[str, str]:
 class RayCluster:
     """One head node on loopback; ``address`` is its GCS address."""
 
-    def __init__(self, *, num_cpus: int = 3, port: int | None = None) -> None:
+    def __init__(self, *, num_cpus: int = 3, port: int | None = None, env: dict[str, str] | None = None) -> None:
         self.num_cpus = num_cpus
+        self.env = env or {}  # for the workers: credentials the ingester never sends
         self.port = port or free_port()
         self.temp_dir = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # Ray's socket paths must stay short
         self.proc: subprocess.Popen | None = None
@@ -58,7 +59,7 @@ class RayCluster:
             "--dashboard-agent-listen-port", str(free_port()), "--temp-dir", self.temp_dir,
         ]  # fmt: skip
         log = open(Path(self.temp_dir) / "head.log", "wb")
-        self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=ray_env(), start_new_session=True)
+        self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=ray_env(**self.env), start_new_session=True)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -98,9 +99,17 @@ class RayCluster:
             try:
                 if os.getsid(int(entry.name)) != session:
                     continue
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             except (OSError, ProcessLookupError):
                 continue
-            if cmdline.startswith(title):
+            cmdline = self.title_of(int(entry.name))
+            if cmdline and cmdline.startswith(title):
                 pids.append(int(entry.name))
         return pids
+
+    @staticmethod
+    def title_of(pid: int) -> str:
+        """A process's title (what Ray shows as ``ray::TASK``), or "" once it is gone."""
+        try:
+            return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            return ""

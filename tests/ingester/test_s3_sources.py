@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import pytest
 import yaml
 from ingester_support import queue_rows, run_cli, snapshot, write_ingester_config
-from ray_cluster import free_port
+from ray_cluster import RayCluster, free_port, ray_env
 
 BUCKET = "sources"
 SECRET = "s3cr3t-never-logged"
@@ -41,7 +42,7 @@ def moto_endpoint():
         server.stop()
 
 
-def s3_config(tmp_path, endpoint: str, location: str):
+def s3_config(tmp_path, endpoint: str, location: str, engine: dict | None = None):
     path = write_ingester_config(
         tmp_path / "cfg.yaml",
         data_dir=tmp_path / "data",
@@ -57,6 +58,8 @@ def s3_config(tmp_path, endpoint: str, location: str):
             "storage_options": {"aws_endpoint": endpoint, "aws_region": "us-east-1", "allow_http": True},
         }
     ]
+    if engine is not None:
+        data["ingester"]["engine"] = engine
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
 
@@ -107,3 +110,38 @@ def test_an_s3_source_whose_bucket_is_missing_fails_run_batch_naming_it(tmp_path
     assert len(error) == 1 and "source bucket-docs of database 'docs'" in error[0], result.stderr[-2000:]
     assert "s3://no-such-bucket/docs cannot be listed (NoSuchBucket" in error[0]
     assert SECRET not in result.stderr
+
+
+async def test_with_the_ray_engine_the_worker_reads_the_object_with_its_own_credentials(tmp_path, moto_endpoint):
+    endpoint, client = moto_endpoint
+    client.put_object(Bucket=BUCKET, Key="ray/swifts.md", Body=b"# Swifts\n\nSwifts sleep on the wing.\n")
+    client.put_object(Bucket=BUCKET, Key="ray/terns.txt", Body=b"Terns fly from pole to pole.\n")
+    cluster = RayCluster(env=CREDENTIALS).start()
+    titles: set[str] = set()
+    try:
+        engine = {"type": "ray", "address": cluster.address, "converters": 2}
+        config = s3_config(tmp_path, endpoint, f"s3://{BUCKET}/ray", engine)
+        import threading
+
+        done = threading.Event()
+
+        def watch() -> None:  # which Ray tasks ran: the object is read where it is converted
+            while not done.is_set():
+                titles.update(t.split()[0] for t in map(cluster.title_of, cluster.session_pids("ray::")) if t)
+                done.wait(0.05)
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        result = run_cli(["run-batch"], config=config, **ray_env(**CREDENTIALS))
+        done.set()
+        watcher.join()
+        logs = "".join(p.read_text(errors="replace") for p in Path(cluster.temp_dir).rglob("*") if p.is_file()
+                       and p.suffix in (".log", ".out", ".err"))  # fmt: skip
+    finally:
+        cluster.stop()
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "ray::convert_object" in titles and "ray::convert_file" not in titles, titles
+    documents = await snapshot(tmp_path / "docs.lancedb", "docs")
+    assert sorted(documents) == [f"s3://{BUCKET}/ray/swifts.md", f"s3://{BUCKET}/ray/terns.txt"]
+    assert "on the wing" in documents[f"s3://{BUCKET}/ray/swifts.md"].chunk_texts[0]
+    assert SECRET not in result.stderr + result.stdout + logs

@@ -219,6 +219,19 @@ class RayConverter:
             return reply["document"]
         raise _failed(name, reply, limit)
 
+    async def convert_object(
+        self, *, name: str, fmt: str, ref: dict[str, Any], max_file_size: int, known_hash: str | None
+    ) -> tuple[str, ConvertedDocument | None]:
+        """An object the worker reads itself (``reading``): its hash, and its document unless the hash is known."""
+        request = {"name": name, "format": fmt, "ref": ref, "max_file_size": max_file_size, "known_hash": known_hash}
+        async with self._slots:
+            reply = await self.driver.call({"op": "convert_object", "timeout_s": self.timeout_s, **request})
+        if reply.get("ok"):
+            return reply["hash"], reply["document"]
+        if reply.get("kind") == "read":
+            raise OSError(reply.get("message"))  # transient, as a failed read is on the local engine
+        raise _failed(name, reply, self.timeout_s)
+
     async def close(self) -> None:
         await self.driver.close()
 

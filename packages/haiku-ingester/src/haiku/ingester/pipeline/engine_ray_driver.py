@@ -8,11 +8,13 @@ cluster), never the daemon, which starts another once the cluster is back.
 Frames (``protocol``) on stdin and stdout, many requests in flight at once:
 first the settings, answered ``{"ready": True}`` or ``{"ok": False, "kind":
 "unavailable", "message"}``; then ``{"id", "op": "convert", "name", "format",
-"data", "timeout_s"}`` and ``{"id", "op": "embed", "texts"}``, each answered
-with its ``id``: ``{"ok": True, "document" | "vectors"}``, or ``{"ok": False,
-"kind", "message"}`` where kind is ``conversion``, ``crashed``, ``timeout``,
-``embedding`` (the file's or the model's fault) or ``unavailable`` (the
-cluster's).
+"data", "timeout_s"}``, ``{"id", "op": "convert_object", "name", "format",
+"ref", "max_file_size", "known_hash", "timeout_s"}`` (the worker reads the
+object) and ``{"id", "op": "embed", "texts"}``, each answered with its ``id``:
+``{"ok": True, "document" | "vectors"}`` (with ``"hash"`` for an object), or
+``{"ok": False, "kind", "message"}`` where kind is ``conversion``, ``crashed``,
+``timeout``, ``embedding`` (the file's or the model's fault), ``read`` (an
+object could not be read: retried) or ``unavailable`` (the cluster's).
 """
 
 from __future__ import annotations
@@ -55,8 +57,7 @@ class Driver:
 
     def __init__(self, hello: dict[str, Any], channel: Any) -> None:
         import ray
-
-        from haiku.ingester.pipeline.engine_ray_tasks import EmbedderActor, convert_file
+        from haiku.ingester.pipeline.engine_ray_tasks import EmbedderActor, convert_file, convert_object
 
         self._ray = ray
         self._channel = channel
@@ -64,6 +65,7 @@ class Driver:
         self._settings = hello["converter"]
         retries = int(hello["max_task_retries"])
         self._convert = convert_file.options(max_retries=retries, retry_exceptions=False)
+        self._convert_object = convert_object.options(max_retries=retries, retry_exceptions=False)
         self._embedder = EmbedderActor.options(
             num_cpus=1, num_gpus=float(hello["gpus_per_embedder"]), max_restarts=-1, max_task_retries=retries
         )
@@ -80,12 +82,16 @@ class Driver:
 
     def handle(self, request: dict[str, Any]) -> None:
         if request["op"] == "convert":
-            self._submit_convert(request)
+            self._submit_convert(
+                request, self._convert.remote(self._settings, request["name"], request["format"], request["data"])
+            )
+        elif request["op"] == "convert_object":
+            args = (request["name"], request["format"], request["ref"], request["max_file_size"], request["known_hash"])
+            self._submit_convert(request, self._convert_object.remote(self._settings, *args))
         else:
             self._submit_embed(request)
 
-    def _submit_convert(self, request: dict[str, Any]) -> None:
-        ref = self._convert.remote(self._settings, request["name"], request["format"], request["data"])
+    def _submit_convert(self, request: dict[str, Any], ref: Any) -> None:
         timed_out = threading.Event()
 
         def stop() -> None:
@@ -118,7 +124,7 @@ class Driver:
             return {"ok": False, "kind": "unavailable", "message": f"{type(exc).__name__}: {exc}"}
         if answer.get("ok"):
             return answer
-        kind = "unavailable" if answer.get("kind") == "setup" else "conversion"
+        kind = {"setup": "unavailable", "read": "read"}.get(answer.get("kind"), "conversion")
         return {"ok": False, "kind": kind, "message": answer.get("message") or f"{name}: conversion failed"}
 
     def _submit_embed(self, request: dict[str, Any]) -> None:

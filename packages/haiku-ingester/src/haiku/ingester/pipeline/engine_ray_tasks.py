@@ -60,3 +60,31 @@ class EmbedderActor:
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         return self._embedder.encode(texts)
+
+
+@ray.remote(num_cpus=1)
+def convert_object(
+    settings: dict[str, Any], name: str, fmt: str, ref: dict[str, Any], max_file_size: int, known_hash: str | None
+) -> dict[str, Any]:
+    """Read an object with this worker's credentials, hash it, and convert it unless the hash is ``known_hash``."""
+    from haiku.ingester.errors import PermanentJobError
+    from haiku.ingester.pipeline.files import FileFacts, content_hash
+    from haiku.ingester.pipeline.worker import convert_reply
+    from haiku.ingester.sources.s3 import make_client, object_path, read_object
+
+    uri = ref["uri"]
+    facts = FileFacts(path=object_path(uri), format=fmt, content_type="", size=0, revision="")  # type: ignore[arg-type]
+    try:
+        data = read_object(make_client(ref["options"]), facts, max_file_size=max_file_size)
+    except PermanentJobError as exc:
+        return {"ok": False, "kind": "conversion", "message": str(exc)}
+    except Exception as exc:
+        return {"ok": False, "kind": "read", "message": f"{uri}: reading it on a Ray worker failed ({exc})"}
+    digest = content_hash(data)
+    if digest == known_hash:
+        return {"ok": True, "hash": digest, "document": None}
+    try:
+        converter = _converter(settings)
+    except Exception as exc:
+        return {"ok": False, "kind": "setup", "message": f"a conversion worker could not start: {exc}"}
+    return {**convert_reply(converter, name, fmt, data), "hash": digest}

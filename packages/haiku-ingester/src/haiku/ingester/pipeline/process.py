@@ -1,8 +1,9 @@
 """What one job does (docs/ingester.md): the upsert and delete steps, as plain async functions.
 
 Upsert: (1) the stored revision equals the file's → nothing to do; (2) else read
-and hash the bytes; an unchanged hash only rolls the revision forward (document
-id, chunks and vectors kept); (3) else convert and chunk (in a worker process),
+and hash the bytes (``reading``: here, or on the Ray worker that converts
+them); an unchanged hash only rolls the revision forward (document id, chunks
+and vectors kept); (3) else convert and chunk (in a worker process),
 embed (batched across documents) the chunks whose text the stored version
 lacks, reusing the stored vectors of the others (``reuse``), and write (batched
 with other jobs' documents of the same database): the same uri keeps its
@@ -22,7 +23,7 @@ from haiku.core.models import Chunk, Document
 from haiku.ingester.errors import SymlinkOutsideRootError
 from haiku.ingester.pipeline.embed import EmbedBatcher
 from haiku.ingester.pipeline.engine import FileConverter
-from haiku.ingester.pipeline.files import content_hash
+from haiku.ingester.pipeline.reading import read_and_convert
 from haiku.ingester.pipeline.reuse import plan_embedding, stored_vectors
 from haiku.ingester.pipeline.writer import DocumentWriter
 from haiku.ingester.queue import Job, SyncState, SyncUpdate
@@ -116,18 +117,16 @@ class JobProcessor:
                 async with self._reading:
                     if self.stopping:
                         raise JobReleased()
-                    data = await asyncio.to_thread(source.read, facts, max_file_size=max_size)
-                    digest = content_hash(data)
+                    digest, converted = await read_and_convert(
+                        self.pool, source, facts, max_file_size=max_size,
+                        known_hash=state.content_hash if reuse else None,
+                    )  # fmt: skip
                     metadata = {
                         SOURCE_ID: job.source_id,
                         CONTENT_TYPE: facts.content_type,
                         CONTENT_HASH: digest,
                         SOURCE_REVISION: facts.revision,
                     }
-                    converted = None
-                    if not (reuse and state.content_hash == digest):
-                        converted = await self.pool.convert(name=str(path), fmt=facts.format, data=data)
-                    del data
                 if converted is not None:
                     break
                 async with self._writing(job.database):

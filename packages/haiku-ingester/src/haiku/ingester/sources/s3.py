@@ -52,6 +52,11 @@ class ObjectPath(PurePosixPath):
         return "s3://" + "/".join(parts)
 
 
+def object_path(uri: str) -> ObjectPath:
+    """``s3://bucket/key`` as a path."""
+    return ObjectPath("/", *uri[len("s3://") :].split("/"))
+
+
 def split_location(location: str) -> tuple[str, str]:
     """``s3://bucket/prefix`` -> ``(bucket, "prefix/")`` (``""`` for the whole bucket)."""
     bucket, _, prefix = location[len("s3://") :].partition("/")
@@ -99,7 +104,7 @@ class S3Source:
         return f"s3://{self.bucket}/{key}"
 
     def path_for(self, uri: str) -> ObjectPath:
-        return ObjectPath("/", *uri[len("s3://") :].split("/"))
+        return object_path(uri)
 
     def key_of(self, path: ObjectPath) -> str:
         return "/".join(path.parts[2:])
@@ -189,16 +194,29 @@ class S3Source:
         )
 
     def read(self, facts: FileFacts, *, max_file_size: int) -> bytes:
-        try:
-            body = self.client.get_object(
-                Bucket=self.bucket, Key=self.key_of(facts.path), Range=f"bytes=0-{max_file_size}"
-            )["Body"]
-            data = body.read()
-        except Exception as exc:
-            if _missing(exc):
-                raise MissingFileError(f"{facts.path}: the object no longer exists") from None
-            raise
-        return check_bytes(facts, data, max_file_size=max_file_size)
+        return read_object(self.client, facts, max_file_size=max_file_size)
+
+    def object_ref(self, facts: FileFacts) -> dict[str, Any]:
+        """What a Ray worker needs to read the object itself: where, and the options that are no secret."""
+        return {"uri": str(facts.path), "options": public_options(self.config.storage_options)}
+
+
+def read_object(client: Any, facts: FileFacts, *, max_file_size: int) -> bytes:
+    """An object's bytes (at most max_file_size + 1), if the pipeline can take them."""
+    bucket, _, key = str(facts.path)[len("s3://") :].partition("/")
+    try:
+        data = client.get_object(Bucket=bucket, Key=key, Range=f"bytes=0-{max_file_size}")["Body"].read()
+    except Exception as exc:
+        if _missing(exc):
+            raise MissingFileError(f"{facts.path}: the object no longer exists") from None
+        raise
+    return check_bytes(facts, data, max_file_size=max_file_size)
+
+
+def public_options(storage_options: dict[str, str]) -> dict[str, str]:
+    """The storage options without credentials: a worker reads those from its own environment."""
+    secret = {"aws_access_key_id", "aws_secret_access_key", "aws_session_token"}
+    return {k: v for k, v in storage_options.items() if _CLIENT_OPTIONS.get(k) not in secret}
 
 
 def etag_revision(etag: str, size: int) -> str:

@@ -176,7 +176,6 @@ async def world(tmp_path_factory, cluster) -> World:
     killer.done.set()
     w.facts["doomed_killed"] = len(killer.killed)
     w.facts["doomed_status"] = run(["status", "--dead", "--json"], doomed)
-    print("RUNS", {k: round(v.seconds, 1) for k, v in w.runs.items()})
     return w
 
 

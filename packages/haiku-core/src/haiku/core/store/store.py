@@ -95,7 +95,11 @@ class Store:
         self.handles.release()
 
     def _written(self) -> None:
-        """After a committed write: the auto-vacuum's turn, and the word statistics' (``word_stats``)."""
+        """After a committed write: the auto-vacuum's turn, and the word statistics' (``word_stats``).
+
+        A store that writes stops keeping its document rows in memory (``reads``).
+        """
+        self.reads.kept_rows.stop()
         self.maintenance.after_write()
         self.word_stats.after_write()
 

@@ -132,3 +132,19 @@ async def test_a_read_only_store_keeps_no_statistics(store):
         assert not path.exists()
     finally:
         await reopened.close()
+
+
+async def test_a_write_tokenises_only_the_rows_it_changed(store, write_doc, monkeypatch):
+    from haiku.core.store import word_stats
+
+    tokenised: list[str] = []
+    original = word_stats._count_tokens
+
+    def recording(texts):
+        tokenised.extend(texts)
+        return original(texts)
+
+    monkeypatch.setattr(word_stats, "_count_tokens", recording)
+    await write_doc(store, "file:///doc0.md", "cells divide fast")  # replaces one chunk
+    await store.word_stats.settle()
+    assert sorted(tokenised) == ["cells divide by mitosis", "cells divide fast"]

@@ -10,20 +10,21 @@ import pytest
 from haiku.core.store import fulltext
 from haiku.core.store.word_stats import FILE_NAME, stamp_of
 
-TEXTS = [
-    "cells divide by mitosis",
-    "a cell membrane surrounds the cell",
-    "stars fuse hydrogen into helium",
-    "planets orbit stars",
-    "bread needs yeast and flour",
-]
+CORPUS = {
+    "file:///cells.md": "cells divide by mitosis",
+    "file:///membrane.md": "a cell membrane surrounds the cell",
+    "file:///stars.md": "stars fuse hydrogen into helium",
+    "file:///planets.md": "planets orbit stars",
+    "file:///bread.md": "bread needs yeast and flour",
+}
+TEXTS = list(CORPUS.values())
 
 
 @pytest.fixture
 async def store(store, write_doc):
-    """The empty database of tests/core/conftest.py, holding TEXTS, one document each."""
-    for index, text in enumerate(TEXTS):
-        await write_doc(store, f"file:///doc{index}.md", text)
+    """The empty database of tests/core/conftest.py, holding CORPUS, its statistics kept."""
+    for uri, text in CORPUS.items():
+        await write_doc(store, uri, text)
     await store.word_stats.settle()
     return store
 
@@ -56,9 +57,9 @@ async def test_kept_statistics_equal_what_the_index_counts(store):
 
 
 async def test_statistics_follow_updates_and_deletes(store, write_doc):
-    await write_doc(store, "file:///doc0.md", "stars and cells and more stars")  # an update
+    await write_doc(store, "file:///cells.md", "stars and cells and more stars")  # an update
     await write_doc(store, "file:///new.md", "yeast cells")
-    doc = await store.get_document_by_uri("file:///doc3.md")
+    doc = await store.get_document_by_uri("file:///planets.md")
     await store.delete_document(doc.id)
     await store.word_stats.settle()
     words = [*_words(TEXTS), "more"]
@@ -145,6 +146,6 @@ async def test_a_write_tokenises_only_the_rows_it_changed(store, write_doc, monk
         return original(texts)
 
     monkeypatch.setattr(word_stats, "_count_tokens", recording)
-    await write_doc(store, "file:///doc0.md", "cells divide fast")  # replaces one chunk
+    await write_doc(store, "file:///cells.md", "cells divide fast")  # replaces one chunk
     await store.word_stats.settle()
     assert sorted(tokenised) == ["cells divide by mitosis", "cells divide fast"]

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sqlite3
 import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -46,7 +45,9 @@ from haiku.core.logs import get_logger
 from haiku.core.store.handles import Handles
 from haiku.core.store.schema import CHUNKS
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # sqlite3 loads on first use: opening a store for a listing needs none
+    import sqlite3
+
     from lancedb.table import AsyncTable
 
 log = get_logger("haiku.core.store")
@@ -105,10 +106,11 @@ class WordStatsFile:
 
     def lookup(self, stamp: Stamp, words: Sequence[str]) -> tuple[int, dict[str, int]] | None:
         """The chunk count and the counts of those ``words`` that are one index token; None: not usable."""
+        import sqlite3
+
         tokens = {word: index_tokens(word) for word in words}
-        try:
-            connection = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
-        except sqlite3.Error:
+        connection = self._open_to_read()
+        if connection is None:
             return None
         try:
             chunks = self._checked_meta(connection, stamp)
@@ -138,9 +140,10 @@ class WordStatsFile:
 
     def describes(self, stamp: Stamp) -> bool:
         """Whether the file holds the statistics of exactly this table version."""
-        try:
-            connection = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
-        except sqlite3.Error:
+        import sqlite3
+
+        connection = self._open_to_read()
+        if connection is None:
             return False
         try:
             chunks = self._checked_meta(connection, stamp)
@@ -157,9 +160,10 @@ class WordStatsFile:
 
     def load(self, stamp_created: str) -> tuple[Stamp, int, Counter[str]] | None:
         """Everything the file holds, for the writer; None when missing, damaged or of another database."""
-        try:
-            connection = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
-        except sqlite3.Error:
+        import sqlite3
+
+        connection = self._open_to_read()
+        if connection is None:
             return None
         try:
             meta = dict(connection.execute("SELECT key, value FROM meta"))
@@ -179,6 +183,8 @@ class WordStatsFile:
 
     def save(self, stamp: Stamp, chunks: int, words: Mapping[str, int]) -> None:
         """Replace the file whole (a temporary file renamed over it)."""
+        import sqlite3
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(prefix=".word-stats-", dir=self.path.parent)
         os.close(fd)
@@ -197,6 +203,14 @@ class WordStatsFile:
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
+
+    def _open_to_read(self) -> sqlite3.Connection | None:
+        import sqlite3
+
+        try:
+            return sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+        except sqlite3.Error:
+            return None
 
     def _checked_meta(self, connection: sqlite3.Connection, stamp: Stamp) -> int | None:
         meta = dict(connection.execute("SELECT key, value FROM meta"))

@@ -23,14 +23,13 @@ word once per database version, not once per run.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from haiku.core.store._counts_file import CountsFile
 from haiku.core.store.handles import Handles
-from haiku.core.store.word_stats import WordStatsFile, stamp_of
+from haiku.core.store.word_stats import WORD, WordStatsFile, stamp_of
 
 if TYPE_CHECKING:
     from lancedb.table import AsyncTable
@@ -38,7 +37,6 @@ if TYPE_CHECKING:
 FTS_COLUMN = "search_text"
 # The index's tokenizer drops longer tokens (max_token_length), so such a word matches nothing.
 _MAX_TOKEN_LENGTH = 40
-_WORD = re.compile(r"\w+")
 # A long-lived client's cache of counts per database; cleared whole when it overflows.
 _MAX_CACHED_WORDS = 50_000
 # The most distinct words of one query that are counted (and searched) with the federation's
@@ -53,7 +51,7 @@ def query_words(text: str) -> list[str]:
     splitting the same way means each word is one token the index can count.
     At most ``MAX_QUERY_WORDS``: the first ones.
     """
-    words = (word for word in _WORD.findall(text.lower()) if len(word) <= _MAX_TOKEN_LENGTH)
+    words = (word for word in WORD.findall(text.lower()) if len(word) <= _MAX_TOKEN_LENGTH)
     distinct: dict[str, None] = {}
     for word in words:
         distinct.setdefault(word)

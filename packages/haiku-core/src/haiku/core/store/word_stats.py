@@ -4,8 +4,9 @@ A federated full-text search weighs every query word by the federation's IDF,
 which needs each database's chunk count and, per word, how many chunks hold
 it. Counting a word is a LanceDB query per database; this file lets a search
 look the counts up instead. It lives inside a local database's directory
-(``haiku-word-stats.sqlite``: one table ``words(token, chunks)`` and one row
-of ``meta``), describes one version of the chunks table, and is kept by the
+(``haiku-word-stats.sqlite``: ``words(token, chunks)``, ``spellings(word,
+token)`` for every word of the stored text as a search splits a query, and
+``meta``), describes one version of the chunks table, and is kept by the
 process that writes the database:
 
 * after every committed write and every vacuum, ``WordStatsKeeper`` brings it
@@ -22,8 +23,11 @@ process that writes the database:
 A search trusts the file only for the exact table version (and database
 creation time) it names, and only values a writer writes: whole numbers from
 0 to the chunk count. Anything else is ignored, logged once, and the writer
-counts afresh on its next refresh. A word the index splits into several
-tokens (``covid_19``) is not looked up: the search counts it as before.
+counts afresh on its next refresh. A word no stored chunk spells (its stem
+may still match) or one the index splits into several tokens (``covid_19``)
+is not answered: the search counts it as before. So a search needs no
+tokenizer of its own (importing ``lance`` would cost a command-line search
+more than the few counts it saves).
 Databases on object storage keep no file; their searches count.
 """
 
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -53,9 +58,10 @@ if TYPE_CHECKING:  # sqlite3 loads on first use: opening a store for a listing n
 log = get_logger("haiku.core.store")
 
 FILE_NAME = "haiku-word-stats.sqlite"
-_LAYOUT = "1"
+_LAYOUT = "2"
 _FTS_COLUMN = "search_text"
 _TAKE_BATCH = 2048
+WORD = re.compile(r"\w+")  # how a search splits a query into words (``fulltext.query_words``)
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,29 @@ class Stamp:
 
     created: str
     version: int
+
+
+@dataclass
+class Saved:
+    """What a file holds: its stamp, the chunk count, chunks per token, and each spelling's token.
+
+    A spelling's token is ``""`` when the index keeps none of it, None when it makes several.
+    """
+
+    stamp: Stamp
+    chunks: int
+    words: Counter[str]
+    spellings: dict[str, str | None]
+
+
+def _select(connection: sqlite3.Connection, table: str, key: str, values: Sequence[str]) -> list[tuple[Any, Any]]:
+    """The rows of ``table`` whose ``key`` is one of ``values`` (in slices SQLite accepts)."""
+    rows: list[tuple[Any, Any]] = []
+    for start in range(0, len(values), 500):
+        part = list(values[start : start + 500])
+        marks = ",".join("?" * len(part))
+        rows.extend(connection.execute(f"SELECT * FROM {table} WHERE {key} IN ({marks})", part))
+    return rows
 
 
 @cache
@@ -105,10 +134,14 @@ class WordStatsFile:
         return None if path is None else cls(path / FILE_NAME)
 
     def lookup(self, stamp: Stamp, words: Sequence[str]) -> tuple[int, dict[str, int]] | None:
-        """The chunk count and the counts of those ``words`` that are one index token; None: not usable."""
+        """The chunk count and the counts of those lower-case ``words`` the file can answer; None: not usable.
+
+        A word is answered through its spelling (the words of the stored text,
+        each with the one index token it makes): a word no chunk spells, or
+        one the index splits in several tokens, is left to be counted.
+        """
         import sqlite3
 
-        tokens = {word: index_tokens(word) for word in words}
         connection = self._open_to_read()
         if connection is None:
             return None
@@ -116,12 +149,12 @@ class WordStatsFile:
             chunks = self._checked_meta(connection, stamp)
             if chunks is None:
                 return None
-            wanted = sorted({t[0] for t in tokens.values() if len(t) == 1})
-            found: dict[str, Any] = {}
-            for start in range(0, len(wanted), 500):
-                part = wanted[start : start + 500]
-                marks = ",".join("?" * len(part))
-                found.update(connection.execute(f"SELECT token, chunks FROM words WHERE token IN ({marks})", part))
+            spelled = dict(_select(connection, "spellings", "word", sorted({w for w in words if w == w.lower()})))
+            if not all(isinstance(token, str) or token is None for token in spelled.values()):
+                self._ignored("a spelling's token is not text")
+                return None
+            tokens = sorted({token for token in spelled.values() if token})
+            found = dict(_select(connection, "words", "token", tokens))
         except sqlite3.Error as error:
             self._ignored(f"unreadable: {type(error).__name__}")
             return None
@@ -131,11 +164,10 @@ class WordStatsFile:
             self._ignored("a word count is not a whole number from 0 to the chunk count")
             return None
         counts: dict[str, int] = {}
-        for word, word_tokens in tokens.items():
-            if not word_tokens:
-                counts[word] = 0  # the index holds nothing such a word could match
-            elif len(word_tokens) == 1:
-                counts[word] = found.get(word_tokens[0], 0)
+        for word in words:
+            if word in spelled and spelled[word] is not None:
+                token = spelled[word]
+                counts[word] = found.get(token, 0) if token else 0  # "": the index keeps no token of it
         return chunks, counts
 
     def describes(self, stamp: Stamp) -> bool:
@@ -150,7 +182,11 @@ class WordStatsFile:
             if chunks is None:
                 return False
             bad = connection.execute(
-                "SELECT COUNT(*) FROM words WHERE typeof(chunks) != 'integer' OR chunks < 0 OR chunks > ?", (chunks,)
+                "SELECT COUNT(*) FROM words WHERE typeof(chunks) != 'integer' OR chunks < 0 OR chunks > ?",
+                (chunks,),
+            ).fetchone()[0]
+            bad += connection.execute(
+                "SELECT COUNT(*) FROM spellings WHERE typeof(word) != 'text' OR typeof(token) NOT IN ('text', 'null')"
             ).fetchone()[0]
             return bad == 0
         except sqlite3.Error:
@@ -158,7 +194,7 @@ class WordStatsFile:
         finally:
             connection.close()
 
-    def load(self, stamp_created: str) -> tuple[Stamp, int, Counter[str]] | None:
+    def load(self, stamp_created: str) -> Saved | None:
         """Everything the file holds, for the writer; None when missing, damaged or of another database."""
         import sqlite3
 
@@ -173,15 +209,18 @@ class WordStatsFile:
             if not (_whole(version) and _whole(chunks)):
                 return None
             words = Counter(dict(connection.execute("SELECT token, chunks FROM words")))
+            spellings = dict(connection.execute("SELECT word, token FROM spellings"))
         except sqlite3.Error:
             return None
         finally:
             connection.close()
         if not all(isinstance(token, str) and _whole(n, chunks) for token, n in words.items()):
             return None
-        return Stamp(stamp_created, version), chunks, words
+        if not all(isinstance(word, str) and (token is None or isinstance(token, str)) for word, token in spellings.items()):
+            return None
+        return Saved(Stamp(stamp_created, version), chunks, words, spellings)
 
-    def save(self, stamp: Stamp, chunks: int, words: Mapping[str, int]) -> None:
+    def save(self, stamp: Stamp, chunks: int, words: Mapping[str, int], spellings: Mapping[str, str | None]) -> None:
         """Replace the file whole (a temporary file renamed over it)."""
         import sqlite3
 
@@ -193,6 +232,8 @@ class WordStatsFile:
             try:
                 connection.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value)")
                 connection.execute("CREATE TABLE words (token TEXT PRIMARY KEY, chunks INTEGER NOT NULL)")
+                connection.execute("CREATE TABLE spellings (word TEXT PRIMARY KEY, token TEXT)")
+                connection.executemany("INSERT INTO spellings VALUES (?, ?)", spellings.items())
                 meta = {"layout": _LAYOUT, "created": stamp.created, "version": stamp.version, "chunks": chunks}
                 connection.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
                 connection.executemany("INSERT INTO words VALUES (?, ?)", ((t, n) for t, n in words.items() if n > 0))
@@ -239,21 +280,30 @@ async def _row_ids(table: AsyncTable) -> np.ndarray:
     return np.sort(rows.column("_rowid").to_numpy())
 
 
-async def _token_sets(table: AsyncTable, row_ids: np.ndarray) -> Counter[str]:
-    """How many of these rows hold each token."""
+async def _counted(
+    table: AsyncTable, row_ids: np.ndarray, spellings: dict[str, str | None] | None
+) -> Counter[str]:
+    """How many of these rows hold each token; every word they spell is added to ``spellings`` (if given)."""
     ids = [int(i) for i in row_ids]
     counts: Counter[str] = Counter()
     for start in range(0, len(ids), _TAKE_BATCH):
         rows = await table.take_row_ids(ids[start : start + _TAKE_BATCH]).select([_FTS_COLUMN]).to_arrow()
         texts = rows.column(_FTS_COLUMN).to_pylist()
-        counts.update(await asyncio.to_thread(_count_tokens, texts))
+        counts.update(await asyncio.to_thread(_count_tokens, texts, spellings))
     return counts
 
 
-def _count_tokens(texts: Sequence[str | None]) -> Counter[str]:
+def _count_tokens(texts: Sequence[str | None], spellings: dict[str, str | None] | None) -> Counter[str]:
     counts: Counter[str] = Counter()
     for text in texts:
         counts.update(set(index_tokens(text or "")))
+        if spellings is None:
+            continue
+        for word in set(WORD.findall((text or "").lower())) - spellings.keys():
+            # The word as a search splits a query (``fulltext.query_words``), and what its one-word
+            # index query matches: its one token, none (""), or several (None: searches count it).
+            tokens = index_tokens(word)
+            spellings[word] = (tokens[0] if tokens else "") if len(tokens) <= 1 else None
     return counts
 
 
@@ -316,35 +366,36 @@ class WordStatsKeeper:
                 return
             saved = await asyncio.to_thread(self.file.load, stamp.created)
             current = await _row_ids(table)
-            words = await self._advanced(saved, current, table)
-            if words is None:
-                words = await _token_sets(table, current)
-            await asyncio.to_thread(self.file.save, stamp, len(current), words)
+            kept = await self._advanced(saved, current, table)
+            if kept is None:
+                spellings: dict[str, str | None] = {}
+                kept = Saved(stamp, len(current), await _counted(table, current, spellings), spellings)
+            words = kept.words
+            await asyncio.to_thread(self.file.save, stamp, len(current), words, kept.spellings)
             log.debug("store.word_stats_kept", database=handles.name, version=version, words=len(words))
         finally:
             table.close()
 
-    async def _advanced(
-        self, saved: tuple[Stamp, int, Counter[str]] | None, current: np.ndarray, table: AsyncTable
-    ) -> Counter[str] | None:
+    async def _advanced(self, saved: Saved | None, current: np.ndarray, table: AsyncTable) -> Saved | None:
         """The saved counts moved to ``table``'s rows, or None when they cannot be (count every row)."""
         if saved is None:
             return None
-        stamp, _, words = saved
         try:
-            old = await self.handles.connection.open_table(CHUNKS, version=stamp.version)
+            old = await self.handles.connection.open_table(CHUNKS, version=saved.stamp.version)
         except Exception:  # cleaned up by a vacuum
             return None
+        words, spellings = saved.words, saved.spellings
         try:
             previous = await _row_ids(old)
             added = np.setdiff1d(current, previous, assume_unique=True)
             removed = np.setdiff1d(previous, current, assume_unique=True)
             if len(added) + len(removed) > len(current):
                 return None  # most rows rewritten (a compaction): counting them once is cheaper
-            words.update(await _token_sets(table, added))
-            words.subtract(await _token_sets(old, removed))
+            words.update(await _counted(table, added, spellings))
+            # A spelling maps a word to its token whatever holds it, so removed rows keep theirs.
+            words.subtract(await _counted(old, removed, None))
         finally:
             old.close()
         if any(n < 0 for n in words.values()):
             return None  # the saved counts did not describe that version after all
-        return words
+        return saved

@@ -148,9 +148,9 @@ async def test_a_write_tokenises_only_the_rows_it_changed(store, write_doc, monk
     tokenised: list[str] = []
     original = word_stats._count_tokens
 
-    def recording(texts, spellings):
+    def recording(texts):
         tokenised.extend(texts)
-        return original(texts, spellings)
+        return original(texts)
 
     monkeypatch.setattr(word_stats, "_count_tokens", recording)
     await write_doc(store, "file:///cells.md", "cells divide fast")  # replaces one chunk

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from haiku.core.store._counts_file import CountsFile
 from haiku.core.store.handles import Handles
-from haiku.core.store.word_stats import WORD, WordStatsFile, stamp_of
+from haiku.core.store.word_stats import WORD, stamp_of, stats_file
 
 if TYPE_CHECKING:
     from lancedb.table import AsyncTable
@@ -85,7 +85,7 @@ class FullTextStats:
         # (table version, chunk count, {word: chunks matching it}); set on first use.
         self.counts: tuple[int, int, dict[str, int]] | None = None
         # The statistics its writer keeps with the database (``word_stats``).
-        self.word_stats = WordStatsFile.of(handles)
+        self.word_stats = stats_file(handles)
 
     async def fts_statistics(self, words: Iterable[str]) -> TermStatistics:
         """The chunk count and each word's chunk frequency at the current table version.

@@ -1,6 +1,9 @@
 """Search latency: SciFact in one database versus split over 3 and over 10.
 
-    python bench/search.py [--scifact PATH] [--limit N] [--queries Q] [--repeats R]
+    python bench/search.py [--scifact PATH] [--limit N] [--queries Q] [--repeats R] [--json OUT]
+
+Run with another checkout's packages first on ``PYTHONPATH`` to time that code
+on the same databases (the before of a before/after).
 
 Each document is stored as one chunk holding ``title + " " + text``, embedded
 once and cached under ``bench/.cache/embeddings`` (shared with the quality
@@ -225,6 +228,7 @@ async def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="use the first N documents only")
     parser.add_argument("--queries", type=int, default=100, help="queries timed per search type")
     parser.add_argument("--repeats", type=int, default=5, help="fresh clients timed for the cold first query")
+    parser.add_argument("--json", type=Path, default=RESULTS, help="where the figures go")
     args = parser.parse_args()
 
     import os
@@ -274,8 +278,8 @@ async def main() -> None:
     }
     text = report(results, meta)
     print(text)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

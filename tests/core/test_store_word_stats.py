@@ -29,6 +29,22 @@ async def store(store, write_doc):
     return store
 
 
+@pytest.fixture
+def tokenised(monkeypatch) -> list[str]:
+    """Every text the writer tokenises from now on."""
+    from haiku.core.store import word_stats
+
+    seen: list[str] = []
+    original = word_stats._count_tokens
+
+    def recording(texts):
+        seen.extend(texts)
+        return original(texts)
+
+    monkeypatch.setattr(word_stats, "_count_tokens", recording)
+    return seen
+
+
 def _words(texts) -> list[str]:
     return sorted({word for text in texts for word in re.findall(r"\w+", text.lower())})
 
@@ -142,17 +158,14 @@ async def test_a_read_only_store_keeps_no_statistics(store):
         await reopened.close()
 
 
-async def test_a_write_tokenises_only_the_rows_it_changed(store, write_doc, monkeypatch):
-    from haiku.core.store import word_stats
-
-    tokenised: list[str] = []
-    original = word_stats._count_tokens
-
-    def recording(texts):
-        tokenised.extend(texts)
-        return original(texts)
-
-    monkeypatch.setattr(word_stats, "_count_tokens", recording)
+async def test_a_write_tokenises_only_the_rows_it_changed(store, write_doc, tokenised):
     await write_doc(store, "file:///cells.md", "cells divide fast")  # replaces one chunk
     await store.word_stats.settle()
     assert sorted(tokenised) == ["cells divide by mitosis", "cells divide fast"]
+
+
+async def test_a_vacuum_that_keeps_old_versions_tokenises_nothing(store, tokenised):
+    await store.vacuum()  # compacts: every row moves, no text changes
+    assert tokenised == []
+    words = _words(TEXTS)
+    assert await _kept(store, words) == (len(TEXTS), await _counted(store, words))

@@ -12,10 +12,10 @@ process that writes the database:
 * after every committed write and every vacuum, ``WordStatsKeeper`` brings it
   to the chunks table's new version, from the version it last described:
   the rows of the new version that the old one did not hold are tokenised and
-  added, the rows it no longer holds are tokenised and subtracted (a LanceDB
-  row address names one stored row for good, so the difference of the two
-  versions' addresses is exactly what changed). When the old version was
-  cleaned up, or nothing was kept yet, every row is tokenised once;
+  added, the rows it no longer holds are tokenised and subtracted. A row is
+  named by its chunk id and revision, under which its text never changes, so
+  a compaction, which moves every row, changes nothing. When the old version
+  was cleaned up, or nothing was kept yet, every row is tokenised once;
 * tokens are the index's own: ``lance.tokenize`` with the options of the
   full-text index (``indexes.fts_config``), so a word's count equals what a
   one-word index query counts (orphan chunks included, as BM25 sees them).
@@ -41,11 +41,12 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
 
 from haiku.core.logs import get_logger
 from haiku.core.store._word_stats_file import FILE_NAME, Stamp, WordStatsFile
 from haiku.core.store.handles import Handles
-from haiku.core.store.schema import CHUNKS
+from haiku.core.store.schema import CHUNKS, REVISION
 
 if TYPE_CHECKING:
     from lancedb.table import AsyncTable
@@ -90,10 +91,35 @@ def stats_file(handles: Handles) -> WordStatsFile | None:
     return None if path is None else WordStatsFile(path / FILE_NAME)
 
 
-async def _row_ids(table: AsyncTable) -> np.ndarray:
-    """The row addresses of the table's rows, sorted (8 bytes a row)."""
-    rows = await table.query().select(["_rowid"]).with_row_id().to_arrow()
-    return np.sort(rows.column("_rowid").to_numpy())
+async def _rows(table: AsyncTable, revisioned: bool) -> pa.Table:
+    """Each row's address and what names its stored text for good: its chunk id and revision.
+
+    A chunk's text never changes under one revision (a write that changes it
+    stamps a new one), while compaction moves rows to new addresses. Rows of a
+    database without revisions are named by address.
+    """
+    import pyarrow.compute as pc
+
+    if not revisioned:
+        rows = await table.query().select(["_rowid"]).with_row_id().to_arrow()
+        return pa.table({"key": pc.cast(rows["_rowid"], pa.string()), "_rowid": rows["_rowid"]})
+    rows = await table.query().select(["id", REVISION]).with_row_id().to_arrow()
+    key = pc.binary_join_element_wise(rows["id"], pc.fill_null(rows[REVISION], ""), "/")
+    return pa.table({"key": key, "_rowid": rows["_rowid"]})
+
+
+def _only_in(rows: pa.Table, other: pa.Table) -> np.ndarray:
+    """The addresses of the rows of ``rows`` whose key ``other`` does not hold."""
+    import pyarrow.compute as pc
+
+    missing = pc.invert(pc.is_in(rows["key"], value_set=other["key"].combine_chunks()))
+    return rows["_rowid"].filter(missing).to_numpy()
+
+
+def _unique(rows: pa.Table) -> bool:
+    import pyarrow.compute as pc
+
+    return pc.count_distinct(rows["key"]).as_py() == rows.num_rows
 
 
 async def _texts(table: AsyncTable, row_ids: np.ndarray) -> list[str | None]:
@@ -185,18 +211,18 @@ class WordStatsKeeper:
         try:
             if await asyncio.to_thread(file.describes, stamp):
                 return
-            current = await _row_ids(table)
+            current = await _rows(table, handles.revisioned)
             base = await asyncio.to_thread(file.base_version, stamp.created)
             how = "advanced" if base is not None and await self._advance(base, stamp, current, table) else "counted"
             if how == "counted":
-                texts = await _texts(table, current)
+                texts = await _texts(table, current["_rowid"].to_numpy())
                 words, spellings = await asyncio.to_thread(lambda: (_count_tokens(texts), _spellings(texts)))
-                await asyncio.to_thread(file.save, stamp, len(current), words, spellings)
+                await asyncio.to_thread(file.save, stamp, current.num_rows, words, spellings)
             log.debug("store.word_stats_kept", database=handles.name, version=version, how=how)
         finally:
             table.close()
 
-    async def _advance(self, base: int, stamp: Stamp, current: np.ndarray, table: AsyncTable) -> bool:
+    async def _advance(self, base: int, stamp: Stamp, current: pa.Table, table: AsyncTable) -> bool:
         """Move the file from version ``base`` by the rows that changed; False: count every row instead."""
         assert self.file is not None
         try:
@@ -204,11 +230,12 @@ class WordStatsKeeper:
         except Exception:  # cleaned up by a vacuum
             return False
         try:
-            previous = await _row_ids(old)
-            added = np.setdiff1d(current, previous, assume_unique=True)
-            removed = np.setdiff1d(previous, current, assume_unique=True)
-            if len(added) + len(removed) > len(current):
-                return False  # most rows rewritten (a compaction): counting them once is cheaper
+            previous = await _rows(old, self.handles.revisioned)
+            if not (_unique(current) and _unique(previous)):
+                return False  # a chunk stored twice under one revision: count every row
+            added, removed = _only_in(current, previous), _only_in(previous, current)
+            if len(added) + len(removed) > current.num_rows:
+                return False  # most rows rewritten: counting them once is cheaper
             new_texts, old_texts = await _texts(table, added), await _texts(old, removed)
         finally:
             old.close()
@@ -219,7 +246,7 @@ class WordStatsKeeper:
             # A spelling maps a word to its token whatever holds it: removed rows keep theirs.
             spellings = _spellings(new_texts, file.spelled(sorted(words)))
             return file.advance(
-                base, stamp, len(current), _count_tokens(new_texts), _count_tokens(old_texts), spellings
+                base, stamp, current.num_rows, _count_tokens(new_texts), _count_tokens(old_texts), spellings
             )
 
         return await asyncio.to_thread(advance)

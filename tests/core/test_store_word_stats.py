@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from haiku.core.store import fulltext
-from haiku.core.store.word_stats import FILE_NAME, stamp_of
+from haiku.core.store.word_stats import FILE_NAME, index_tokens, stamp_of
 
 CORPUS = {
     "file:///cells.md": "cells divide by mitosis",
@@ -57,7 +57,7 @@ async def _counted(store, words) -> dict[str, int]:
 
 async def _kept(store, words) -> tuple[int, dict[str, int]] | None:
     version = await store.handles.chunks.version()
-    return store.fulltext.word_stats.lookup(stamp_of(store.handles, version), words)
+    return store.fulltext.word_stats.lookup(stamp_of(store.handles, version), words, index_tokens)
 
 
 async def _reopened(store):
@@ -71,11 +71,24 @@ async def test_kept_statistics_equal_what_the_index_counts(store):
     assert await _kept(store, words) == (len(TEXTS), await _counted(store, words))
 
 
-async def test_words_no_chunk_spells_are_left_to_be_counted(store):
-    # "membranes" stems like "membrane", which a chunk holds: only a count can tell.
-    assert await _kept(store, ["membranes", "zebra", "Cells", "cells"]) == (len(TEXTS), {"cells": 2})
-    stats = await store.fts_statistics(["membranes", "zebra"])
-    assert dict(stats.frequencies) == {"membranes": 1, "zebra": 0}
+async def test_a_word_is_found_by_spelling_and_tokenised_only_when_no_chunk_spells_it(store, monkeypatch):
+    from haiku.core.store import fulltext
+
+    asked: list[str] = []
+
+    def tokenize(word):
+        asked.append(word)
+        return index_tokens(word)
+
+    async def no_counting(*args, **kwargs):
+        raise AssertionError("a word was counted")
+
+    monkeypatch.setattr(fulltext, "index_tokens", tokenize)
+    monkeypatch.setattr(fulltext, "_count_matches", no_counting)
+    # "membranes" stems like "membrane", which a chunk holds; no chunk spells it.
+    stats = await store.fts_statistics(["membranes", "zebra", "cells"])
+    assert dict(stats.frequencies) == {"membranes": 1, "zebra": 0, "cells": 2}
+    assert sorted(asked) == ["membranes", "zebra"]
 
 
 async def test_statistics_follow_updates_and_deletes(store, write_doc):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,11 +66,14 @@ class WordStatsFile:
     path: Path
 
     # --- reading (any process) ---------------------------------------------------
-    def lookup(self, stamp: Stamp, words: Sequence[str]) -> tuple[int, dict[str, int]] | None:
+    def lookup(
+        self, stamp: Stamp, words: Sequence[str], tokenize: Callable[[str], list[str]]
+    ) -> tuple[int, dict[str, int]] | None:
         """The chunk count and the counts of those lower-case ``words`` the file can answer; None: not usable.
 
-        A word is answered through its spelling: a word no chunk spells, or one
-        the index splits in several tokens, is left to be counted.
+        A word is found through its spelling; a word no chunk spells is made
+        into tokens by ``tokenize`` (the index's tokenizer, loaded only then).
+        A word the index splits in several tokens is left to be counted.
         """
         import sqlite3
 
@@ -81,17 +84,22 @@ class WordStatsFile:
             chunks = self._chunks_at(connection, stamp)
             if chunks is None:
                 return None
-            spelled = dict(_select(connection, "spellings", "word", sorted({w for w in words if w == w.lower()})))
-            tokens = sorted({token for token in spelled.values() if isinstance(token, str) and token})
+            lower = sorted({word for word in words if word == word.lower()})
+            spelled: dict[str, Any] = dict(_select(connection, "spellings", "word", lower))
+            if not all(token is None or isinstance(token, str) for token in spelled.values()):
+                self._ignored("a spelling's token is not text")
+                return None
+            for word in lower:
+                if word not in spelled:
+                    tokens = tokenize(word)
+                    spelled[word] = (tokens[0] if tokens else "") if len(tokens) <= 1 else None
+            tokens = sorted({token for token in spelled.values() if token})
             found = dict(_select(connection, "words", "token", tokens))
         except sqlite3.Error as error:
             self._ignored(f"unreadable: {type(error).__name__}")
             return None
         finally:
             connection.close()
-        if not all(token is None or isinstance(token, str) for token in spelled.values()):
-            self._ignored("a spelling's token is not text")
-            return None
         if not all(_whole(n, chunks) for n in found.values()):
             self._ignored("a word count is not a whole number from 0 to the chunk count")
             return None

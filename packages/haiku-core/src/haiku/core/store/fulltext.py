@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from haiku.core.store._counts_file import CountsFile
 from haiku.core.store.handles import Handles
-from haiku.core.store.word_stats import WORD, stamp_of, stats_file
+from haiku.core.store.word_stats import WORD, index_tokens, stamp_of, stats_file
 
 if TYPE_CHECKING:
     from lancedb.table import AsyncTable
@@ -104,7 +104,7 @@ class FullTextStats:
         _, chunks, counts = cached
         missing = [word for word in wanted if word not in counts]
         if missing and self.word_stats is not None:
-            kept = self.word_stats.lookup(stamp_of(self.handles, version), missing)
+            kept = self.word_stats.lookup(stamp_of(self.handles, version), missing, index_tokens)
             if kept is not None and kept[0] == chunks:
                 counts.update(kept[1])
                 missing = [word for word in missing if word not in counts]
@@ -117,7 +117,7 @@ class FullTextStats:
     async def _fresh_counts(self, table: AsyncTable, version: int) -> tuple[int, int, dict[str, int]]:
         """No counts yet for this version: the chunk count from the kept statistics, or counted."""
         if self.word_stats is not None:
-            kept = self.word_stats.lookup(stamp_of(self.handles, version), [])
+            kept = self.word_stats.lookup(stamp_of(self.handles, version), [], index_tokens)
             if kept is not None:
                 return version, kept[0], {}
         return version, await table.count_rows(), {}

@@ -23,11 +23,11 @@ process that writes the database:
 A search trusts the file only for the exact table version (and database
 creation time) it names, and only values a writer writes: whole numbers from
 0 to the chunk count. Anything else is ignored, logged once, and the writer
-counts afresh on its next refresh. A word no stored chunk spells (its stem
-may still match) or one the index splits into several tokens (``covid_19``)
-is not answered: the search counts it as before. So a search needs no
-tokenizer of its own (importing ``lance`` would cost a command-line search
-more than the few counts it saves).
+counts afresh on its next refresh. A search finds a query word through its
+spelling (so a search whose words the database's chunks all spell loads no
+tokenizer); a word no chunk spells is tokenised (its stem may still match),
+and one the index splits into several tokens (``covid_19``) is counted as
+before.
 Databases on object storage keep no file; their searches count.
 """
 

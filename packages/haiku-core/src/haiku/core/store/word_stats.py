@@ -91,18 +91,20 @@ def stats_file(handles: Handles) -> WordStatsFile | None:
     return None if path is None else WordStatsFile(path / FILE_NAME)
 
 
-async def _rows(table: AsyncTable, revisioned: bool) -> pa.Table:
-    """Each row's address and what names its stored text for good: its chunk id and revision.
+async def _rows(table: AsyncTable, *, by_text: bool = False) -> pa.Table:
+    """Each row's address (``_rowid``) and ``key``: the address, or what names its text for good.
 
-    A chunk's text never changes under one revision (a write that changes it
-    stamps a new one), while compaction moves rows to new addresses. Rows of a
-    database without revisions are named by address.
+    A write's rows keep their addresses, so the addresses two versions do not
+    share are the rows a write changed. A compaction moves every row without
+    changing any text; ``by_text`` keys each row by its chunk id and revision
+    instead (a chunk's text never changes under one revision: a write that
+    changes it stamps a new one), at about 70 bytes a row.
     """
     import pyarrow.compute as pc
 
-    if not revisioned:
+    if not by_text:
         rows = await table.query().select(["_rowid"]).with_row_id().to_arrow()
-        return pa.table({"key": pc.cast(rows["_rowid"], pa.string()), "_rowid": rows["_rowid"]})
+        return pa.table({"key": rows["_rowid"], "_rowid": rows["_rowid"]})
     rows = await table.query().select(["id", REVISION]).with_row_id().to_arrow()
     key = pc.binary_join_element_wise(rows["id"], pc.fill_null(rows[REVISION], ""), "/")
     return pa.table({"key": key, "_rowid": rows["_rowid"]})
@@ -211,7 +213,7 @@ class WordStatsKeeper:
         try:
             if await asyncio.to_thread(file.describes, stamp):
                 return
-            current = await _rows(table, handles.revisioned)
+            current = await _rows(table)
             base = await asyncio.to_thread(file.base_version, stamp.created)
             how = "advanced" if base is not None and await self._advance(base, stamp, current, table) else "counted"
             if how == "counted":
@@ -230,10 +232,14 @@ class WordStatsKeeper:
         except Exception:  # cleaned up by a vacuum
             return False
         try:
-            previous = await _rows(old, self.handles.revisioned)
-            if not (_unique(current) and _unique(previous)):
-                return False  # a chunk stored twice under one revision: count every row
+            previous = await _rows(old)
             added, removed = _only_in(current, previous), _only_in(previous, current)
+            if len(added) + len(removed) > current.num_rows // 4 and self.handles.revisioned:
+                # Most rows moved (a compaction): what changed is told by text, not by place.
+                current, previous = await _rows(table, by_text=True), await _rows(old, by_text=True)
+                if not (_unique(current) and _unique(previous)):
+                    return False  # a chunk stored twice under one revision: count every row
+                added, removed = _only_in(current, previous), _only_in(previous, current)
             if len(added) + len(removed) > current.num_rows:
                 return False  # most rows rewritten: counting them once is cheaper
             new_texts, old_texts = await _texts(table, added), await _texts(old, removed)

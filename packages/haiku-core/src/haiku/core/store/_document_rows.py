@@ -4,8 +4,9 @@ Every search reads the document rows of its results (their uri, title and
 metadata, and the revision that tells a current chunk from an orphan), one
 LanceDB query per database and search, which costs a few milliseconds however
 few rows it reads. A database of at most ``KEPT_DOCUMENTS`` documents has
-them all read once per documents-table version instead, and each search then
-finds its rows in memory; the version is asked of LanceDB on every read (a
+them all read once per documents-table version instead (on the second read at
+that version, so that a process searching once pays nothing more), and each
+later search finds its rows in memory; the version is asked of LanceDB on every read (a
 call that reads nothing but follows ``lancedb.read_consistency_interval_seconds``
 like any query), so a write shows exactly when a query would show it. A larger
 database is read per search, as before, and so is a database this store
@@ -28,7 +29,8 @@ class KeptDocumentRows:
 
     def __init__(self) -> None:
         self._version: int | None = None
-        self._rows: Rows | None = None  # None at ``_version``: too many to keep
+        self._rows: Rows | None = None  # None at ``_version``: not read, or too many to keep
+        self._judged = False  # whether ``_rows`` was decided at ``_version``
         self.enabled = True
 
     async def rows(
@@ -42,7 +44,12 @@ class KeptDocumentRows:
         if not self.enabled:
             return None
         if self._version != version:
-            self._version, self._rows = version, None
+            # The first read at a version reads its own rows: a process that searches once
+            # (a command-line search) never pays for reading every row.
+            self._version, self._rows, self._judged = version, None, False
+            return None
+        if not self._judged:
+            self._judged = True
             if await count() <= KEPT_DOCUMENTS:
                 self._rows = {row["id"]: row for row in await read_all()}
         if self._rows is None:

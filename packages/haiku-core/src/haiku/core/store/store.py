@@ -90,8 +90,10 @@ class Store:
         if self.handles.closed:
             return
         await self.word_stats.settle()
+        written = self.gate.dirty  # then the closing vacuum moves the version once more
         await self.maintenance.before_close()
-        await self.word_stats.refresh()  # after the closing vacuum, if there was one
+        if written:
+            await self.word_stats.refresh()
         self.handles.release()
 
     def _written(self) -> None:

@@ -56,6 +56,19 @@ class DatabaseRuntime:
     def __post_init__(self) -> None:
         self.idle.set()
 
+    def own_maintenance_step(self, table: str, before: int, after: int) -> None:
+        """The store's auto-maintenance committed: a documents commit on top of the version known is the ingester's own.
+
+        Called under the writer lock, so the version watch (which skips a
+        database while its lock is held here) never sees the commit first. A
+        commit on top of another process's is not taken: that one is still to
+        reconcile.
+        """
+        from haiku.core.store.schema import DOCUMENTS
+
+        if table == DOCUMENTS and self.known_version == before:
+            self.known_version = after
+
     def job_started(self) -> None:
         self.inflight += 1
         self.idle.clear()
@@ -180,6 +193,7 @@ class IngesterApp:
         async def open_one(name: str) -> None:
             runtime = self.databases[name]
             runtime.store = await Store.open(runtime.ref, self.config, create=True)
+            runtime.store.maintenance.on_step = runtime.own_maintenance_step
             self.log.info("database open", database=name, documents=await runtime.store.count_documents())
 
         results = await asyncio.gather(*(open_one(n) for n in names), return_exceptions=True)
@@ -308,8 +322,8 @@ class IngesterApp:
             await self.processor.close()
         if self.engine is not None:
             await self.engine.close()
-        for runtime in list(self.databases.values()):
-            await self._close_runtime(runtime)
+        # Together: each database's maintenance on close is bounded in time, so the stop is too (docs/ingester.md).
+        await asyncio.gather(*(self._close_runtime(runtime) for runtime in list(self.databases.values())))
         self.databases.clear()
         if self.queue is not None:
             self.queue.close()

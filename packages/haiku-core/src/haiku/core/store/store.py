@@ -86,18 +86,18 @@ class Store:
         return await database_reachable_and_exists(ref, config)
 
     async def close(self) -> None:
-        """Close; a store that wrote anything vacuums once first (``storage.auto_vacuum``). Idempotent."""
+        """Close; a store that wrote anything maintains itself first, bounded (``storage.auto_vacuum``). Idempotent."""
         if self.handles.closed:
             return
         await self.word_stats.settle()
-        written = self.gate.dirty  # then the closing vacuum moves the version once more
+        written = self.gate.dirty  # then the closing maintenance moves the version once more
         await self.maintenance.before_close()
         if written:
             await self.word_stats.refresh()
         self.handles.release()
 
     def _written(self) -> None:
-        """After a committed write: the auto-vacuum's turn, and the word statistics' (``word_stats``).
+        """After a committed write: the auto-maintenance's turn, and the word statistics' (``word_stats``).
 
         A store that writes stops keeping its document rows in memory (``reads``).
         """

@@ -166,11 +166,7 @@ def run_batch_command(
         from haiku.ingester.pipeline.engine import engine_for_run
 
         def batch() -> Any:
-            config = load()
-            try:
-                config = engine_for_run(config, engine, address)
-            except ValueError as exc:
-                raise typer.BadParameter(str(exc)) from None
+            config = engine_for_run(load(), engine, address)
             return run_async(run_batch(config, db_name))
 
         report = guarded(batch)

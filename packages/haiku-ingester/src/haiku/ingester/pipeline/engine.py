@@ -99,19 +99,26 @@ def build_engine(config: AppConfig, *, starving: Callable[[], bool]) -> Engine:
 
 def engine_for_run(config: AppConfig, kind: str | None, address: str | None) -> AppConfig:
     """``config`` with ``run-batch --engine/--address`` applied to ``ingester.engine`` (for this run only)."""
+    from pydantic import ValidationError
+
     from haiku.core.config.engine import ENGINE_TYPES, LocalEngineConfig, RayEngineConfig
+    from haiku.core.errors import InvalidConfigError
 
     if kind is None and address is None:
         return config
     current = config.ingester.engine
     kind = kind or current.type
     if kind not in ENGINE_TYPES:
-        raise ValueError(f"--engine {kind}: the engines are {', '.join(ENGINE_TYPES)}")
+        raise InvalidConfigError(f"--engine {kind}: the engines are {', '.join(ENGINE_TYPES)}")
     if kind == "local":
         if address is not None:
-            raise ValueError("--address names a Ray cluster; use it with --engine ray")
+            raise InvalidConfigError("--address names a Ray cluster; use it with --engine ray")
         config.ingester.engine = LocalEngineConfig()
         return config
     base = current.model_dump() if isinstance(current, RayEngineConfig) else {}
-    config.ingester.engine = RayEngineConfig(**{**base, **({"address": address} if address else {})})
+    try:
+        config.ingester.engine = RayEngineConfig(**{**base, **({"address": address} if address else {})})
+    except ValidationError as exc:
+        reason = "; ".join(str(error["msg"]) for error in exc.errors())
+        raise InvalidConfigError(f"--address {address}: {reason}") from None
     return config

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from haiku.core.config import AppConfig
 from haiku.core.embedders import EmbedderIdentity
-from haiku.core.models import Chunk, Document, SearchResult, SearchType
+from haiku.core.models import Chunk, Document, DocumentItem, PageImage, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef
 from haiku.core.store._failures import names_read_failures
 from haiku.core.store.fulltext import FullTextStats, TermStatistics
@@ -28,10 +28,12 @@ from haiku.core.store.maintenance import Maintenance, VacuumReport
 from haiku.core.store.migrations import Migrator
 from haiku.core.store.opening import OpenedDatabase, database_reachable_and_exists, open_database
 from haiku.core.store.orphans import Orphans
+from haiku.core.store.processing import ProcessingRecord
 from haiku.core.store.reads import Reads
 from haiku.core.store.rebuild import Rebuild
 from haiku.core.store.reports import ChunkIndexes, StoreInfo
 from haiku.core.store.search import Boosts, Search
+from haiku.core.store.structure_reads import StructureReads
 from haiku.core.store.tags import History, TagInfo, Tags
 from haiku.core.store.word_stats import WordStatsKeeper
 from haiku.core.store.writes import DocumentWrite, Writes
@@ -49,6 +51,7 @@ class Store:
         self.handles, self.gate = handles, gate
         self.created = opened.created  # True when this open created the database
         self.reads = Reads(handles)
+        self.structure = StructureReads(handles)
         self.searcher = Search(handles, self.reads)
         self.fulltext = FullTextStats(handles)
         self.indexes = Indexes(handles, gate)
@@ -59,6 +62,7 @@ class Store:
         self.word_stats = WordStatsKeeper(handles)
         gate.on_written = self._written
         self.tags = Tags(handles, gate)
+        self.processing = ProcessingRecord(handles, gate)
         self.migrator = Migrator(handles, gate, self)
         self.report = InfoReport(handles, self.reads, self.indexes, self.tags, self.migrator)
 
@@ -159,6 +163,11 @@ class Store:
     def rebuild_marker(self) -> dict | None:
         """What an unfinished ``haiku-ingester rebuild`` left in the settings, if anything."""
         return self.handles.settings.rebuild_marker
+
+    @property
+    def processing_identity(self) -> dict[str, Any] | None:
+        """How the stored documents were converted and chunked, as recorded (``ProcessingRecord``)."""
+        return self.processing.identity
 
     @property
     def closed(self) -> bool:
@@ -288,6 +297,32 @@ class Store:
         """The document's current chunks by ``order``; none when the document row is absent."""
         return await self.reads.get_chunks(document_id, with_vectors=with_vectors)
 
+    # --- structure (``structure``) ---------------------------------------------------
+    @names_read_failures
+    async def has_structure(self, document_id: str) -> bool:
+        """Whether the document keeps a page layout: items placed on pages (see ``StructureReads``)."""
+        return await self.structure.has_structure(document_id)
+
+    @names_read_failures
+    async def get_document_items(self, document_id: str) -> list[DocumentItem]:
+        """The document's items (headings, paragraphs, tables, pictures…) in document order."""
+        return await self.structure.get_document_items(document_id)
+
+    @names_read_failures
+    async def get_picture_bytes(self, document_id: str, self_ref: str) -> bytes:
+        """A picture item's PNG; ``PictureNotFoundError`` when the document or picture is not stored."""
+        return await self.structure.get_picture_bytes(document_id, self_ref)
+
+    @names_read_failures
+    async def get_page_images(self, document_id: str, pages: Sequence[int]) -> dict[int, PageImage]:
+        """The stored images of the given pages (1-based), by page; pages without one are left out."""
+        return await self.structure.get_page_images(document_id, pages)
+
+    @names_read_failures
+    async def get_docling_document(self, document_id: str) -> tuple[dict[str, Any], str] | None:
+        """The stored docling document (its JSON object) and the docling version that made it, if any."""
+        return await self.structure.get_docling_document(document_id)
+
     # --- writes (``writes``, ``orphans``, ``rebuild``) -----------------------------
     async def upsert_document(
         self, document: Document, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]
@@ -329,6 +364,10 @@ class Store:
     async def record_identity(self, identity: EmbedderIdentity) -> None:
         """Record the embedder the stored vectors come from."""
         await self.rebuild.record_identity(identity)
+
+    async def record_processing(self, identity: dict[str, Any]) -> None:
+        """Record the processing identity (a JSON object) in one settings commit (``ProcessingRecord``)."""
+        await self.processing.record(identity)
 
     async def set_rebuild_marker(self, marker: dict[str, Any] | None) -> None:
         """Leave (a dict) or clear (``None``) the marker of a rebuild in progress."""

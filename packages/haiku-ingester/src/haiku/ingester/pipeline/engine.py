@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from haiku.core.config import AppConfig
 from haiku.core.convert import ConvertedDocument
 from haiku.core.convert.files import tokenizer_dir
+from haiku.core.convert.structure import StructureOptions
 from haiku.core.embedders import Embedder, get_embedder
 from haiku.ingester.errors import MissingExtraError
 
@@ -59,6 +60,7 @@ def converter_settings(config: AppConfig) -> dict[str, Any]:
         "tokenizer_dir": tokenizer_dir(config),
         "chunk_size": config.processing.chunk_size,
         "ocr": config.processing.ocr,
+        "structure": asdict(StructureOptions.from_processing(config.processing)),
     }
 
 

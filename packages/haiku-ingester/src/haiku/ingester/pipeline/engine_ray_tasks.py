@@ -23,11 +23,12 @@ _converters: dict[tuple, Any] = {}
 def _converter(settings: dict[str, Any]) -> Any:
     from haiku.ingester.pipeline.worker import build_converter
 
-    key = tuple(sorted(settings.items()))
+    key = tuple(sorted((name, repr(value)) for name, value in settings.items()))
     converter = _converters.get(key)
     if converter is None:
         converter = _converters[key] = build_converter(
-            settings["tokenizer_dir"], int(settings["chunk_size"]), settings.get("ocr", "auto")
+            settings["tokenizer_dir"], int(settings["chunk_size"]), settings.get("ocr", "auto"),
+            settings.get("structure"),
         )
     return converter
 

@@ -5,9 +5,12 @@ daemon can time out or lose a worker (docling hanging or crashing on a bad file)
 without losing itself. The protocol keeps stdout to itself: anything else that
 prints, Python or native code, lands on stderr, which the daemon logs.
 
-Frames: first ``{"tokenizer_dir", "chunk_size", "ocr"}``, answered ``{"ready": True}``
-(or ``{"ok": False, ...}``); then ``{"name", "format", "data"}``, answered
-``{"ok": True, "document": ConvertedDocument}`` or ``{"ok": False, "kind", "message"}``.
+Frames: first ``{"tokenizer_dir", "chunk_size", "ocr", "structure"}``, answered
+``{"ready": True}`` (or ``{"ok": False, ...}``); then ``{"name", "format", "data"}``,
+answered ``{"ok": True, "document": ConvertedDocument, "pages": True}`` followed by
+one frame per page image (a ``PageImage``) and a ``None`` frame, or
+``{"ok": False, "kind", "message"}``. Page images travel one per frame, rendered
+one at a time, so neither process builds a frame the size of a long PDF's pages.
 """
 
 from __future__ import annotations
@@ -63,16 +66,18 @@ def let_torch_in() -> None:
         del sys.modules[name]
 
 
-def build_converter(tokenizer_dir: str, chunk_size: int, ocr: str):
+def build_converter(tokenizer_dir: str, chunk_size: int, ocr: str, structure: dict | None = None):
     from haiku.core.convert.converter import Converter
+    from haiku.core.convert.structure import StructureOptions
 
+    options = StructureOptions(**(structure or {}))
     _keep_torch_out()
     try:
-        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr)
+        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, structure=options)
     except ImportError:
         # A docling release that needs torch where this one did not: pay for it.
         let_torch_in()
-        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr)
+        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, structure=options)
 
 
 def main() -> int:
@@ -92,7 +97,9 @@ def main() -> int:
     if hello is None:
         return 0
     try:
-        converter = build_converter(hello["tokenizer_dir"], int(hello["chunk_size"]), hello.get("ocr", "auto"))
+        converter = build_converter(
+            hello["tokenizer_dir"], int(hello["chunk_size"]), hello.get("ocr", "auto"), hello.get("structure")
+        )
     except Exception as exc:
         write_frame(channel, {"ok": False, "kind": type(exc).__name__, "message": str(exc)})
         return 1
@@ -106,18 +113,55 @@ def main() -> int:
         request = read_frame(requests)
         if request is None:
             return 0
-        write_frame(channel, convert_reply(converter, request["name"], request["format"], request["data"]))
+        reply, pages = converted(converter, request["name"], request["format"], request["data"], stream=True)
+        write_frame(channel, reply)
+        if pages is not None:
+            _send_pages(channel, request["name"], pages)
 
 
 def convert_reply(converter, name: str, fmt: str, data: bytes) -> dict:
-    """``{"ok": True, "document"}``, or ``{"ok": False, "kind", "message"}`` saying why the file failed."""
+    """``{"ok": True, "document"}`` (page images inside), or ``{"ok": False, "kind", "message"}``."""
+    return converted(converter, name, fmt, data, stream=False)[0]
+
+
+def converted(converter, name: str, fmt: str, data: bytes, *, stream: bool):
+    """The reply for one file, and with ``stream`` the page images to send after it (``None``: none)."""
+    pages = None
     try:
-        document = converter.convert(name=name, fmt=fmt, data=data)
+        document = converter.convert(name=name, fmt=fmt, data=data, pages=not stream)
+        if stream and document.structure is not None:
+            pages = _pages_or_none(converter, name, fmt, data)
     except RecursionError:
-        return {"ok": False, "kind": "ConversionError", "message": f"{name}: too deeply nested to convert"}
+        return {"ok": False, "kind": "ConversionError", "message": f"{name}: too deeply nested to convert"}, None
     except Exception as exc:
-        return {"ok": False, "kind": type(exc).__name__, "message": str(exc)}
-    return {"ok": True, "document": document}
+        return {"ok": False, "kind": type(exc).__name__, "message": str(exc)}, None
+    return {"ok": True, "document": document, "pages": pages is not None}, pages
+
+
+def _pages_or_none(converter, name: str, fmt: str, data: bytes):
+    """The page images to send, the first one rendered already; ``None`` when there are none or
+    pdfium cannot render the file: the document stands without them (logged)."""
+    import itertools
+
+    try:
+        pages = converter.render_pages(fmt=fmt, data=data)
+        first = next(pages, None)
+    except Exception as exc:
+        print(f"{name}: no page images: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return None
+    return None if first is None else itertools.chain([first], pages)
+
+
+def _send_pages(channel, name: str, pages) -> None:
+    """One frame per page image, then ``None``; a page that fails to render ends the run early, logged."""
+    from haiku.ingester.pipeline.protocol import write_frame
+
+    try:
+        for page in pages:
+            write_frame(channel, page)
+    except Exception as exc:  # the document stands without the rest of its page images
+        print(f"{name}: page images stopped: {type(exc).__name__}: {exc}", file=sys.stderr)
+    write_frame(channel, None)
 
 
 if __name__ == "__main__":

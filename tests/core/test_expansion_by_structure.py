@@ -114,6 +114,23 @@ def test_two_hits_in_one_section_merge_into_one_result_with_the_better_score():
     assert results[0].content.count("Mudflats\n\n") == 1
 
 
+def test_inline_code_in_a_paragraph_grows_with_its_section_not_alone():
+    items = [
+        _item(0, "#/texts/0", "section_header", "Tuning"),
+        _item(1, "#/texts/1", "text", "Raise", parent="#/groups/0"),
+        _item(2, "#/texts/2", "code", "nprobes", parent="#/groups/0"),
+        _item(3, "#/texts/3", "text", "until recall is acceptable.", parent="#/groups/0"),
+        _item(4, "#/texts/4", "text", "Measure on real queries."),
+    ]
+    chunks = [
+        Chunk(id="c0", document_id=DOC, content="Raise `nprobes` until recall is acceptable.",
+              item_refs=["#/texts/1", "#/texts/2", "#/texts/3"]),
+        Chunk(id="c1", document_id=DOC, order=1, content="Measure on real queries.", item_refs=["#/texts/4"]),
+    ]
+    [expanded] = _expand([_hit(chunks[0])], chunks, items=items)
+    assert expanded.content.startswith("Tuning\n\n") and expanded.chunk_ids == ["c0", "c1"]
+
+
 def test_an_expanded_result_carries_the_boxes_and_refs_of_every_chunk_it_covers():
     chunks = _chunks()
     [expanded] = _expand([_hit(chunks[0])], chunks)

@@ -15,8 +15,9 @@ from haiku.core.models import Chunk, DocumentItem
 
 HEADINGS = frozenset({"title", "section_header"})
 # Items that hold their own parts (a table's cells and caption, a picture's caption):
-# a hit inside one grows to the whole of it.
-WHOLES = frozenset({"table", "picture", "chart", "code", "form", "key_value_region"})
+# a hit inside one grows to the whole of it. Code is not one: inline code sits inside
+# a paragraph, and a code block belongs to its section like any paragraph.
+WHOLES = frozenset({"table", "picture", "chart"})
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,14 @@ def test_a_hit_in_a_table_grows_to_the_whole_table_with_its_caption():
     assert expanded.chunk_ids == ["c5", "c6"]
     assert "Curlew | 412" in expanded.content and "Dunlin | 2310" in expanded.content
     assert "Table 1: counts" in expanded.content and "Bait digging" not in expanded.content
+    assert expanded.content.startswith("Mudflats\n\n|")  # the section it lies in comes first
+
+
+def test_a_table_whose_caption_no_chunk_holds_is_led_by_its_heading_and_caption():
+    chunks = _chunks()
+    chunks[6] = chunks[6].model_copy(update={"content": "| Dunlin | 2310 |", "item_refs": ["#/tables/0"]})
+    [expanded] = _expand([_hit(chunks[5])], chunks)
+    assert expanded.content.startswith("Mudflats\n\nTable 1: counts\n\n| Species")
 
 
 def test_a_hit_on_a_caption_grows_to_its_picture_and_no_further():

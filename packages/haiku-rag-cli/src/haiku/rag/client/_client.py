@@ -17,7 +17,7 @@ from haiku.core.config import AppConfig, load_config
 from haiku.core.convert.document import ConvertedChunk, ReadDocument
 from haiku.core.convert.files import FileConverter
 from haiku.core.errors import AmbiguousDatabaseError, EmptyQueryError
-from haiku.core.models import Chunk, Citation, Document, SearchResult, SearchType
+from haiku.core.models import Chunk, Citation, Document, DocumentItem, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.core.store.filters import check_document_filter
 from haiku.rag.client._analysis import Analysis
@@ -27,7 +27,6 @@ from haiku.rag.client._federation import Federation, Reach
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-    from haiku.core.models import DocumentItem
     from haiku.core.store import History, Store, TagInfo, VacuumReport
 
 

@@ -123,3 +123,10 @@ def test_plain_text_and_code_keep_no_structure_markdown_keeps_its_items(converte
     assert [i.order for i in items] == [0, 1, 2]
     assert markdown.structure.pages == [] and markdown.chunks[0].boxes == []
     assert markdown.chunks[0].item_refs == [items[2].self_ref]
+
+
+def test_a_file_name_that_is_not_utf8_still_keeps_its_structure(converter):
+    name = "caf\udce9.md"  # a Latin-1 name as Python reads it from disk
+    document = converter.convert(name=name, fmt="md", data=f"# Cafe\n\n{SENTENCE}\n".encode())
+    stored = json.loads(zlib.decompress(document.structure.docling_document))
+    assert stored["name"] == "caf\udce9" and [i.text for i in document.structure.items][-1] == SENTENCE

@@ -151,7 +151,10 @@ def extract_structure(document: Any, options: StructureOptions) -> ExtractedStru
         picture.image = None  # stored once, as the item's image
     for page in document.pages.values():
         page.image = None  # stored once per page, apart
-    payload = json.dumps(document.export_to_dict(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    # A file name that is not UTF-8 (a Latin-1 name on disk) reaches the JSON as lone
+    # surrogates: they are written as the JSON escapes they are (\udce9), which read back.
+    text = json.dumps(document.export_to_dict(), ensure_ascii=False, separators=(",", ":"))
+    payload = text.encode("utf-8", "backslashreplace")
     metadata: dict[str, Any] = {}
     if options.pictures == "image" and found > options.max_pictures:
         metadata[PICTURES_CAPPED] = {"found": found, "stored": len(images), "max_pictures": options.max_pictures}

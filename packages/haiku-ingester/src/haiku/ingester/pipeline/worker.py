@@ -22,7 +22,7 @@ import sys
 import types
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Linux: SIGKILL this worker when the daemon dies, even by kill -9."""
     try:
         import ctypes
@@ -57,7 +57,7 @@ def _keep_torch_out() -> None:
     sys.modules.setdefault(_STUB, stub)
 
 
-def _let_torch_in() -> None:
+def let_torch_in() -> None:
     """Undo ``_keep_torch_out`` and forget what was imported under it."""
     for name in [*_HIDDEN, _STUB]:
         if sys.modules.get(name) is None or name == _STUB:
@@ -66,7 +66,7 @@ def _let_torch_in() -> None:
         del sys.modules[name]
 
 
-def _build_converter(tokenizer_dir: str, chunk_size: int, ocr: str, structure: dict | None = None):
+def build_converter(tokenizer_dir: str, chunk_size: int, ocr: str, structure: dict | None = None):
     from haiku.core.convert.converter import Converter
     from haiku.core.convert.structure import StructureOptions
 
@@ -76,14 +76,14 @@ def _build_converter(tokenizer_dir: str, chunk_size: int, ocr: str, structure: d
         return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, structure=options)
     except ImportError:
         # A docling release that needs torch where this one did not: pay for it.
-        _let_torch_in()
+        let_torch_in()
         return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, structure=options)
 
 
 def main() -> int:
     from haiku.ingester.pipeline.protocol import read_frame, write_frame
 
-    _die_with_parent()
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the daemon, which stops us
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
@@ -97,7 +97,7 @@ def main() -> int:
     if hello is None:
         return 0
     try:
-        converter = _build_converter(
+        converter = build_converter(
             hello["tokenizer_dir"], int(hello["chunk_size"]), hello.get("ocr", "auto"), hello.get("structure")
         )
     except Exception as exc:
@@ -113,32 +113,41 @@ def main() -> int:
         request = read_frame(requests)
         if request is None:
             return 0
-        pages = None
-        try:
-            document = converter.convert(name=request["name"], fmt=request["format"], data=request["data"], pages=False)
-            if document.structure is not None:
-                pages = _pages_or_none(converter, request)
-        except RecursionError:
-            reply = {"ok": False, "kind": "ConversionError", "message": f"{request['name']}: too deeply nested to convert"}
-        except Exception as exc:
-            reply = {"ok": False, "kind": type(exc).__name__, "message": str(exc)}
-        else:
-            reply = {"ok": True, "document": document, "pages": pages is not None}
+        reply, pages = converted(converter, request["name"], request["format"], request["data"], stream=True)
         write_frame(channel, reply)
         if pages is not None:
             _send_pages(channel, request["name"], pages)
 
 
-def _pages_or_none(converter, request):
+def convert_reply(converter, name: str, fmt: str, data: bytes) -> dict:
+    """``{"ok": True, "document"}`` (page images inside), or ``{"ok": False, "kind", "message"}``."""
+    return converted(converter, name, fmt, data, stream=False)[0]
+
+
+def converted(converter, name: str, fmt: str, data: bytes, *, stream: bool):
+    """The reply for one file, and with ``stream`` the page images to send after it (``None``: none)."""
+    pages = None
+    try:
+        document = converter.convert(name=name, fmt=fmt, data=data, pages=not stream)
+        if stream and document.structure is not None:
+            pages = _pages_or_none(converter, name, fmt, data)
+    except RecursionError:
+        return {"ok": False, "kind": "ConversionError", "message": f"{name}: too deeply nested to convert"}, None
+    except Exception as exc:
+        return {"ok": False, "kind": type(exc).__name__, "message": str(exc)}, None
+    return {"ok": True, "document": document, "pages": pages is not None}, pages
+
+
+def _pages_or_none(converter, name: str, fmt: str, data: bytes):
     """The page images to send, the first one rendered already; ``None`` when there are none or
     pdfium cannot render the file: the document stands without them (logged)."""
     import itertools
 
     try:
-        pages = converter.render_pages(fmt=request["format"], data=request["data"])
+        pages = converter.render_pages(fmt=fmt, data=data)
         first = next(pages, None)
     except Exception as exc:
-        print(f"{request['name']}: no page images: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"{name}: no page images: {type(exc).__name__}: {exc}", file=sys.stderr)
         return None
     return None if first is None else itertools.chain([first], pages)
 

@@ -29,6 +29,8 @@ __all__ = [
     "LimitTooLargeError",
     "MigrationRequiredError",
     "MissingEnvVarError",
+    "NoPageLayoutError",
+    "NotFoundError",
     "PictureNotFoundError",
     "QueryTooLongError",
     "ReadOnlyError",
@@ -157,6 +159,14 @@ class AmbiguousDatabaseError(HaikuError):
             quoted = ", ".join(f"'{name}'" for name in holders)
             where = f"document {document_id} is in databases {quoted}: rerun with --db-name and one of them"
         return cls(f"lancedb.databases names {names_list(names)}; get reads a single database, and {where}")
+
+    @classmethod
+    def needs_source(cls, operation: str, names: Iterable[str | None]) -> AmbiguousDatabaseError:
+        """A picture method asked of a set without ``source``: a chunk or picture carries no database."""
+        return cls(
+            f"{operation} needs source= on a client covering several databases ({names_list(names)}), "
+            "since an id names no database; pass source='NAME'"
+        )
 
     @classmethod
     def client_needs_one(cls, operation: str, names: Iterable[str | None]) -> AmbiguousDatabaseError:
@@ -330,6 +340,40 @@ class ConverterUnavailableError(HaikuError):
         super().__init__(
             f"converting files needs the convert extra ({missing} is not installed): "
             "pip install 'haiku-core[convert]'"
+        )
+
+
+class NotFoundError(HaikuError, LookupError):
+    """A document or chunk id that the database asked does not hold."""
+
+    @classmethod
+    def chunk(cls, chunk_id: str, name: str | None) -> NotFoundError:
+        return cls(f"{database_label(name)} holds no chunk with id {chunk_id}")
+
+    @classmethod
+    def document(cls, document_id: str, names: Sequence[str | None]) -> NotFoundError:
+        """None of the databases asked (one, or a set in configured order) holds the document."""
+        if len(names) == 1:
+            return cls(f"{database_label(names[0])} holds no document with id {document_id}")
+        return cls(f"none of the databases {names_list(names)} holds a document with id {document_id}")
+
+
+class NoPageLayoutError(HaikuError):
+    """A chunk with nothing to draw: no page boxes, or no stored page images (docs/client.md#pictures-and-pages)."""
+
+    @classmethod
+    def no_boxes(cls, chunk_id: str, name: str | None) -> NoPageLayoutError:
+        return cls(
+            f"chunk {chunk_id} in {database_label(name)} has no page layout: its document has no pages "
+            "(markdown, text, HTML…) or was stored before the database kept page layout"
+        )
+
+    @classmethod
+    def no_images(cls, chunk_id: str, name: str | None, pages: Iterable[int]) -> NoPageLayoutError:
+        shown = ", ".join(str(page) for page in pages)
+        return cls(
+            f"chunk {chunk_id} in {database_label(name)} lies on page(s) {shown}, but no page image is "
+            "stored for them (processing.page_images was off when the document was ingested)"
         )
 
 

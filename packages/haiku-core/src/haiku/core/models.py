@@ -152,7 +152,10 @@ class SearchResult(BaseModel):
         self._revision = revision
         return self
 
-    def format_for_agent(self, rank: int | None = None, total: int | None = None, include_collection: bool = False) -> str:
+    def format_for_agent(
+        self, rank: int | None = None, total: int | None = None, include_collection: bool = False, with_boxes: bool = False
+    ) -> str:
+        """The result as a model reads it; ``with_boxes`` adds where the chunk lies on its pages."""
         lines: list[str] = []
         if rank is not None:
             lines.append(f"[{rank}/{total}]" if total is not None else f"[{rank}]")
@@ -169,6 +172,8 @@ class SearchResult(BaseModel):
             lines.append("Section: " + " > ".join(self.headings))
         if self.page_numbers:
             lines.append("Pages: " + ", ".join(str(p) for p in self.page_numbers))
+        if with_boxes and self.boxes:
+            lines.append("Boxes: " + "; ".join(box_text(box) for box in self.boxes))
         lines.append(f"Score: {self.score:.4f}")
         lines.append("Content:")
         lines.append(self.content)
@@ -185,6 +190,8 @@ class Citation(BaseModel):
     document_title: str | None = None
     document_meta: dict[str, Any] = Field(default_factory=dict)
     page_numbers: list[int] = Field(default_factory=list)
+    boxes: list[Box] = Field(default_factory=list)
+    """Where the cited chunk lies on its pages (page points, top-left origin); empty without layout."""
     headings: list[str] = Field(default_factory=list)
     content: str = ""
     """The cited chunk's own text."""
@@ -196,6 +203,11 @@ class Citation(BaseModel):
         title = self.document_title or self.document_uri or self.document_id
         where = f" (database: {self.source})" if self.source is not None else ""
         return f"[{self.index}] {title}{where}"
+
+
+def box_text(box: Box) -> str:
+    """A box as text: ``p.2 (72,90)-(523,140)``, page points from the top left."""
+    return f"p.{box.page} ({box.left:.0f},{box.top:.0f})-({box.right:.0f},{box.bottom:.0f})"
 
 
 def dumps_metadata(metadata: dict[str, Any]) -> str:

@@ -130,7 +130,13 @@ def create_mcp_server(
             return "\n".join([*notes, "No results found."])
         total = len(results)
         return "\n\n".join(
-            [*notes, *(r.format_for_agent(rank, total, include_collection=multi) for rank, r in enumerate(results, 1))]
+            [
+                *notes,
+                *(
+                    r.format_for_agent(rank, total, include_collection=multi, with_boxes=True)
+                    for rank, r in enumerate(results, 1)
+                ),
+            ]
         )
 
     @server.tool()

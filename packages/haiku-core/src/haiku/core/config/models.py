@@ -281,11 +281,15 @@ class QAModelConfig(_Section):
     name: str = "qwen3"
     base_url: str = "http://localhost:11434/v1"
     api_key: str | None = None
+    # The model reads images: the pictures of what it retrieved are sent to it (docs/pictures.md).
+    images: bool = False
 
 
 class QAConfig(_Section):
     model: QAModelConfig = Field(default_factory=QAModelConfig)
     request_limit: int = Field(default=30, gt=0)
+    # Pictures (or, for a text-only model, their captions) shown per answer (docs/pictures.md).
+    max_images: int = Field(default=8, ge=0)
 
 
 class SandboxConfig(_Section):

@@ -30,6 +30,7 @@ from haiku.ingester.checks import (
 from haiku.ingester.errors import NothingToIngestError
 from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.embed import EmbedBatcher
+from haiku.ingester.pipeline.pictures import picture_describer
 from haiku.ingester.pipeline.pool import ConversionPool
 from haiku.ingester.pipeline.process import JobProcessor
 from haiku.ingester.queue import IngestQueue
@@ -152,7 +153,9 @@ class IngesterApp:
             ocr=config.processing.ocr,
         )
         assert self.queue is not None
-        self.processor = JobProcessor(sync=self.queue.sync, pool=self.pool, batcher=self.batcher)
+        self.processor = JobProcessor(
+            sync=self.queue.sync, pool=self.pool, batcher=self.batcher, describer=picture_describer(config)
+        )
 
     def warm_up(self) -> None:
         """Start the conversion workers and load the model, in the background, once.

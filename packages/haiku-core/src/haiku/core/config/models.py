@@ -297,6 +297,16 @@ class SandboxConfig(_Section):
     max_output_chars: int = Field(default=20000, gt=0)
 
 
+class PictureModelConfig(_Section):
+    """The OpenAI-compatible vision model that describes pictures at ingest (docs/pictures.md)."""
+
+    base_url: str
+    name: str
+    api_key_env: str | None = None  # the environment variable holding the key, sent as a Bearer token
+    timeout_s: float = Field(default=60.0, gt=0)
+    concurrency: int = Field(default=4, ge=1)
+
+
 class ProcessingConfig(_Section):
     chunk_size: int = Field(default=256, gt=0)
     conversion_timeout_s: float = Field(default=300.0, gt=0)

@@ -143,3 +143,11 @@ async def test_the_request_carries_the_exact_png(vision):
     url = model.request(RED)["messages"][0]["content"][1]["image_url"]["url"]
     await model.aclose()
     assert base64.b64decode(url[len(DATA_URL):]) == RED
+
+
+def test_description_mode_without_a_picture_model_is_a_configuration_error_naming_both_keys():
+    from haiku.core.config import config_from_dict
+    from haiku.core.errors import InvalidConfigError
+
+    with pytest.raises(InvalidConfigError, match=r"processing: pictures is description but picture_model is not set"):
+        config_from_dict({"processing": {"pictures": "description"}})

@@ -315,6 +315,18 @@ class ProcessingConfig(_Section):
     ocr: Literal["auto", "off", "force"] = "auto"
     # The bundled models read Chinese and English; no other language is bundled.
     ocr_lang: Literal["ch_en"] = "ch_en"
+    pictures: Literal["none", "image", "description"] = "image"
+    # The vision model `pictures: description` sends each stored picture to (docs/pictures.md).
+    picture_model: PictureModelConfig | None = None
+
+    @model_validator(mode="after")
+    def _description_needs_a_model(self) -> ProcessingConfig:
+        if self.pictures == "description" and self.picture_model is None:
+            raise ValueError(
+                "pictures is description but picture_model is not set; name the vision model "
+                "(picture_model.base_url, picture_model.name) or choose pictures: image"
+            )
+        return self
 
 
 class RetryConfig(_Section):

@@ -36,7 +36,7 @@ async def test_a_picture_method_on_a_set_without_source_names_the_databases(two_
 async def test_a_picture_method_with_an_unknown_source_raises_unknown_database(two_db, method):
     args = ("x",) if method != "get_picture_bytes" else ("x", "#/pictures/0")
     async with HaikuRAG(config=two_db) as client:
-        with pytest.raises(UnknownDatabaseError, match="unknown database.*archive"):
+        with pytest.raises(UnknownDatabaseError, match=r"unknown database.*archive"):
             await getattr(client, method)(*args, source="archive")
 
 

@@ -1,7 +1,7 @@
 """Context expansion as a pure function (docs/client.md, "Context expansion").
 
 A hit grows within the section, table or picture that holds it when its
-document's items are stored (``haiku.core.store.structure``), otherwise with
+document's items are stored (``haiku.core.store.enclosing``), otherwise with
 its neighbouring chunks; either way up to ``max_chars``.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from haiku.core.models import Chunk, DocumentItem, SearchResult
-from haiku.core.store.structure import enclosing_unit
+from haiku.core.store.enclosing import enclosing_unit
 
 SEPARATOR = "\n\n"
 

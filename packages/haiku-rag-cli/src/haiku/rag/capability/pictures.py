@@ -13,15 +13,20 @@ from __future__ import annotations
 import base64
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from haiku.core.errors import HaikuError
 from haiku.core.models import DocumentItem, SearchResult
 
-if TYPE_CHECKING:
-    from haiku.rag.client import HaikuRAG
-
 PICTURE_LABELS = frozenset({"picture", "chart"})
+
+
+class PictureReader(Protocol):
+    """What pictures are read through: a client (``HaikuRAG``)."""
+
+    async def get_document_items(self, document_id: str, source: str | None = None) -> list[DocumentItem]: ...
+
+    async def get_picture_bytes(self, document_id: str, picture_ref: str, source: str | None = None) -> bytes: ...
 
 
 @dataclass(frozen=True)
@@ -62,7 +67,7 @@ def pictures_of(item_refs: Sequence[str], items: Sequence[DocumentItem]) -> list
 
 
 async def load_picture(
-    client: HaikuRAG, source: str | None, chunk_id: str | None, item: DocumentItem, *, with_png: bool
+    client: PictureReader, source: str | None, chunk_id: str | None, item: DocumentItem, *, with_png: bool
 ) -> Picture | None:
     """The picture ``item`` as shown beside chunk ``chunk_id``; None when its image is not kept."""
     png = None
@@ -78,7 +83,7 @@ async def load_picture(
 class PictureDesk:
     """The pictures shown in one answer: each once, at most ``limit`` of them."""
 
-    def __init__(self, client: HaikuRAG, *, limit: int, images: bool, multi: bool) -> None:
+    def __init__(self, client: PictureReader, *, limit: int, images: bool, multi: bool) -> None:
         self.client = client
         self.limit = limit
         self.images = images

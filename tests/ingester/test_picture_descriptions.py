@@ -151,3 +151,64 @@ def test_description_mode_without_a_picture_model_is_a_configuration_error_namin
 
     with pytest.raises(InvalidConfigError, match=r"processing: pictures is description but picture_model is not set"):
         config_from_dict({"processing": {"pictures": "description"}})
+
+
+def _converted(chunk_refs: list[list[str]], *, caption: str | None = None):
+    """A converted document: a heading, a paragraph, a picture (with a caption item when
+    ``caption``), a closing paragraph; one chunk per entry of ``chunk_refs``."""
+    import zlib
+
+    from haiku.core.convert import ConvertedDocument
+    from haiku.core.convert.document import ConvertedChunk
+    from haiku.core.models import Box, DocumentItem, DocumentStructure
+
+    items = [
+        DocumentItem(self_ref="#/texts/0", label="section_header", order=0, text="Herons"),
+        DocumentItem(self_ref="#/texts/1", label="text", order=1, text="Herons nest."),
+        DocumentItem(self_ref="#/pictures/0", label="picture", order=2, caption=caption, has_image=True,
+                     page_numbers=[1], boxes=[Box(page=1, left=10, top=20, right=110, bottom=90)]),
+    ]
+    if caption:
+        items.append(DocumentItem(self_ref="#/texts/2", label="caption", order=3, text=caption, parent_ref="#/pictures/0"))
+    items.append(DocumentItem(self_ref="#/texts/3", label="text", order=len(items), text="They fish."))
+    text = {"#/texts/1": "Herons nest.", "#/texts/2": caption or "", "#/texts/3": "They fish."}
+    chunks = [
+        ConvertedChunk(content=" ".join(text[r] for r in refs), embed_text="", headings=["Herons"], item_refs=list(refs))
+        for refs in chunk_refs
+    ]
+    structure = DocumentStructure(docling_document=zlib.compress(b"{}"), docling_version="t", items=items,
+                                  images={"#/pictures/0": RED})
+    return ConvertedDocument(title="Herons", content="", chunks=chunks, structure=structure)
+
+
+def test_a_description_joins_the_chunk_cut_from_the_pictures_caption_and_is_embedded():
+    from haiku.ingester.pipeline.pictures import apply_descriptions
+
+    converted = _converted([["#/texts/1"], ["#/texts/2"], ["#/texts/3"]], caption="Figure 1: a heron")
+    apply_descriptions(converted, {"#/pictures/0": "A red square."})
+    contents = [c.content for c in converted.chunks]
+    assert contents == ["Herons nest.", "Figure 1: a heron\n\nPicture: A red square.", "They fish."]
+    assert converted.chunks[1].embed_text == "Herons\nFigure 1: a heron\n\nPicture: A red square."
+    assert converted.chunks[1].item_refs == ["#/texts/2", "#/pictures/0"]
+    # The picture keeps its own caption.
+    assert converted.structure.items[2].caption == "Figure 1: a heron"
+
+
+def test_an_uncaptioned_picture_no_chunk_holds_goes_to_the_chunk_before_it_and_takes_the_caption():
+    from haiku.ingester.pipeline.pictures import apply_descriptions
+
+    converted = _converted([["#/texts/1"], ["#/texts/3"]])
+    apply_descriptions(converted, {"#/pictures/0": "A red square."})
+    assert [c.content for c in converted.chunks] == ["Herons nest.\n\nPicture: A red square.", "They fish."]
+    assert converted.chunks[0].item_refs == ["#/texts/1", "#/pictures/0"]
+    assert [b.page for b in converted.chunks[0].boxes] == [1]
+    assert converted.structure.items[2].caption == "A red square."
+
+
+def test_a_document_without_chunks_gets_one_for_its_described_picture():
+    from haiku.ingester.pipeline.pictures import apply_descriptions
+
+    converted = _converted([])
+    apply_descriptions(converted, {"#/pictures/0": "A red square."})
+    [chunk] = converted.chunks
+    assert (chunk.content, chunk.item_refs, chunk.page_numbers) == ("Picture: A red square.", ["#/pictures/0"], [1])

@@ -31,6 +31,7 @@ __all__ = [
     "MissingEnvVarError",
     "NoPageLayoutError",
     "NotFoundError",
+    "PictureNotFoundError",
     "QueryTooLongError",
     "ReadOnlyError",
     "SourceUnavailableError",
@@ -216,6 +217,19 @@ class UnknownTableError(HaikuError, ValueError):
     @classmethod
     def of(cls, table: str, tables: Iterable[str]) -> UnknownTableError:
         return cls(f"unknown table '{table}'; the tables are {', '.join(sorted(tables))}")
+
+
+class PictureNotFoundError(HaikuError, KeyError):
+    """A picture asked for by document id and item ref that the database does not hold (docs/storage.md)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+    @classmethod
+    def of(cls, label: str, document_id: str, ref: str, *, document_exists: bool) -> PictureNotFoundError:
+        if not document_exists:
+            return cls(f"{label} holds no document '{document_id}'")
+        return cls(f"document '{document_id}' in {label} has no stored picture '{ref}'")
 
 
 class DatabaseLockedError(HaikuError):

@@ -56,6 +56,8 @@ class Document(BaseModel):
 
 
 class Box(BaseModel):
+    """A region of one page: page points, top-left origin (docs/storage.md, "Tables")."""
+
     page: int
     left: float
     top: float
@@ -64,10 +66,12 @@ class Box(BaseModel):
 
 
 class DocumentItem(BaseModel):
-    document_id: str
+    """One item of a document's converted structure: a heading, paragraph, table, picture, list item…"""
+
+    document_id: str | None = None
     self_ref: str
     label: str
-    order: int
+    order: int = 0
     page_numbers: list[int] = Field(default_factory=list)
     boxes: list[Box] = Field(default_factory=list)
     text: str = ""
@@ -77,11 +81,28 @@ class DocumentItem(BaseModel):
 
 
 class PageImage(BaseModel):
+    """One rendered page: PNG bytes; a pixel is a page point times ``scale``."""
+
     page: int
     width: int
     height: int
     scale: float
-    png: bytes
+    png: bytes = Field(repr=False)
+
+
+class DocumentStructure(BaseModel):
+    """What a document keeps beside its text, as the converter hands it to the store.
+
+    ``docling_document``: the docling document as zlib-compressed JSON, its
+    pictures and page images left out (they are ``images`` by item ref, and
+    ``pages``).
+    """
+
+    docling_document: bytes = Field(repr=False)
+    docling_version: str
+    items: list[DocumentItem] = Field(default_factory=list)
+    images: dict[str, bytes] = Field(default_factory=dict, repr=False)
+    pages: list[PageImage] = Field(default_factory=list, repr=False)
 
 
 class Chunk(BaseModel):
@@ -93,8 +114,8 @@ class Chunk(BaseModel):
     page_numbers: list[int] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
     source: str | None = None
-    item_refs: list[str] = Field(default_factory=list)
-    boxes: list[Box] = Field(default_factory=list)
+    item_refs: list[str] = Field(default_factory=list)  # the document items it was cut from
+    boxes: list[Box] = Field(default_factory=list)  # where those items lie on their pages
     # Only filled when a caller asks for stored vectors (cosine fusion).
     vector: list[float] | None = Field(default=None, exclude=True, repr=False)
 

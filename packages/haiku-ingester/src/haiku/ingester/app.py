@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from haiku.core.config import AppConfig
 from haiku.core.convert.files import tokenizer_dir
+from haiku.core.convert.structure import StructureOptions
 from haiku.core.embedders import get_embedder
 from haiku.core.scope import DatabaseRef
 from haiku.ingester.checks import (
@@ -151,6 +152,7 @@ class IngesterApp:
             chunk_size=config.processing.chunk_size,
             timeout_s=config.processing.conversion_timeout_s,
             ocr=config.processing.ocr,
+            structure=asdict(StructureOptions.from_processing(config.processing)),
         )
         assert self.queue is not None
         self.processor = JobProcessor(

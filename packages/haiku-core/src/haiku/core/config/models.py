@@ -315,7 +315,16 @@ class ProcessingConfig(_Section):
     ocr: Literal["auto", "off", "force"] = "auto"
     # The bundled models read Chinese and English; no other language is bundled.
     ocr_lang: Literal["ch_en"] = "ch_en"
+    # What a document keeps beside its text (docs/ingester.md, "Structure, pictures and page images"):
+    # page images of paginated documents (one row per page) at this many pixels per page point,
+    # pictures as PNG (`none`: not stored; `description`: stored and described by picture_model,
+    # docs/pictures.md), skipping those whose short side is below min_picture_px and storing at
+    # most max_pictures per document.
+    page_images: bool = True
+    page_image_scale: float = Field(default=1.0, gt=0, le=4)
     pictures: Literal["none", "image", "description"] = "image"
+    min_picture_px: int = Field(default=64, ge=0)
+    max_pictures: int = Field(default=500, ge=0)
     # The vision model `pictures: description` sends each stored picture to (docs/pictures.md).
     picture_model: PictureModelConfig | None = None
 

@@ -38,11 +38,13 @@ class FileConverter:
     def _built(self) -> Any:
         if self._converter is None:
             from haiku.core.convert.converter import Converter
+            from haiku.core.convert.structure import StructureOptions
 
             processing = self._config.processing
             self._converter = Converter(
-                tokenizer_dir=tokenizer_dir(self._config), chunk_size=processing.chunk_size, ocr=processing.ocr
-            )
+                tokenizer_dir=tokenizer_dir(self._config), chunk_size=processing.chunk_size, ocr=processing.ocr,
+                structure=StructureOptions.from_processing(processing),
+            )  # fmt: skip
         return self._converter
 
     def convert(self, path: str | Path) -> ReadDocument:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from haiku.core.config import AppConfig
 from haiku.core.embedders import EmbedderIdentity
-from haiku.core.models import Chunk, Document, SearchResult, SearchType
+from haiku.core.models import Chunk, Document, DocumentItem, PageImage, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef
 from haiku.core.store._failures import names_read_failures
 from haiku.core.store.fulltext import FullTextStats, TermStatistics
@@ -33,6 +33,7 @@ from haiku.core.store.reads import Reads
 from haiku.core.store.rebuild import Rebuild
 from haiku.core.store.reports import ChunkIndexes, StoreInfo
 from haiku.core.store.search import Boosts, Search
+from haiku.core.store.structure_reads import StructureReads
 from haiku.core.store.tags import History, TagInfo, Tags
 from haiku.core.store.writes import DocumentWrite, Writes
 
@@ -49,6 +50,7 @@ class Store:
         self.handles, self.gate = handles, gate
         self.created = opened.created  # True when this open created the database
         self.reads = Reads(handles)
+        self.structure = StructureReads(handles)
         self.searcher = Search(handles, self.reads)
         self.fulltext = FullTextStats(handles)
         self.indexes = Indexes(handles, gate)
@@ -280,6 +282,32 @@ class Store:
     async def get_chunks(self, document_id: str, *, with_vectors: bool = False) -> list[Chunk]:
         """The document's current chunks by ``order``; none when the document row is absent."""
         return await self.reads.get_chunks(document_id, with_vectors=with_vectors)
+
+    # --- structure (``structure``) ---------------------------------------------------
+    @names_read_failures
+    async def has_structure(self, document_id: str) -> bool:
+        """Whether the document keeps its converted structure (none before schema version 3)."""
+        return await self.structure.has_structure(document_id)
+
+    @names_read_failures
+    async def get_document_items(self, document_id: str) -> list[DocumentItem]:
+        """The document's items (headings, paragraphs, tables, pictures…) in document order."""
+        return await self.structure.get_document_items(document_id)
+
+    @names_read_failures
+    async def get_picture_bytes(self, document_id: str, self_ref: str) -> bytes:
+        """A picture item's PNG; ``PictureNotFoundError`` when the document or picture is not stored."""
+        return await self.structure.get_picture_bytes(document_id, self_ref)
+
+    @names_read_failures
+    async def get_page_images(self, document_id: str, pages: Sequence[int]) -> dict[int, PageImage]:
+        """The stored images of the given pages (1-based), by page; pages without one are left out."""
+        return await self.structure.get_page_images(document_id, pages)
+
+    @names_read_failures
+    async def get_docling_document(self, document_id: str) -> tuple[dict[str, Any], str] | None:
+        """The stored docling document (its JSON object) and the docling version that made it, if any."""
+        return await self.structure.get_docling_document(document_id)
 
     # --- writes (``writes``, ``orphans``, ``rebuild``) -----------------------------
     async def upsert_document(

@@ -93,8 +93,14 @@ class _Worker:
             raise ConversionError(f"a conversion worker exited while starting ({self.exit_text()})") from None
 
     async def call(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """One conversion: the reply, with the page images that follow it in frames of their own."""
         await self._send(payload)
-        return await self._receive()
+        reply = await self._receive()
+        if reply.get("ok") and reply.get("pages"):
+            pages = reply["document"].structure.pages
+            while (page := await self._receive()) is not None:
+                pages.append(page)
+        return reply
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.returncode is None
@@ -148,6 +154,7 @@ class ConversionPool:
         chunk_size: int,
         timeout_s: float,
         ocr: str = "auto",
+        structure: dict[str, Any] | None = None,
         initial: int | None = None,
         starving: Callable[[], bool] | None = None,
     ) -> None:
@@ -156,7 +163,7 @@ class ConversionPool:
         self._starving = starving or (lambda: True)
         self._growing = False
         self.timeout_s = timeout_s
-        self._hello = {"tokenizer_dir": tokenizer_dir, "chunk_size": chunk_size, "ocr": ocr}
+        self._hello = {"tokenizer_dir": tokenizer_dir, "chunk_size": chunk_size, "ocr": ocr, "structure": structure}
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._workers: set[_Worker] = set()
         self._busy: set[_Worker] = set()

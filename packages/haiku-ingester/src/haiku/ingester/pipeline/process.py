@@ -152,13 +152,17 @@ class JobProcessor:
         del known
         vectors = plan.complete(await self.batcher.embed([texts[i] for i in plan.to_embed]))
         chunks = [
-            Chunk(order=i, content=c.content, headings=c.headings, page_numbers=c.page_numbers)
+            Chunk(
+                order=i, content=c.content, headings=c.headings, page_numbers=c.page_numbers,
+                item_refs=c.item_refs, boxes=c.boxes,
+            )
             for i, c in enumerate(converted.chunks)
-        ]
+        ]  # fmt: skip
         if converted.language:
             metadata = {**metadata, LANGUAGE: converted.language}
+        metadata = {**converted.metadata, **metadata}  # what the converter says of it (a picture cap hit)
         document = Document(uri=job.uri, title=converted.title, content=converted.content, metadata=metadata)
-        stored = await self.writer.write(job.database, store, document, chunks, vectors)
+        stored = await self.writer.write(job.database, store, document, chunks, vectors, converted.structure)
         return Outcome(
             "written",
             SyncUpdate(facts.revision, digest, stored.id),

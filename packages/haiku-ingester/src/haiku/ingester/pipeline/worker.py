@@ -5,9 +5,12 @@ daemon can time out or lose a worker (docling hanging or crashing on a bad file)
 without losing itself. The protocol keeps stdout to itself: anything else that
 prints, Python or native code, lands on stderr, which the daemon logs.
 
-Frames: first ``{"tokenizer_dir", "chunk_size", "ocr"}``, answered ``{"ready": True}``
-(or ``{"ok": False, ...}``); then ``{"name", "format", "data"}``, answered
-``{"ok": True, "document": ConvertedDocument}`` or ``{"ok": False, "kind", "message"}``.
+Frames: first ``{"tokenizer_dir", "chunk_size", "ocr", "structure"}``, answered
+``{"ready": True}`` (or ``{"ok": False, ...}``); then ``{"name", "format", "data"}``,
+answered ``{"ok": True, "document": ConvertedDocument, "pages": True}`` followed by
+one frame per page image (a ``PageImage``) and a ``None`` frame, or
+``{"ok": False, "kind", "message"}``. Page images travel one per frame, rendered
+one at a time, so neither process builds a frame the size of a long PDF's pages.
 """
 
 from __future__ import annotations
@@ -63,16 +66,18 @@ def _let_torch_in() -> None:
         del sys.modules[name]
 
 
-def _build_converter(tokenizer_dir: str, chunk_size: int, ocr: str):
+def _build_converter(tokenizer_dir: str, chunk_size: int, ocr: str, structure: dict | None = None):
     from haiku.core.convert.converter import Converter
+    from haiku.core.convert.structure import StructureOptions
 
+    options = StructureOptions(**(structure or {}))
     _keep_torch_out()
     try:
-        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr)
+        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, structure=options)
     except ImportError:
         # A docling release that needs torch where this one did not: pay for it.
         _let_torch_in()
-        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr)
+        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, structure=options)
 
 
 def main() -> int:
@@ -92,7 +97,9 @@ def main() -> int:
     if hello is None:
         return 0
     try:
-        converter = _build_converter(hello["tokenizer_dir"], int(hello["chunk_size"]), hello.get("ocr", "auto"))
+        converter = _build_converter(
+            hello["tokenizer_dir"], int(hello["chunk_size"]), hello.get("ocr", "auto"), hello.get("structure")
+        )
     except Exception as exc:
         write_frame(channel, {"ok": False, "kind": type(exc).__name__, "message": str(exc)})
         return 1
@@ -106,15 +113,41 @@ def main() -> int:
         request = read_frame(requests)
         if request is None:
             return 0
+        pages = None
         try:
-            document = converter.convert(name=request["name"], fmt=request["format"], data=request["data"])
+            document = converter.convert(name=request["name"], fmt=request["format"], data=request["data"], pages=False)
+            if document.structure is not None:
+                pages = converter.render_pages(fmt=request["format"], data=request["data"])
+                pages = _first_page_checked(pages)
         except RecursionError:
             reply = {"ok": False, "kind": "ConversionError", "message": f"{request['name']}: too deeply nested to convert"}
         except Exception as exc:
             reply = {"ok": False, "kind": type(exc).__name__, "message": str(exc)}
         else:
-            reply = {"ok": True, "document": document}
+            reply = {"ok": True, "document": document, "pages": pages is not None}
         write_frame(channel, reply)
+        if pages is not None:
+            _send_pages(channel, request["name"], pages)
+
+
+def _first_page_checked(pages):
+    """The page iterator, its first page rendered already: a file pdfium cannot open fails here, before the reply."""
+    import itertools
+
+    first = next(pages, None)
+    return itertools.chain([first] if first is not None else [], pages)
+
+
+def _send_pages(channel, name: str, pages) -> None:
+    """One frame per page image, then ``None``; a page that fails to render ends the run early, logged."""
+    from haiku.ingester.pipeline.protocol import write_frame
+
+    try:
+        for page in pages:
+            write_frame(channel, page)
+    except Exception as exc:  # the document stands without the rest of its page images
+        print(f"{name}: page images stopped: {type(exc).__name__}: {exc}", file=sys.stderr)
+    write_frame(channel, None)
 
 
 if __name__ == "__main__":

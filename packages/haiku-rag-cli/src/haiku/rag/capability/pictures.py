@@ -67,17 +67,18 @@ def pictures_of(item_refs: Sequence[str], items: Sequence[DocumentItem]) -> list
 
 
 async def load_picture(
-    client: PictureReader, source: str | None, chunk_id: str | None, item: DocumentItem, *, with_png: bool
+    client: PictureReader, source: str | None, document_id: str, chunk_id: str | None, item: DocumentItem,
+    *, with_png: bool,
 ) -> Picture | None:
-    """The picture ``item`` as shown beside chunk ``chunk_id``; None when its image is not kept."""
+    """The picture ``item`` of a document, as shown beside chunk ``chunk_id``; None when its image is not kept."""
     png = None
     if with_png:
         try:
-            png = await client.get_picture_bytes(item.document_id, item.self_ref, source=source)
+            png = await client.get_picture_bytes(document_id, item.self_ref, source=source)
         except HaikuError:  # listed but not kept (a picture over the stored bounds)
             return None
     caption = (item.caption or item.text or "").strip() or None
-    return Picture(source, item.document_id, item.self_ref, chunk_id, caption, png)
+    return Picture(source, document_id, item.self_ref, chunk_id, caption, png)
 
 
 class PictureDesk:
@@ -107,10 +108,12 @@ class PictureDesk:
             if not result.item_refs or result.document_id is None:
                 continue
             for item in pictures_of(result.item_refs, await self._document_items(result.source, result.document_id)):
-                key = (result.source, item.document_id, item.self_ref)
+                key = (result.source, result.document_id, item.self_ref)
                 if key in self.shown or len(self.shown) >= self.limit:
                     continue
-                picture = await load_picture(self.client, result.source, result.chunk_id, item, with_png=self.images)
+                picture = await load_picture(
+                    self.client, result.source, result.document_id, result.chunk_id, item, with_png=self.images
+                )
                 if picture is not None:
                     self.shown.add(key)
                     found.append(picture)

@@ -25,7 +25,7 @@ async def result_pictures(
     items = await client.get_document_items(chunk.document_id, source=holder)
     content: list[TextContent | Image] = []
     for item in pictures_of(chunk.item_refs, items):
-        picture = await load_picture(client, holder, chunk_id, item, with_png=True)
+        picture = await load_picture(client, holder, chunk.document_id, chunk_id, item, with_png=True)
         if picture is None or picture.png is None:
             continue
         content.append(TextContent(type="text", text=picture.label(include_collection=include_collection)))

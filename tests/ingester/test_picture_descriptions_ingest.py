@@ -105,6 +105,7 @@ async def described(tmp_path_factory) -> DescribedWorld:
             world.chunks[name], world.captions[name] = await _read(location)
         # A model failing on the blue picture, over a fresh cache and database.
         failing_root = root / "failing"
+        failing_root.mkdir()
         vision.reset()
         vision.fail.add("#0000ff")
         failing = write_ingester_config(

@@ -7,7 +7,6 @@ The vision model is ``VisionServer``, a scripted OpenAI-compatible endpoint on
 from __future__ import annotations
 
 import base64
-import io
 import time
 from pathlib import Path
 
@@ -17,17 +16,9 @@ from vision_server import DATA_URL, VisionServer, description_of
 from haiku.core.config.models import PictureModelConfig
 from haiku.ingester.pipeline.describe import PROMPT, PictureDescriber, VisionModel
 from haiku.ingester.pipeline.description_cache import DescriptionCache
+from support import solid_png
 
-
-def png(colour: tuple[int, int, int], size: tuple[int, int] = (96, 72)) -> bytes:
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    Image.new("RGB", size, colour).save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
-RED, GREEN, BLUE = png((255, 0, 0)), png((0, 255, 0)), png((0, 0, 255))
+RED, GREEN, BLUE = solid_png((255, 0, 0)), solid_png((0, 255, 0)), solid_png((0, 0, 255))
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +101,7 @@ async def test_a_failing_or_silent_model_leaves_those_pictures_undescribed_and_d
 async def test_no_more_than_concurrency_pictures_are_sent_at_once(vision, describer_for):
     vision.delay_s = 0.15
     describer = describer_for(concurrency=2)
-    images = {f"#/pictures/{i}": png((i * 20, 10, 10)) for i in range(6)}
+    images = {f"#/pictures/{i}": solid_png((i * 20, 10, 10)) for i in range(6)}
     try:
         described = await describer.describe(images)
     finally:

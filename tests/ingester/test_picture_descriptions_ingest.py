@@ -20,18 +20,12 @@ import pytest
 from ingester_support import CliResult, fs_source, run_cli, write_ingester_config
 from vision_server import VisionServer, description_of
 
+from support import solid_png
+
 RED_SIZE, BLUE_SIZE = (200, 150), (180, 120)
 
 
-def _png(colour: tuple[int, int, int], size: tuple[int, int]) -> bytes:
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    Image.new("RGB", size, colour).save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
-RED, BLUE = _png((255, 0, 0), RED_SIZE), _png((0, 0, 255), BLUE_SIZE)
+RED, BLUE = solid_png((255, 0, 0), RED_SIZE), solid_png((0, 0, 255), BLUE_SIZE)
 
 
 def _docx(path: Path, *, extra: str | None = None) -> None:

@@ -16,8 +16,10 @@ import io
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from support import LoopbackServer
 
 DATA_URL = "data:image/png;base64,"
 
@@ -67,14 +69,11 @@ class VisionServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting
                     pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+        self._http = LoopbackServer(Handler)
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return self._http.base_url
 
     def reset(self) -> VisionServer:
         """Forget the requests; a request still hanging is answered first (and not counted)."""
@@ -124,5 +123,4 @@ class VisionServer:
 
     def close(self) -> None:
         self._release.set()
-        self._server.shutdown()
-        self._server.server_close()
+        self._http.close()

@@ -9,7 +9,6 @@ OpenAI-compatible server; the request it receives is what these tests read.
 from __future__ import annotations
 
 import base64
-import io
 import zlib
 from pathlib import Path
 from typing import Any
@@ -17,21 +16,15 @@ from typing import Any
 import pytest
 from qa_scripted_model import answer, call
 
+from support import solid_png
+
 MAP_CAPTION = "Figure 1: the heron colony on the north shore"
 # A picture with no caption of its own: a model reads nothing about it without the image.
 SKETCH_ITEM_TEXT = ""
 
 
-def _png(colour: tuple[int, int, int]) -> bytes:
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    Image.new("RGB", (80, 60), colour).save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
-MAP_PNG = _png((200, 30, 30))
-SKETCH_PNG = _png((30, 30, 200))
+MAP_PNG = solid_png((200, 30, 30), (80, 60))
+SKETCH_PNG = solid_png((30, 30, 200), (80, 60))
 
 
 @pytest.fixture(scope="session")

@@ -103,6 +103,15 @@ async def test_a_document_without_structure_reports_none(store, fake_embed):
     assert await store.get_docling_document(document.id) is None
 
 
+async def test_a_structure_with_no_page_layout_keeps_its_items_but_reports_no_structure(store, fake_embed):
+    flat = structure()
+    flat.items = [item.model_copy(update={"boxes": [], "page_numbers": []}) for item in flat.items]
+    flat.pages = []
+    document = await write(store, fake_embed, structure=flat)
+    assert not await store.has_structure(document.id)  # markdown, HTML, Word: items without a layout
+    assert [i.text for i in await store.get_document_items(document.id)] == TEXTS
+
+
 async def test_an_update_with_the_same_structure_keeps_its_rows_and_another_replaces_them(store, fake_embed):
     document = await write(store, fake_embed, structure=structure())
     pages_version = await store.table("page_images").version()

@@ -43,7 +43,9 @@ async def test_a_pdf_is_ingested_with_items_a_picture_and_a_page_image_per_page_
     try:
         documents = {d.uri.rsplit("/", 1)[-1]: d for d in await store.list_documents()}
         pdf = documents["birds.pdf"]
-        assert await store.has_structure(pdf.id) and await store.has_structure(documents["notes.md"].id)
+        notes = documents["notes.md"].id
+        assert await store.has_structure(pdf.id) and not await store.has_structure(notes)  # markdown: no layout
+        assert [i.label for i in await store.get_document_items(notes)] == ["title", "text"]
         pages = await store.get_page_images(pdf.id, [1, 2, 3])
         assert [(p.page, p.width, p.height, p.scale) for p in pages.values()] == [
             (n, 306, 396, 0.5) for n in (1, 2, 3)
@@ -52,7 +54,7 @@ async def test_a_pdf_is_ingested_with_items_a_picture_and_a_page_image_per_page_
         assert Image.open(io.BytesIO(await store.get_picture_bytes(pdf.id, picture.self_ref))).width >= 64
         chunks = await store.get_chunks(pdf.id)
         assert all(c.item_refs and c.boxes for c in chunks)
-        assert await store.get_page_images(documents["notes.md"].id, [1]) == {}  # markdown has no pages
+        assert await store.get_page_images(notes, [1]) == {}  # markdown has no pages
     finally:
         await store.close()
 

@@ -286,7 +286,7 @@ class Store:
     # --- structure (``structure``) ---------------------------------------------------
     @names_read_failures
     async def has_structure(self, document_id: str) -> bool:
-        """Whether the document keeps its converted structure (none before schema version 3)."""
+        """Whether the document keeps a page layout: items placed on pages (see ``StructureReads``)."""
         return await self.structure.has_structure(document_id)
 
     @names_read_failures

@@ -11,8 +11,9 @@ or reprocessing a PDF does not rewrite its page images. A crash between two
 commits leaves rows no reader shows, which the next write removes
 (``remove_structure_orphans``).
 
-Page images are handed to LanceDB as a stream of record batches, one page per
-batch, so a write holds no second copy of them.
+Items and page images are handed to LanceDB as streams of record batches
+(64 items, or one page, per batch), so a write holds no second copy of a
+document's pictures or pages.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from haiku.core.store.schema import (
 log = get_logger("haiku.core.store")
 
 STRUCTURE_TABLE_NAMES = (DOCUMENT_ITEMS, PAGE_IMAGES)
+ITEM_BATCH = 64  # item rows per Arrow batch written
 
 
 def structure_digest(structure: DocumentStructure) -> str:
@@ -117,14 +119,14 @@ class StructurePlan:
                     plan.replaced.append(document_id)
                 continue
             digest = structure_digest(structure)
-            keep = before is not None and before.revision is not None and before.digest == digest
+            kept = before.revision if before is not None and before.digest == digest else None
             plan.columns[document_id] = {
                 DOCLING_DOCUMENT: structure.docling_document,
                 DOCLING_VERSION: structure.docling_version,
-                STRUCTURE_REVISION: before.revision if keep and before is not None else revision,
+                STRUCTURE_REVISION: kept or revision,
                 STRUCTURE_DIGEST: digest,
             }
-            if not keep:
+            if kept is None:
                 plan.written[document_id] = structure
                 if before is not None:
                     plan.replaced.append(document_id)
@@ -132,14 +134,19 @@ class StructurePlan:
 
     async def add_rows(self, handles: Handles) -> None:
         """Commit 1: the new items and page images, beside the current ones."""
-        if not self.written:
-            return
-        rows = [row for doc_id, s in self.written.items() for row in item_rows(doc_id, s, self.revision)]
-        if rows:
-            await handles.tables[DOCUMENT_ITEMS].add(pa.Table.from_pylist(rows, schema=document_items_schema()))
+        if any(s.items for s in self.written.values()):
+            schema = document_items_schema()
+            await handles.tables[DOCUMENT_ITEMS].add(pa.RecordBatchReader.from_batches(schema, self._items(schema)))
         if any(s.pages for s in self.written.values()):
             schema = page_images_schema()
             await handles.tables[PAGE_IMAGES].add(pa.RecordBatchReader.from_batches(schema, self._pages(schema)))
+
+    def _items(self, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+        """Item rows in batches of ``ITEM_BATCH``: a document's pictures never become one Arrow table."""
+        for document_id, structure in self.written.items():
+            rows = item_rows(document_id, structure, self.revision)
+            for start in range(0, len(rows), ITEM_BATCH):
+                yield pa.RecordBatch.from_pylist(rows[start : start + ITEM_BATCH], schema=schema)
 
     def _pages(self, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
         for document_id, structure in self.written.items():

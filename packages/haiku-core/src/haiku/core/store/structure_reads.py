@@ -70,7 +70,7 @@ class StructureReads:
         return (True, rows[0].get(STRUCTURE_REVISION)) if rows else (False, None)
 
     async def _current_rows(
-        self, table: str, document_id: str, columns: list[str], where: str | None = None
+        self, table: str, document_id: str, columns: list[str], where: str | None = None, limit: int | None = None
     ) -> tuple[bool, str | None, list[dict[str, Any]]]:
         """Whether the document exists, its structure revision, and its current rows of ``table``.
 
@@ -84,16 +84,23 @@ class StructureReads:
                 return exists, None, []
             clause = f"document_id = {sql_string(document_id)} AND {REVISION} = {sql_string(revision)}"
             query = self.handles.tables[table].query().where(f"{clause} AND ({where})" if where else clause)
-            rows = await query.select(columns).to_list()
+            query = query.select(columns)
+            rows = await (query.limit(limit) if limit is not None else query).to_list()
             if rows or attempt or self.handles.tag is not None:
                 return exists, revision, rows
             await self.handles.refresh_to_latest()
         return exists, revision, rows
 
     async def has_structure(self, document_id: str) -> bool:
-        """Whether the document has stored structure (False for documents written before schema version 3)."""
-        _, revision = await self._structure_revision(document_id)
-        return revision is not None
+        """Whether the document has stored structure with a page layout: items placed on pages.
+
+        False for documents written before schema version 3 (or read at a tag
+        taken before it) and for formats with no layout (markdown, HTML, Word…),
+        whose items ``get_document_items`` still returns, without boxes.
+        """
+        where = "array_length(boxes) > 0"
+        _, _, rows = await self._current_rows(DOCUMENT_ITEMS, document_id, ["self_ref"], where, limit=1)
+        return bool(rows)
 
     async def get_document_items(self, document_id: str) -> list[DocumentItem]:
         """The document's items in document order; none for a document without stored structure."""

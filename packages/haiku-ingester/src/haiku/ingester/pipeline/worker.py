@@ -117,8 +117,7 @@ def main() -> int:
         try:
             document = converter.convert(name=request["name"], fmt=request["format"], data=request["data"], pages=False)
             if document.structure is not None:
-                pages = converter.render_pages(fmt=request["format"], data=request["data"])
-                pages = _first_page_checked(pages)
+                pages = _pages_or_none(converter, request)
         except RecursionError:
             reply = {"ok": False, "kind": "ConversionError", "message": f"{request['name']}: too deeply nested to convert"}
         except Exception as exc:
@@ -130,12 +129,18 @@ def main() -> int:
             _send_pages(channel, request["name"], pages)
 
 
-def _first_page_checked(pages):
-    """The page iterator, its first page rendered already: a file pdfium cannot open fails here, before the reply."""
+def _pages_or_none(converter, request):
+    """The page images to send, the first one rendered already; ``None`` when there are none or
+    pdfium cannot render the file: the document stands without them (logged)."""
     import itertools
 
-    first = next(pages, None)
-    return itertools.chain([first] if first is not None else [], pages)
+    try:
+        pages = converter.render_pages(fmt=request["format"], data=request["data"])
+        first = next(pages, None)
+    except Exception as exc:
+        print(f"{request['name']}: no page images: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return None
+    return None if first is None else itertools.chain([first], pages)
 
 
 def _send_pages(channel, name: str, pages) -> None:

@@ -42,6 +42,7 @@ def main() -> None:
         config = root / "haiku.rag.yaml"
         config.write_text(
             f"storage:\n  data_dir: {root / 'data'}\n  auto_vacuum: false\n"
+            "processing:\n  chunk_size: 64\n"
             f"lancedb:\n  databases:\n    handbook: {root / 'handbook.lancedb'}\n"
             "ingester:\n  databases:\n    handbook:\n      sources:\n"
             f"        - {{type: fs, root: {root / 'docs'}, id: handbook}}\n",

@@ -92,6 +92,14 @@ def test_a_hit_in_a_table_grows_to_the_whole_table_with_its_caption():
     assert expanded.chunk_ids == ["c5", "c6"]
     assert "Curlew | 412" in expanded.content and "Dunlin | 2310" in expanded.content
     assert "Table 1: counts" in expanded.content and "Bait digging" not in expanded.content
+    assert expanded.content.startswith("Mudflats\n\n|")  # the section it lies in comes first
+
+
+def test_a_table_whose_caption_no_chunk_holds_is_led_by_its_heading_and_caption():
+    chunks = _chunks()
+    chunks[6] = chunks[6].model_copy(update={"content": "| Dunlin | 2310 |", "item_refs": ["#/tables/0"]})
+    [expanded] = _expand([_hit(chunks[5])], chunks)
+    assert expanded.content.startswith("Mudflats\n\nTable 1: counts\n\n| Species")
 
 
 def test_a_hit_on_a_caption_grows_to_its_picture_and_no_further():
@@ -112,6 +120,23 @@ def test_two_hits_in_one_section_merge_into_one_result_with_the_better_score():
     results = _expand([_hit(chunks[2], 0.5), _hit(chunks[4], 0.9), _hit(chunks[8], 0.7)], chunks)
     assert [r.chunk_id for r in results] == ["c4", "c8"]
     assert results[0].content.count("Mudflats\n\n") == 1
+
+
+def test_inline_code_in_a_paragraph_grows_with_its_section_not_alone():
+    items = [
+        _item(0, "#/texts/0", "section_header", "Tuning"),
+        _item(1, "#/texts/1", "text", "Raise", parent="#/groups/0"),
+        _item(2, "#/texts/2", "code", "nprobes", parent="#/groups/0"),
+        _item(3, "#/texts/3", "text", "until recall is acceptable.", parent="#/groups/0"),
+        _item(4, "#/texts/4", "text", "Measure on real queries."),
+    ]
+    chunks = [
+        Chunk(id="c0", document_id=DOC, content="Raise `nprobes` until recall is acceptable.",
+              item_refs=["#/texts/1", "#/texts/2", "#/texts/3"]),
+        Chunk(id="c1", document_id=DOC, order=1, content="Measure on real queries.", item_refs=["#/texts/4"]),
+    ]
+    [expanded] = _expand([_hit(chunks[0])], chunks, items=items)
+    assert expanded.content.startswith("Tuning\n\n") and expanded.chunk_ids == ["c0", "c1"]
 
 
 def test_an_expanded_result_carries_the_boxes_and_refs_of_every_chunk_it_covers():

@@ -13,16 +13,19 @@ from dataclasses import dataclass
 
 from haiku.core.models import Chunk, DocumentItem
 
+SEPARATOR = "\n\n"  # between the parts of an expanded text
 HEADINGS = frozenset({"title", "section_header"})
 # Items that hold their own parts (a table's cells and caption, a picture's caption):
-# a hit inside one grows to the whole of it.
-WHOLES = frozenset({"table", "picture", "chart", "code", "form", "key_value_region"})
+# a hit inside one grows to the whole of it. Code is not one: inline code sits inside
+# a paragraph, and a code block belongs to its section like any paragraph.
+WHOLES = frozenset({"table", "picture", "chart"})
 
 
 @dataclass(frozen=True)
 class Unit:
     """The chunks ``lo``..``hi`` holding a hit's section (or table, or picture), and the text
-    the section starts with that no chunk holds (its heading, a caption), if any."""
+    that places them that no chunk holds (the section's heading; a table's or picture's
+    caption after it), if any."""
 
     lo: int
     hi: int
@@ -76,17 +79,22 @@ def enclosing_unit(chunks: Sequence[Chunk], position: int, items: Sequence[Docum
     by_ref = {item.self_ref: item for item in items}
     body = [i for i in placed if items[i].label not in HEADINGS] or placed
     whole = next((w for w in (_whole_of(items[i], by_ref) for i in body) if w is not None), None)
+    start, end = _section(items, index[whole.self_ref] if whole is not None else min(body))
+    heading = items[start].text if items[start].label in HEADINGS else None
     if whole is not None:
         refs = _descendants(whole, items)
-        lead = whole.caption
+        leads = [heading, whole.caption]
     else:
-        start, end = _section(items, min(body))
         refs = {item.self_ref for item in items[start:end]}
-        lead = items[start].text if items[start].label in HEADINGS else None
+        leads = [heading]
     holding = [i for i, chunk in enumerate(chunks) if refs.intersection(chunk.item_refs)]
     lo, hi = min([position, *holding]), max([position, *holding])
-    held = lead is not None and any(_holds_line(chunk.content, lead) for chunk in chunks[lo : hi + 1])
-    return Unit(lo, hi, lead.strip() if lead and lead.strip() and not held else None)
+    unheld = [
+        lead.strip()
+        for lead in leads
+        if lead and lead.strip() and not any(_holds_line(chunk.content, lead) for chunk in chunks[lo : hi + 1])
+    ]
+    return Unit(lo, hi, SEPARATOR.join(unheld) or None)
 
 
 def _holds_line(text: str, line: str) -> bool:

@@ -11,9 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from haiku.core.models import Chunk, DocumentItem, SearchResult
-from haiku.core.store.enclosing import enclosing_unit
-
-SEPARATOR = "\n\n"
+from haiku.core.store.enclosing import SEPARATOR, enclosing_unit
 
 
 @dataclass

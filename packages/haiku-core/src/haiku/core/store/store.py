@@ -233,7 +233,7 @@ class Store:
     async def expand_context(self, results: list[SearchResult], max_chars: int) -> list[SearchResult]:
         """Grow each result within its section, table or picture, or with neighbouring chunks of its
         document where no structure is stored (see ``Search.expand_context``)."""
-        return await self.searcher.expand_context(results, max_chars, lambda doc_id: self.get_document_items(doc_id))
+        return await self.searcher.expand_context(results, max_chars, self.get_document_items)
 
     @names_read_failures
     async def fts_statistics(self, words: Iterable[str]) -> TermStatistics:

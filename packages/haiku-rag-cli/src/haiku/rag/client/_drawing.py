@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 OUTLINE = (220, 38, 38, 255)
 FILL = (250, 204, 21, 72)
 MIN_WIDTH = 2
+PAD_POINTS = 2.0  # the outline stands this far off the text, so it never strikes through it
 
 
 def pixel_box(box: Box, image: PageImage) -> tuple[int, int, int, int]:
@@ -39,8 +40,11 @@ def draw_boxes(image: PageImage, boxes: Sequence[Box]) -> Image.Image:
     overlay = Image.new("RGBA", page.size, (0, 0, 0, 0))
     pen = ImageDraw.Draw(overlay)
     width = max(MIN_WIDTH, round(2 * image.scale))
+    pad = max(1, round(PAD_POINTS * image.scale))
     for box in boxes:
-        pen.rectangle(pixel_box(box, image), fill=FILL, outline=OUTLINE, width=width)
+        left, top, right, bottom = pixel_box(box, image)
+        padded = (max(0, left - pad), max(0, top - pad), min(page.width - 1, right + pad), min(page.height - 1, bottom + pad))
+        pen.rectangle(padded, fill=FILL, outline=OUTLINE, width=width)
     drawn = Image.alpha_composite(page, overlay).convert("RGB")
     drawn.info["page"] = image.page
     return drawn

@@ -121,11 +121,11 @@ async def test_the_key_named_by_api_key_env_is_sent_as_a_bearer_token(vision, de
 
 
 def test_an_unset_api_key_env_is_refused_naming_the_variable_and_the_key(vision, monkeypatch):
-    from haiku.core.errors import MissingEnvVarError
+    from haiku.core.errors import InvalidConfigError
 
     monkeypatch.delenv("VISION_KEY", raising=False)
     config = PictureModelConfig(base_url=vision.base_url, name="v", api_key_env="VISION_KEY")
-    with pytest.raises(MissingEnvVarError, match=r"VISION_KEY is unset .*processing\.picture_model\.api_key_env"):
+    with pytest.raises(InvalidConfigError, match=r"^processing\.picture_model\.api_key_env names VISION_KEY, which is unset"):
         VisionModel(config)
 
 

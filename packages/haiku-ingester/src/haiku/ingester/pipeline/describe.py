@@ -33,7 +33,7 @@ from typing import Any
 import httpx
 
 from haiku.core.config.models import PictureModelConfig
-from haiku.core.errors import MissingEnvVarError
+from haiku.core.errors import InvalidConfigError
 from haiku.ingester.pipeline.description_cache import DescriptionCache, image_key
 
 PROMPT = (
@@ -79,7 +79,10 @@ class VisionModel:
         if config.api_key_env:
             key = os.environ.get(config.api_key_env, "").strip()
             if not key:
-                raise MissingEnvVarError(config.api_key_env, "processing.picture_model.api_key_env")
+                raise InvalidConfigError(
+                    f"processing.picture_model.api_key_env names {config.api_key_env}, which is unset or "
+                    "empty; export it with the vision model's key, or remove api_key_env"
+                )
             headers["Authorization"] = f"Bearer {key}"
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(config.timeout_s), headers=headers)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 from rag_support import cli
@@ -135,6 +136,21 @@ async def test_a_citation_carries_the_boxes_of_the_cited_chunk(guides):
         retrieved.add([hit], hits=[hit])
         [citation], _ = await CitationDesk(client, RAGState(), retrieved, None).cite([hit.chunk_id])
     assert citation.boxes == hit.boxes and citation.boxes
+
+
+async def test_the_mcp_search_tool_lists_where_each_result_lies_on_its_pages(guides):
+    from mcp import Client
+
+    from haiku.rag.mcp import create_mcp_server
+
+    server = create_mcp_server(config=load_config(guides["config"]))
+    async with Client(server) as client:
+        result = await client.call_tool(
+            "search_documents", {"query": UNIQUE["mudflats"], "limit": 1, "filter": "uri LIKE '%/guide.pdf'"}
+        )
+    text = "".join(part.text for part in result.content if hasattr(part, "text"))
+    assert "Pages: 1" in text
+    assert re.search(r"^Boxes: p\.1 \(\d+,\d+\)-\(\d+,\d+\)", text, re.M), text
 
 
 # --- items and pictures --------------------------------------------------------------------

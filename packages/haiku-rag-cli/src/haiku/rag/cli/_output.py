@@ -85,5 +85,5 @@ def print_items(items: Sequence[DocumentItem]) -> None:
         pages = ",".join(str(page) for page in item.page_numbers) or "-"
         text = item.caption or " ".join(item.text.split())
         shown = text if len(text) <= ITEM_TEXT else text[: ITEM_TEXT - 1] + "…"
-        picture = "  [picture]" if item.has_image else ""
-        typer.echo(f"{item.order:>4}  {item.label:<15} p.{pages:<6} {item.self_ref}{picture}  {shown}".rstrip())
+        picture = "[picture] " if item.has_image else ""
+        typer.echo(f"{item.order:>4}  {item.label:<15} p.{pages:<6} {item.self_ref:<14} {picture}{shown}".rstrip())

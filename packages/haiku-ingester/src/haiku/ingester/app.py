@@ -29,6 +29,7 @@ from haiku.ingester.errors import NothingToIngestError
 from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.embed import EmbedBatcher
 from haiku.ingester.pipeline.engine import Engine, build_engine, check_engine
+from haiku.ingester.pipeline.pictures import picture_describer
 from haiku.ingester.pipeline.process import JobProcessor
 from haiku.ingester.queue import IngestQueue
 from haiku.ingester.reconcile import reconcile
@@ -154,7 +155,12 @@ class IngesterApp:
         self.batcher = EmbedBatcher(embedder, pool_size=4 * embedder.batch_size)
         self.batcher.start()
         assert self.queue is not None
-        self.processor = JobProcessor(sync=self.queue.sync, pool=self.engine.converter, batcher=self.batcher)
+        self.processor = JobProcessor(
+            sync=self.queue.sync,
+            pool=self.engine.converter,
+            batcher=self.batcher,
+            describer=picture_describer(self.config),
+        )
 
     def warm_up(self) -> None:
         """Start the conversion workers and load the model, in the background, once.

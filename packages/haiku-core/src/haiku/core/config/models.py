@@ -291,16 +291,30 @@ class QAModelConfig(_Section):
     name: str = "qwen3"
     base_url: str = "http://localhost:11434/v1"
     api_key: str | None = None
+    # The model reads images: the pictures of what it retrieved are sent to it (docs/pictures.md).
+    images: bool = False
 
 
 class QAConfig(_Section):
     model: QAModelConfig = Field(default_factory=QAModelConfig)
     request_limit: int = Field(default=30, gt=0)
+    # Pictures (or, for a text-only model, their captions) shown per answer (docs/pictures.md).
+    max_images: int = Field(default=8, ge=0)
 
 
 class SandboxConfig(_Section):
     timeout_s: float = Field(default=30.0, gt=0)
     max_output_chars: int = Field(default=20000, gt=0)
+
+
+class PictureModelConfig(_Section):
+    """The OpenAI-compatible vision model that describes pictures at ingest (docs/pictures.md)."""
+
+    base_url: str
+    name: str
+    api_key_env: str | None = None  # the environment variable holding the key, sent as a Bearer token
+    timeout_s: float = Field(default=60.0, gt=0)
+    concurrency: int = Field(default=4, ge=1)
 
 
 class ProcessingConfig(_Section):
@@ -313,13 +327,25 @@ class ProcessingConfig(_Section):
     ocr_lang: Literal["ch_en"] = "ch_en"
     # What a document keeps beside its text (docs/ingester.md, "Structure, pictures and page images"):
     # page images of paginated documents (one row per page) at this many pixels per page point,
-    # pictures as PNG (`none`: not stored), skipping those whose short side is below
-    # min_picture_px and storing at most max_pictures per document.
+    # pictures as PNG (`none`: not stored; `description`: stored and described by picture_model,
+    # docs/pictures.md), skipping those whose short side is below min_picture_px and storing at
+    # most max_pictures per document.
     page_images: bool = True
     page_image_scale: float = Field(default=1.0, gt=0, le=4)
-    pictures: Literal["none", "image"] = "image"
+    pictures: Literal["none", "image", "description"] = "image"
     min_picture_px: int = Field(default=64, ge=0)
     max_pictures: int = Field(default=500, ge=0)
+    # The vision model `pictures: description` sends each stored picture to (docs/pictures.md).
+    picture_model: PictureModelConfig | None = None
+
+    @model_validator(mode="after")
+    def _description_needs_a_model(self) -> ProcessingConfig:
+        if self.pictures == "description" and self.picture_model is None:
+            raise ValueError(
+                "pictures is description but picture_model is not set; name the vision model "
+                "(picture_model.base_url, picture_model.name) or choose pictures: image"
+            )
+        return self
 
 
 class RetryConfig(_Section):

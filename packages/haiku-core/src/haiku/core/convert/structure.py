@@ -39,7 +39,8 @@ class StructureOptions:
         return cls(
             page_images=processing.page_images,
             page_image_scale=processing.page_image_scale,
-            pictures=processing.pictures,
+            # description stores pictures as image does; the ingester describes them (docs/pictures.md)
+            pictures="none" if processing.pictures == "none" else "image",
             min_picture_px=processing.min_picture_px,
             max_pictures=processing.max_pictures,
         )

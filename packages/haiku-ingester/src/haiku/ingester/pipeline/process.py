@@ -21,8 +21,10 @@ from typing import Any, Protocol
 
 from haiku.core.models import Chunk, Document
 from haiku.ingester.errors import SymlinkOutsideRootError
+from haiku.ingester.pipeline.describe import PictureDescriber
 from haiku.ingester.pipeline.embed import EmbedBatcher
 from haiku.ingester.pipeline.engine import FileConverter
+from haiku.ingester.pipeline.pictures import describe_pictures
 from haiku.ingester.pipeline.reading import read_and_convert
 from haiku.ingester.pipeline.reuse import plan_embedding, stored_vectors
 from haiku.ingester.pipeline.writer import DocumentWriter
@@ -66,10 +68,13 @@ class Outcome:
 
 
 class JobProcessor:
-    def __init__(self, *, sync: SyncState, pool: FileConverter, batcher: EmbedBatcher) -> None:
+    def __init__(
+        self, *, sync: SyncState, pool: FileConverter, batcher: EmbedBatcher, describer: PictureDescriber | None = None
+    ) -> None:
         self.sync = sync
         self.pool = pool
         self.batcher = batcher
+        self.describer = describer  # processing.pictures: description (docs/pictures.md)
         # Files held in memory at once: enough to keep every conversion worker fed.
         self._reading = asyncio.Semaphore(2 * pool.size)
         self.stopping = False
@@ -83,6 +88,8 @@ class JobProcessor:
 
     async def close(self) -> None:
         await self.writer.close()
+        if self.describer is not None:
+            await self.describer.aclose()
 
     def _writing(self, database: str) -> asyncio.Lock:
         """One write at a time per database from this process.
@@ -134,6 +141,8 @@ class JobProcessor:
                 if updated is not False:
                     return Outcome("revision", SyncUpdate(facts.revision, digest, state.document_id), state.document_id)
                 reuse = False
+            if self.describer is not None:
+                await describe_pictures(self.describer, converted, database=job.database, source=job.source_id, uri=job.uri)
             # Read while the batcher still counts this job as producing: its texts are on their way.
             known = await stored_vectors(store, state.document_id if state else None, self.batcher.embedder.identity)
         texts = [c.embed_text for c in converted.chunks]

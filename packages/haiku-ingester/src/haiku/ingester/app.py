@@ -150,6 +150,7 @@ class IngesterApp:
             chunk_size=config.processing.chunk_size,
             timeout_s=config.processing.conversion_timeout_s,
             ocr=config.processing.ocr,
+            pdf_layout=config.processing.pdf_layout,
         )
         assert self.queue is not None
         self.processor = JobProcessor(sync=self.queue.sync, pool=self.pool, batcher=self.batcher)

@@ -301,6 +301,9 @@ class ProcessingConfig(_Section):
     ocr: Literal["auto", "off", "force"] = "auto"
     # The bundled models read Chinese and English; no other language is bundled.
     ocr_lang: Literal["ch_en"] = "ch_en"
+    # The PDF layout step (docs/ingester.md, "PDF layout"): auto = headings, tables, pictures and
+    # page headers/footers from the bundled layout model; off = the text layer's lines only.
+    pdf_layout: Literal["auto", "off"] = "auto"
 
 
 class RetryConfig(_Section):

@@ -5,7 +5,7 @@ daemon can time out or lose a worker (docling hanging or crashing on a bad file)
 without losing itself. The protocol keeps stdout to itself: anything else that
 prints, Python or native code, lands on stderr, which the daemon logs.
 
-Frames: first ``{"tokenizer_dir", "chunk_size", "ocr"}``, answered ``{"ready": True}``
+Frames: first ``{"tokenizer_dir", "chunk_size", "ocr", "pdf_layout"}``, answered ``{"ready": True}``
 (or ``{"ok": False, ...}``); then ``{"name", "format", "data"}``, answered
 ``{"ok": True, "document": ConvertedDocument}`` or ``{"ok": False, "kind", "message"}``.
 """
@@ -63,16 +63,16 @@ def _let_torch_in() -> None:
         del sys.modules[name]
 
 
-def _build_converter(tokenizer_dir: str, chunk_size: int, ocr: str):
+def _build_converter(tokenizer_dir: str, chunk_size: int, ocr: str, pdf_layout: str):
     from haiku.core.convert.converter import Converter
 
     _keep_torch_out()
     try:
-        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr)
+        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, pdf_layout=pdf_layout)
     except ImportError:
         # A docling release that needs torch where this one did not: pay for it.
         _let_torch_in()
-        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr)
+        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, pdf_layout=pdf_layout)
 
 
 def main() -> int:
@@ -92,7 +92,9 @@ def main() -> int:
     if hello is None:
         return 0
     try:
-        converter = _build_converter(hello["tokenizer_dir"], int(hello["chunk_size"]), hello.get("ocr", "auto"))
+        converter = _build_converter(
+            hello["tokenizer_dir"], int(hello["chunk_size"]), hello.get("ocr", "auto"), hello.get("pdf_layout", "auto")
+        )
     except Exception as exc:
         write_frame(channel, {"ok": False, "kind": type(exc).__name__, "message": str(exc)})
         return 1

@@ -21,6 +21,9 @@ from typing import Any
 from haiku.core.convert.layout_lines import Line, normalized
 
 SIZE_RATIO = 1.18  # a heading's line is at least this much taller than the body text's
+# Below this width per character, in line heights, a "line" is two lines the text layer merged
+# into one box (tall, narrow for its text): not a large font. Headings measure 0.46 or more.
+MIN_CHAR_WIDTH = 0.3
 MAX_HEADING_CHARS = 150
 MAX_HEADING_WORDS = 20
 MAX_LEVEL = 6
@@ -116,7 +119,9 @@ class HeadingRule:
         return None
 
     def _large(self, line: Line) -> bool:
-        return self.body_size > 0 and _size(line) >= self.body_size * SIZE_RATIO
+        if self.body_size <= 0 or _size(line) < self.body_size * SIZE_RATIO:
+            return False
+        return line.right - line.left >= MIN_CHAR_WIDTH * line.height * len(line.text)
 
     def level(self, line: Line, *, in_title_region: bool) -> int | None:
         """The line's heading level, or None when it is not a heading."""

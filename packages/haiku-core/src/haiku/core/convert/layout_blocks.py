@@ -4,7 +4,8 @@ Each line goes to the region holding its middle (a table before a figure
 before a caption before a title before text); then:
 
 - a line in the top or bottom band of the page is a page header or footer when
-  the layout model says so (unless it is a heading), or when the same text
+  the layout model says so (unless it is a heading, or the page has no text
+  outside those bands), or when the same text
   (numbers aside) recurs in that band on other pages; a page number is one
   there or as the page's first or last line;
 - the lines of a table region whose runs form a grid are one table;
@@ -112,6 +113,7 @@ class PageLayout:
     def blocks(self, lines: list[Line]) -> list[Block]:
         region_of = {id(line): self._region(line) for line in lines}
         outermost = {id(min(lines, key=lambda x: x.top)), id(max(lines, key=lambda x: x.bottom))} if lines else set()
+        body = any(not _edge(line, self.height, REGION_EDGE_BAND) for line in lines)
         figures = self._figures(lines, region_of)
         blocks: list[Block] = []
         rest: list[Line] = []
@@ -120,7 +122,7 @@ class PageLayout:
         for line in lines:
             region = region_of[id(line)]
             label = region.label if region is not None else "text"
-            furniture = self._furniture(line, label, outermost=id(line) in outermost)
+            furniture = self._furniture(line, label, outermost=id(line) in outermost, body=body)
             if furniture:
                 blocks.append(Block(furniture, [line]))
             elif label == "table":
@@ -162,13 +164,15 @@ class PageLayout:
             blocks.append(Block("picture", box=box))
         return blocks
 
-    def _furniture(self, line: Line, label: str, *, outermost: bool) -> str:
+    def _furniture(self, line: Line, label: str, *, outermost: bool, body: bool) -> str:
+        """``body``: the page has text outside its top and bottom bands (a page of one line at
+        its top has no header: that line is its text)."""
         kind = "page_header" if line.cy < self.height / 2 else "page_footer"
         if _edge(line, self.height, EDGE_BAND) and without_digits(line.text) in self.recurring:
             return kind
         if _PAGE_NUMBER.match(line.text) and (outermost or _edge(line, self.height, EDGE_BAND)):
             return kind
-        if label in ("header", "footer") and _edge(line, self.height, REGION_EDGE_BAND):
+        if label in ("header", "footer") and body and _edge(line, self.height, REGION_EDGE_BAND):
             # a chapter heading at the top of its page is no running header
             return "" if self.headings.level(line, in_title_region=False) is not None else kind
         return ""

@@ -55,10 +55,17 @@ class Block:
 
     def __post_init__(self) -> None:
         if self.lines:
-            self.box = (
-                min(x.left for x in self.lines), min(x.top for x in self.lines),
-                max(x.right for x in self.lines), max(x.bottom for x in self.lines),
-            )
+            self._fit()
+
+    def _fit(self) -> None:
+        self.box = (
+            min(x.left for x in self.lines), min(x.top for x in self.lines),
+            max(x.right for x in self.lines), max(x.bottom for x in self.lines),
+        )
+
+    def add(self, line: Line) -> None:
+        self.lines.append(line)
+        self._fit()
 
     @property
     def text(self) -> str:
@@ -188,16 +195,14 @@ class PageLayout:
                 if previous is not None and previous.kind == "heading" and previous.level == level and _follows(
                     previous.lines[-1], line
                 ):
-                    previous.lines.append(line)
-                    previous.__post_init__()
+                    previous.add(line)
                 else:
                     blocks.append(Block("heading", [line], level=level))
                 continue
             for paragraph in reversed(open_paragraphs[-8:]):
                 last = paragraph.lines[-1]
                 if region_of[id(last)] is region and _follows(last, line) and not line.text.startswith(_BULLET):
-                    paragraph.lines.append(line)
-                    paragraph.__post_init__()
+                    paragraph.add(line)
                     break
             else:
                 paragraph = Block("text", [line])

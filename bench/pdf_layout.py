@@ -13,7 +13,7 @@ with ``processing.pdf_layout`` ``off`` and ``auto``:
   (OCR), and, beside it, a fresh process that loads the embedder and embeds: the
   two together are what one ingester holds at most with one worker.
 
-    python bench/pdf_layout.py [--json bench/results/pdf_layout.json] [--headings-only]
+    python bench/pdf_layout.py [--json bench/results/pdf_layout.json] [--headings-only] [--skip-candidates]
 """
 
 from __future__ import annotations
@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--headings-only", action="store_true", help="the structure figures only, in this process")
+    parser.add_argument("--skip-candidates", action="store_true", help="leave out each heading signal measured alone")
     args = parser.parse_args(argv)
     import pypdfium2
 
@@ -170,9 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         report["modes"][mode] = {"structure": headings}
         if not args.headings_only:
             report["modes"][mode]["worker"] = asyncio.run(speed(mode, pdfs))
-    report["heading_candidates"] = {
-        name: candidates(name, data, reference) for (name, data, _), (_, _, reference) in zip(pdfs, cases, strict=True)
-    }
+    if not args.skip_candidates:
+        report["heading_candidates"] = {
+            name: candidates(name, data, reference)
+            for (name, data, _), (_, _, reference) in zip(pdfs, cases, strict=True)
+        }
     if args.headings_only:
         print(json.dumps(report, indent=2))
         return 0

@@ -141,3 +141,18 @@ def test_the_layout_model_loads_without_logging_to_stderr(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) > 0 and done.stderr == ""
+
+
+def test_a_pages_only_line_stays_its_text_even_when_it_recurs_at_the_top(converter):
+    import io
+
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out)
+    for page in range(1, 5):
+        pdf.drawString(72, 780, f"Page {page} about lighthouses.")
+        pdf.showPage()
+    pdf.save()
+    document = converter.read(name="notes.pdf", fmt="pdf", data=out.getvalue())
+    assert [f"Page {page} about lighthouses." in document.content for page in range(1, 5)] == [True] * 4

@@ -4,9 +4,9 @@ Each line goes to the region holding its middle (a table before a figure
 before a caption before a title before text); then:
 
 - a line in the top or bottom band of the page is a page header or footer when
-  the layout model says so (unless it is a heading, or the page has no text
-  outside those bands), or when the same text
-  (numbers aside) recurs in that band on other pages; a page number is one
+  the layout model says so (unless it is a heading), or when the same text
+  (numbers aside) recurs in that band on other pages, and the page has text
+  outside those bands; a page number is one
   there or as the page's first or last line;
 - the lines of a table region whose runs form a grid are one table;
 - a heading-shaped line the heading rule accepts is a heading (a heading that
@@ -173,9 +173,9 @@ class PageLayout:
 
     def _furniture(self, line: Line, label: str, *, outermost: bool, body: bool) -> str:
         """``body``: the page has text outside its top and bottom bands (a page of one line at
-        its top has no header: that line is its text)."""
+        its top has no header, even when the line recurs on every page: that line is its text)."""
         kind = "page_header" if line.cy < self.height / 2 else "page_footer"
-        if _edge(line, self.height, EDGE_BAND) and without_digits(line.text) in self.recurring:
+        if body and _edge(line, self.height, EDGE_BAND) and without_digits(line.text) in self.recurring:
             return kind
         if _PAGE_NUMBER.match(line.text) and (outermost or _edge(line, self.height, EDGE_BAND)):
             return kind

@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from haiku.core.config import AppConfig
-from haiku.core.convert.files import tokenizer_dir
-from haiku.core.embedders import get_embedder
 from haiku.core.scope import DatabaseRef
 from haiku.ingester.checks import (
     check_distinct_locations,
@@ -30,7 +28,7 @@ from haiku.ingester.checks import (
 from haiku.ingester.errors import NothingToIngestError
 from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.embed import EmbedBatcher
-from haiku.ingester.pipeline.pool import ConversionPool
+from haiku.ingester.pipeline.engine import Engine, build_engine, check_engine
 from haiku.ingester.pipeline.process import JobProcessor
 from haiku.ingester.queue import IngestQueue
 from haiku.ingester.reconcile import reconcile
@@ -83,7 +81,7 @@ class IngesterApp:
         self.config_path = Path(config_path) if config_path is not None else None
         self.databases: dict[str, DatabaseRuntime] = {}
         self.queue: IngestQueue | None = None
-        self.pool: ConversionPool | None = None
+        self.engine: Engine | None = None  # convert a file, embed texts: local or on a Ray cluster
         self.batcher: EmbedBatcher | None = None
         self.processor: JobProcessor | None = None
         self.started_at = time.time()
@@ -110,6 +108,7 @@ class IngesterApp:
 
     # --- lifecycle ---------------------------------------------------------------
     async def start(self, *, require_databases: bool = False) -> None:
+        check_engine(self.config)
         names = self.selected_names()
         if not names and require_databases:
             raise NothingToIngestError(
@@ -137,23 +136,12 @@ class IngesterApp:
             raise
 
     def _build_pipeline(self) -> None:
-        config = self.config
-        embedder = get_embedder(config)
+        self.engine = build_engine(self.config, starving=lambda: self.batcher is not None and self.batcher.starving())
+        embedder = self.engine.embedder
         self.batcher = EmbedBatcher(embedder, pool_size=4 * embedder.batch_size)
         self.batcher.start()
-        batcher = self.batcher
-        self.pool = ConversionPool(
-            size=config.ingester.workers.worker_count,
-            initial=1,
-            starving=lambda: batcher.starving(),
-            tokenizer_dir=tokenizer_dir(config),
-            chunk_size=config.processing.chunk_size,
-            timeout_s=config.processing.conversion_timeout_s,
-            ocr=config.processing.ocr,
-            pdf_layout=config.processing.pdf_layout,
-        )
         assert self.queue is not None
-        self.processor = JobProcessor(sync=self.queue.sync, pool=self.pool, batcher=self.batcher)
+        self.processor = JobProcessor(sync=self.queue.sync, pool=self.engine.converter, batcher=self.batcher)
 
     def warm_up(self) -> None:
         """Start the conversion workers and load the model, in the background, once.
@@ -162,12 +150,12 @@ class IngesterApp:
         with nothing to do never pays for docling and torch.
         """
         if self._warm_task is None:
-            self._warm_task = asyncio.create_task(self._warm(get_embedder(self.config)), name="warm-up")
+            self._warm_task = asyncio.create_task(self._warm(), name="warm-up")
 
-    async def _warm(self, embedder: Any) -> None:
-        assert self.pool is not None
-        await self.pool.start()
-        load = getattr(embedder, "load", None)
+    async def _warm(self) -> None:
+        assert self.engine is not None
+        await self.engine.converter.start()
+        load = getattr(self.engine.embedder, "load", None)
         if load is not None:
             try:
                 await asyncio.to_thread(load)
@@ -318,8 +306,8 @@ class IngesterApp:
             await self.batcher.close()
         if self.processor is not None:
             await self.processor.close()
-        if self.pool is not None:
-            await self.pool.close()
+        if self.engine is not None:
+            await self.engine.close()
         for runtime in list(self.databases.values()):
             await self._close_runtime(runtime)
         self.databases.clear()

@@ -33,6 +33,7 @@ from haiku.core.store.rebuild import Rebuild
 from haiku.core.store.reports import ChunkIndexes, StoreInfo
 from haiku.core.store.search import Boosts, Search
 from haiku.core.store.tags import History, TagInfo, Tags
+from haiku.core.store.word_stats import WordStatsKeeper
 from haiku.core.store.writes import DocumentWrite, Writes
 
 if TYPE_CHECKING:
@@ -55,7 +56,8 @@ class Store:
         self.writes = Writes(handles, gate, self.indexes, self.orphans)
         self.rebuild = Rebuild(handles, gate, self.indexes, self.orphans)
         self.maintenance = Maintenance(handles, gate, self.indexes)
-        gate.on_written = self.maintenance.after_write
+        self.word_stats = WordStatsKeeper(handles)
+        gate.on_written = self._written
         self.tags = Tags(handles, gate)
         self.migrator = Migrator(handles, gate, self)
         self.report = InfoReport(handles, self.reads, self.indexes, self.tags, self.migrator)
@@ -87,8 +89,21 @@ class Store:
         """Close; a store that wrote anything vacuums once first (``storage.auto_vacuum``). Idempotent."""
         if self.handles.closed:
             return
+        await self.word_stats.settle()
+        written = self.gate.dirty  # then the closing vacuum moves the version once more
         await self.maintenance.before_close()
+        if written:
+            await self.word_stats.refresh()
         self.handles.release()
+
+    def _written(self) -> None:
+        """After a committed write: the auto-vacuum's turn, and the word statistics' (``word_stats``).
+
+        A store that writes stops keeping its document rows in memory (``reads``).
+        """
+        self.reads.kept_rows.stop()
+        self.maintenance.after_write()
+        self.word_stats.after_write()
 
     async def __aenter__(self) -> Store:
         return self
@@ -331,8 +346,13 @@ class Store:
     async def vacuum(
         self, retention_seconds: int | None = None, *, lock_timeout_s: float | None = None
     ) -> VacuumReport | None:
-        """Compact, optimise indexes and drop old untagged versions (``Maintenance.vacuum``)."""
-        return await self.maintenance.vacuum(retention_seconds, lock_timeout_s=lock_timeout_s)
+        """Compact, optimise indexes and drop old untagged versions (``Maintenance.vacuum``).
+
+        Then the word statistics are brought to the new version (``word_stats``).
+        """
+        report = await self.maintenance.vacuum(retention_seconds, lock_timeout_s=lock_timeout_s)
+        await self.word_stats.refresh()
+        return report
 
     def pending_migrations(self) -> list[tuple[int, str]]:
         """``(version, description)`` of every step above the recorded version."""

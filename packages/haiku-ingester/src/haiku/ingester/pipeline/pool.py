@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 from haiku.core.convert import ConvertedDocument
 from haiku.ingester.errors import ConversionCrashedError, ConversionError, ConversionTimeoutError
 from haiku.ingester.logs import get_logger
-from haiku.ingester.pipeline.protocol import body_size, decode_body, encode_frame, header_size
+from haiku.ingester.pipeline.protocol import body_size, decode_body, encode_frame, header_size, spawn_child
 
 _STARTUP_TIMEOUT_S = 300.0  # importing docling on a busy machine; only a broken install takes this long
 
@@ -45,15 +44,7 @@ class _Worker:
         env = dict(os.environ)
         env.setdefault("TOKENIZERS_PARALLELISM", "false")
         env.setdefault("OMP_NUM_THREADS", "1")
-        self.proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "haiku.ingester.pipeline.worker",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-        )
+        self.proc = await spawn_child("haiku.ingester.pipeline.worker", env)
         self._stderr_task = asyncio.create_task(self._forward_stderr())
         self._ready = asyncio.create_task(self._handshake())
 

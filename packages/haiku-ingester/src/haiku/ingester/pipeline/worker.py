@@ -19,7 +19,7 @@ import sys
 import types
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Linux: SIGKILL this worker when the daemon dies, even by kill -9."""
     try:
         import ctypes
@@ -54,7 +54,7 @@ def _keep_torch_out() -> None:
     sys.modules.setdefault(_STUB, stub)
 
 
-def _let_torch_in() -> None:
+def let_torch_in() -> None:
     """Undo ``_keep_torch_out`` and forget what was imported under it."""
     for name in [*_HIDDEN, _STUB]:
         if sys.modules.get(name) is None or name == _STUB:
@@ -63,7 +63,7 @@ def _let_torch_in() -> None:
         del sys.modules[name]
 
 
-def _build_converter(tokenizer_dir: str, chunk_size: int, ocr: str, pdf_layout: str):
+def build_converter(tokenizer_dir: str, chunk_size: int, ocr: str, pdf_layout: str = "auto"):
     from haiku.core.convert.converter import Converter
 
     _keep_torch_out()
@@ -71,14 +71,14 @@ def _build_converter(tokenizer_dir: str, chunk_size: int, ocr: str, pdf_layout: 
         return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, pdf_layout=pdf_layout)
     except ImportError:
         # A docling release that needs torch where this one did not: pay for it.
-        _let_torch_in()
+        let_torch_in()
         return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, pdf_layout=pdf_layout)
 
 
 def main() -> int:
     from haiku.ingester.pipeline.protocol import read_frame, write_frame
 
-    _die_with_parent()
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the daemon, which stops us
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
@@ -92,7 +92,7 @@ def main() -> int:
     if hello is None:
         return 0
     try:
-        converter = _build_converter(
+        converter = build_converter(
             hello["tokenizer_dir"], int(hello["chunk_size"]), hello.get("ocr", "auto"), hello.get("pdf_layout", "auto")
         )
     except Exception as exc:
@@ -108,15 +108,18 @@ def main() -> int:
         request = read_frame(requests)
         if request is None:
             return 0
-        try:
-            document = converter.convert(name=request["name"], fmt=request["format"], data=request["data"])
-        except RecursionError:
-            reply = {"ok": False, "kind": "ConversionError", "message": f"{request['name']}: too deeply nested to convert"}
-        except Exception as exc:
-            reply = {"ok": False, "kind": type(exc).__name__, "message": str(exc)}
-        else:
-            reply = {"ok": True, "document": document}
-        write_frame(channel, reply)
+        write_frame(channel, convert_reply(converter, request["name"], request["format"], request["data"]))
+
+
+def convert_reply(converter, name: str, fmt: str, data: bytes) -> dict:
+    """``{"ok": True, "document"}``, or ``{"ok": False, "kind", "message"}`` saying why the file failed."""
+    try:
+        document = converter.convert(name=name, fmt=fmt, data=data)
+    except RecursionError:
+        return {"ok": False, "kind": "ConversionError", "message": f"{name}: too deeply nested to convert"}
+    except Exception as exc:
+        return {"ok": False, "kind": type(exc).__name__, "message": str(exc)}
+    return {"ok": True, "document": document}
 
 
 if __name__ == "__main__":

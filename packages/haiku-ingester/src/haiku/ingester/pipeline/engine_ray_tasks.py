@@ -28,7 +28,7 @@ def _converter(settings: dict[str, Any]) -> Any:
     if converter is None:
         converter = _converters[key] = build_converter(
             settings["tokenizer_dir"], int(settings["chunk_size"]), settings.get("ocr", "auto"),
-            settings.get("structure"),
+            settings.get("pdf_layout", "auto"), settings.get("structure"),
         )
     return converter
 

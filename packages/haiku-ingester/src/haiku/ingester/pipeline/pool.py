@@ -145,6 +145,7 @@ class ConversionPool:
         chunk_size: int,
         timeout_s: float,
         ocr: str = "auto",
+        pdf_layout: str = "auto",
         structure: dict[str, Any] | None = None,
         initial: int | None = None,
         starving: Callable[[], bool] | None = None,
@@ -154,7 +155,10 @@ class ConversionPool:
         self._starving = starving or (lambda: True)
         self._growing = False
         self.timeout_s = timeout_s
-        self._hello = {"tokenizer_dir": tokenizer_dir, "chunk_size": chunk_size, "ocr": ocr, "structure": structure}
+        self._hello = {
+            "tokenizer_dir": tokenizer_dir, "chunk_size": chunk_size, "ocr": ocr,
+            "pdf_layout": pdf_layout, "structure": structure,
+        }  # fmt: skip
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._workers: set[_Worker] = set()
         self._busy: set[_Worker] = set()

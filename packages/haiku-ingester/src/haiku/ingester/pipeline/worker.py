@@ -5,7 +5,8 @@ daemon can time out or lose a worker (docling hanging or crashing on a bad file)
 without losing itself. The protocol keeps stdout to itself: anything else that
 prints, Python or native code, lands on stderr, which the daemon logs.
 
-Frames: first ``{"tokenizer_dir", "chunk_size", "ocr", "structure"}``, answered
+Frames: first ``{"tokenizer_dir", "chunk_size", "ocr", "pdf_layout",
+"structure"}``, answered
 ``{"ready": True}`` (or ``{"ok": False, ...}``); then ``{"name", "format", "data"}``,
 answered ``{"ok": True, "document": ConvertedDocument, "pages": True}`` followed by
 one frame per page image (a ``PageImage``) and a ``None`` frame, or
@@ -66,18 +67,20 @@ def let_torch_in() -> None:
         del sys.modules[name]
 
 
-def build_converter(tokenizer_dir: str, chunk_size: int, ocr: str, structure: dict | None = None):
+def build_converter(
+    tokenizer_dir: str, chunk_size: int, ocr: str, pdf_layout: str = "auto", structure: dict | None = None
+):
     from haiku.core.convert.converter import Converter
     from haiku.core.convert.structure import StructureOptions
 
     options = StructureOptions(**(structure or {}))
     _keep_torch_out()
     try:
-        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, structure=options)
+        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, pdf_layout=pdf_layout, structure=options)
     except ImportError:
         # A docling release that needs torch where this one did not: pay for it.
         let_torch_in()
-        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, structure=options)
+        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, pdf_layout=pdf_layout, structure=options)
 
 
 def main() -> int:
@@ -98,7 +101,8 @@ def main() -> int:
         return 0
     try:
         converter = build_converter(
-            hello["tokenizer_dir"], int(hello["chunk_size"]), hello.get("ocr", "auto"), hello.get("structure")
+            hello["tokenizer_dir"], int(hello["chunk_size"]), hello.get("ocr", "auto"),
+            hello.get("pdf_layout", "auto"), hello.get("structure"),
         )
     except Exception as exc:
         write_frame(channel, {"ok": False, "kind": type(exc).__name__, "message": str(exc)})

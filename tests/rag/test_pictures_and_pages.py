@@ -42,7 +42,7 @@ def guides(tmp_path_factory) -> dict:
     (folder / "guide.pdf").write_bytes(pdf)
     (folder / "guide.docx").write_bytes(field_guide_docx())
     (folder / "guide.md").write_text(field_guide_markdown(), encoding="utf-8")
-    config = ingest_folder(root, folder, processing={"chunk_size": 40}, search={"max_context_chars": MAX_CONTEXT})
+    config = ingest_folder(root, folder, processing={"chunk_size": 120}, search={"max_context_chars": MAX_CONTEXT})
     return {"root": root, "config": config, "pdf": pdf}
 
 
@@ -235,18 +235,19 @@ async def test_expansion_never_changes_which_results_there_are_or_their_order(gu
 
 # --- PDF structure: the offline layout step --------------------------------------------------
 
-NEEDS_LAYOUT = pytest.mark.xfail(
-    strict=True, reason="PDF headings and tables come from the offline layout step, which has not landed yet"
+# The layout step reads the guide's ruled table as lines of text, not as a table: a known gap
+# of the layout step (docs/ingester.md, "PDF layout").
+TABLE_NOT_YET_SEEN = pytest.mark.xfail(
+    strict=True, reason="the layout step does not yet see a ruled reportlab table as a table"
 )
 
 
-@NEEDS_LAYOUT
 async def test_pdf_chunks_keep_their_section_headings(guides):
     hit = await _hit(guides, UNIQUE["mudflats"], "guide.pdf")
     assert SECTIONS[1][0] in hit.headings
 
 
-@NEEDS_LAYOUT
+@TABLE_NOT_YET_SEEN
 async def test_a_pdf_table_stays_one_item_with_its_cells(guides):
     async with HaikuRAG(config=load_config(guides["config"])) as client:
         items = await client.get_document_items((await _document(client, "guide.pdf")).id)
@@ -254,7 +255,6 @@ async def test_a_pdf_table_stays_one_item_with_its_cells(guides):
     assert "Dunlin" in table.text and "1875" in table.text
 
 
-@NEEDS_LAYOUT
 async def test_a_pdf_hit_expands_to_its_section(guides):
     hit = await _hit(guides, UNIQUE["reeds"], "guide.pdf")
     async with HaikuRAG(config=load_config(guides["config"])) as client:

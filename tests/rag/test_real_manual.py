@@ -64,18 +64,11 @@ async def test_every_stored_item_lies_on_its_page(manual):
             assert 0 <= box.top <= box.bottom <= image.height / image.scale + 1, item
 
 
-NEEDS_LAYOUT = pytest.mark.xfail(
-    strict=True, reason="PDF headings come from the offline layout step, which has not landed yet"
-)
-
-
-@NEEDS_LAYOUT
 async def test_a_manual_chunk_keeps_its_section_heading(manual):
     hit = await _hit(manual, NOTES)
     assert any(SECTION in heading for heading in hit.headings), hit.headings
 
 
-@NEEDS_LAYOUT
 async def test_a_manual_hit_expands_to_its_section_and_stops_at_the_next(manual):
     hit = await _hit(manual, NOTES)
     async with HaikuRAG(config=load_config(manual)) as client:

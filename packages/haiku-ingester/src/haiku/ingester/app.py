@@ -18,6 +18,7 @@ from typing import Any
 from haiku.core.config import AppConfig
 from haiku.core.convert.files import tokenizer_dir
 from haiku.core.embedders import get_embedder
+from haiku.core.processing_identity import processing_identity
 from haiku.core.scope import DatabaseRef
 from haiku.ingester.checks import (
     check_distinct_locations,
@@ -32,6 +33,7 @@ from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.embed import EmbedBatcher
 from haiku.ingester.pipeline.pool import ConversionPool
 from haiku.ingester.pipeline.process import JobProcessor
+from haiku.ingester.processing import check_processing
 from haiku.ingester.queue import IngestQueue
 from haiku.ingester.reconcile import reconcile
 from haiku.ingester.sources.fs import FolderSource
@@ -92,6 +94,8 @@ class IngesterApp:
         self._warm_task: asyncio.Task | None = None
         # serve notes the version each commit leaves, to notice other processes' (haiku.ingester.versions)
         self.tracks_versions = False
+        # serve and run-batch warn of a database processed with other settings; reprocess is the remedy
+        self.warns_processing = True
 
     # --- validation --------------------------------------------------------------
     def selected_names(self) -> list[str]:
@@ -192,6 +196,10 @@ class IngesterApp:
             runtime = self.databases[name]
             runtime.store = await Store.open(runtime.ref, self.config, create=True)
             self.log.info("database open", database=name, documents=await runtime.store.count_documents())
+            assert self.queue is not None
+            await check_processing(
+                name, runtime.store, self.queue, processing_identity(self.config), warn=self.warns_processing
+            )
 
         results = await asyncio.gather(*(open_one(n) for n in names), return_exceptions=True)
         for result in results:

@@ -11,6 +11,7 @@ from haiku.core.errors import MigrationRequiredError, ReadOnlyError
 from haiku.core.models import Chunk, Document
 from haiku.core.scope import DatabaseScope
 from haiku.core.store import Migration, Store, current_schema_version, maintenance, migrations
+from support import as_schema_version
 
 # The schema version this code stamps; the tests' steps come after it.
 BASE = current_schema_version()
@@ -66,21 +67,6 @@ async def test_a_pending_step_makes_read_only_and_writable_opens_raise_naming_th
         )
 
 
-async def _as_schema_version_1(location) -> None:
-    """Rewrite a database as the code before schema version 2 left it: no revision column."""
-    import lancedb
-
-    from haiku.core.store.schema import StoreSettings
-
-    db = await lancedb.connect_async(str(location))
-    for name in ("documents", "chunks"):
-        await (await db.open_table(name)).drop_columns(["revision"])
-    settings = await db.open_table("settings")
-    row = StoreSettings.from_row((await settings.query().to_list())[0])
-    row.schema_version = 1
-    await settings.add(row.to_table(), mode="overwrite")
-
-
 async def test_a_version_1_database_is_migrated_to_revisions_and_its_documents_stay_readable(
     wiki, write_doc, fake_embed
 ):
@@ -88,12 +74,12 @@ async def test_a_version_1_database_is_migrated_to_revisions_and_its_documents_s
     store = await Store.open(ref, config, create=True)
     await write_doc(store, "file:///a.md", "alpha text", "beta text")
     await store.close()
-    await _as_schema_version_1(ref.location)
-    with pytest.raises(MigrationRequiredError, match="from 1 to 2"):
+    await as_schema_version(ref.location, 1)
+    with pytest.raises(MigrationRequiredError, match="from 1 to 3"):
         await Store.open(ref, config, read_only=True)
     store = await Store.open(ref, config, skip_validation=True)
     try:
-        assert [line.split(":")[0] for line in await store.migrate()] == ["2"]
+        assert [line.split(":")[0] for line in await store.migrate()] == ["2", "3"]
         document = await store.get_document_by_uri("file:///a.md")
         assert [c.content for c in await store.get_chunks(document.id)] == ["alpha text", "beta text"]
         found = await store.search("alpha", search_type="fts", limit=5)
@@ -314,7 +300,7 @@ async def test_info_reports_what_haiku_rag_info_prints(wiki, write_doc):
     assert (info.documents, info.chunks, info.tags) == (1, 2, 1)
     assert info.fts_index["exists"] and info.fts_index["indexed_rows"] == 2
     assert info.vector_index["exists"] is False
-    assert set(info.table_versions) == {"documents", "chunks", "settings"}
+    assert set(info.table_versions) == {"documents", "chunks", "document_items", "page_images", "settings"}
 
 
 async def test_recording_a_new_embedder_retrains_an_existing_vector_index(wiki, fake_embed):

@@ -22,7 +22,15 @@ from haiku.core.store.migrations import (
     current_schema_version,
 )
 from haiku.core.store.reports import StoreInfo
-from haiku.core.store.schema import CHUNKS, DOCUMENTS, SETTINGS, TABLES, StoreSettings
+from haiku.core.store.schema import (
+    CHUNKS,
+    DOCUMENT_ITEMS,
+    DOCUMENTS,
+    PAGE_IMAGES,
+    SETTINGS,
+    TABLES,
+    StoreSettings,
+)
 from haiku.core.store.search import SearchType
 from haiku.core.store.store import Store
 from haiku.core.store.tags import History, HistoryEntry, TagInfo
@@ -31,7 +39,9 @@ __all__ = [
     "BASE_SCHEMA_VERSION",
     "CHUNKS",
     "DOCUMENTS",
+    "DOCUMENT_ITEMS",
     "MIGRATIONS",
+    "PAGE_IMAGES",
     "SETTINGS",
     "STORE_SCHEMA_VERSION",
     "TABLES",

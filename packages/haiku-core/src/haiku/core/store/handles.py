@@ -19,13 +19,17 @@ from haiku.core.scope import DatabaseRef
 from haiku.core.store._location import Location
 from haiku.core.store.schema import (
     CHUNK_FIELDS,
+    CHUNK_STRUCTURE_FIELDS,
     CHUNKS,
     DOCUMENT_FIELDS,
+    DOCUMENT_ITEMS,
     DOCUMENTS,
+    PAGE_IMAGES,
     REVISION,
     SETTINGS,
     TABLES,
     StoreSettings,
+    tables_at,
     vector_dim_of,
 )
 
@@ -92,6 +96,26 @@ class Handles:
     def chunks(self) -> AsyncTable:
         return self.tables[CHUNKS]
 
+    @property
+    def structured(self) -> bool:
+        """Whether this database (at its tag) has the structure tables: schema version 3 on."""
+        return DOCUMENT_ITEMS in self.tables and PAGE_IMAGES in self.tables
+
+    def keep_tables_of(self, schema_version: int) -> None:
+        """Close the handles of tables a database at ``schema_version`` does not have (a restored old tag)."""
+        for name in [n for n in self.tables if n not in tables_at(schema_version)]:
+            self.tables.pop(name).close()
+
+    async def open_tables(self, names: tuple[str, ...]) -> None:
+        """Open (at the tag, for a tagged read) each of ``names`` not open yet."""
+        for name in names:
+            if name not in self.tables:
+                table = await self.connection.open_table(name)
+                if self.tag is not None:
+                    await table.checkout(self.tag)
+                self.tables[name] = table
+        self.tables = {name: self.tables[name] for name in TABLES if name in self.tables}  # in creation order
+
     def require_open(self) -> None:
         if self.closed:
             raise RuntimeError(f"{self.label} is closed")
@@ -127,7 +151,8 @@ class Handles:
         return self.with_revision([*DOCUMENT_FIELDS, "content"] if include_content else list(DOCUMENT_FIELDS))
 
     def chunk_columns(self, with_vectors: bool = False) -> list[str]:
-        return self.with_revision([*CHUNK_FIELDS, "vector"] if with_vectors else list(CHUNK_FIELDS))
+        fields = [*CHUNK_FIELDS, *CHUNK_STRUCTURE_FIELDS] if self.structured else list(CHUNK_FIELDS)
+        return self.with_revision([*fields, "vector"] if with_vectors else fields)
 
     # --- closing ---------------------------------------------------------------------
     def release(self) -> None:

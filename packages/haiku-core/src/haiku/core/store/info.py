@@ -7,7 +7,6 @@ from haiku.core.store.indexes import Indexes
 from haiku.core.store.migrations import Migrator, current_schema_version
 from haiku.core.store.reads import Reads
 from haiku.core.store.reports import StoreInfo
-from haiku.core.store.schema import TABLES
 from haiku.core.store.tags import Tags
 
 
@@ -42,7 +41,7 @@ class InfoReport:
             chunks=await self.reads.count_chunks(),
             fts_index=indexes["fts"],
             vector_index=indexes["vector"],
-            table_versions={name: await handles.tables[name].version() for name in TABLES},
+            table_versions={name: await table.version() for name, table in handles.tables.items()},
             tags=len(tags),
             rebuild_marker=settings.rebuild_marker,
         )

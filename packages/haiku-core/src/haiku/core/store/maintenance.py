@@ -19,7 +19,6 @@ from haiku.core.logs import get_logger
 from haiku.core.store.gate import WriteGate
 from haiku.core.store.handles import Handles
 from haiku.core.store.indexes import NO_PRUNE, Indexes
-from haiku.core.store.schema import TABLES
 
 log = get_logger("haiku.core.store")
 
@@ -91,12 +90,12 @@ class Maintenance:
             async with self.gate.writing("vacuum", timeout_s=lock_timeout_s):
                 # Indexes merged into one part first: Lance compacts only fragments the same parts cover.
                 await self.indexes.refresh_indexes(full=True)
-                for name in TABLES:
-                    await self.handles.tables[name].optimize(cleanup_older_than=NO_PRUNE)
+                for table in self.handles.tables.values():
+                    await table.optimize(cleanup_older_than=NO_PRUNE)
                 await self.indexes.refresh_indexes(full=True)
                 versions = removed = 0
-                for name in TABLES:
-                    table_versions, table_bytes = await _cleanup(self.handles.tables[name], retention)
+                for table in self.handles.tables.values():
+                    table_versions, table_bytes = await _cleanup(table, retention)
                     versions, removed = versions + table_versions, removed + table_bytes
                 self.handles.pinned_chunks = None
                 self.gate.dirty = False

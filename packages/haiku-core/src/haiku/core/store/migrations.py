@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from haiku.core.logs import get_logger
+from haiku.core.store.schema import tables_at
 
 if TYPE_CHECKING:
     from lancedb import AsyncConnection
@@ -45,11 +46,14 @@ class Migration:
 
     ``apply`` receives the writable store, with its writer lock held; it may use
     ``store.connection`` and ``store.table(name)`` to rewrite tables.
+    ``tag_readable``: a tag taken before this step can still be read (read-only)
+    by this code, since the step only added what such a tag reads as absent.
     """
 
     version: int
     description: str
     apply: Callable[[Any], Awaitable[None]]  # receives the ``Store`` (a ``MigratingStore``)
+    tag_readable: bool = False
 
     def describe(self) -> str:
         return f"{self.version}: {self.description}"
@@ -68,11 +72,50 @@ async def _add_revisions(store: MigratingStore) -> None:
             await table.add_columns({REVISION: "CAST(NULL AS STRING)"})
 
 
+async def _add_structure(store: MigratingStore) -> None:
+    """Add the structure columns (null on every existing row) and create the two structure tables.
+
+    Resumable: columns already there are left as they are. The structure
+    tables are created empty, or emptied when an earlier run (or a tag restored
+    from before this step) left rows no document row points at.
+    """
+    from haiku.core.store.schema import (
+        CHUNKS,
+        DOCUMENT_ITEMS,
+        DOCUMENTS,
+        PAGE_IMAGES,
+        chunk_structure_fields,
+        document_items_schema,
+        document_structure_fields,
+        page_images_schema,
+    )
+
+    for name, fields in ((DOCUMENTS, document_structure_fields()), (CHUNKS, chunk_structure_fields())):
+        table = store.table(name)
+        present = set((await table.schema()).names)
+        missing = [f for f in fields if f.name not in present]
+        if missing:
+            await table.add_columns(missing)
+    for name, schema in ((DOCUMENT_ITEMS, document_items_schema()), (PAGE_IMAGES, page_images_schema())):
+        table = await store.connection.create_table(name, schema=schema, exist_ok=True)
+        try:
+            if await table.count_rows():
+                await table.delete("true")
+        finally:
+            table.close()
+
+
 MIGRATIONS: list[Migration] = [
     Migration(
         2,
         "documents and chunks carry a revision, so a crash mid-update never shows half a document",
         _add_revisions,
+    ),
+    Migration(
+        3,
+        "documents keep their converted structure, items and page images; settings a processing identity",
+        _add_structure,
+        tag_readable=True,
     ),
 ]
 
@@ -116,6 +159,7 @@ class Migrator:
             for step in pending_migrations(settings.schema_version):
                 log.info("store.migration_applying", database=handles.name, version=step.version)
                 await step.apply(self.store)
+                await handles.open_tables(tables_at(step.version))
                 await handles.refresh_to_latest()
                 current = await handles.read_settings()
                 await handles.write_settings(

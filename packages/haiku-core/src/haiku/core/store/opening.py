@@ -43,12 +43,17 @@ from haiku.core.store.locks import WriterLock
 from haiku.core.store.migrations import current_schema_version, migration_required_message, pending_migrations
 from haiku.core.store.schema import (
     CHUNKS,
+    DOCUMENT_ITEMS,
     DOCUMENTS,
+    PAGE_IMAGES,
     SETTINGS,
     TABLES,
     StoreSettings,
     chunks_schema,
+    document_items_schema,
     documents_schema,
+    page_images_schema,
+    tables_at,
 )
 
 log = get_logger("haiku.core.store")
@@ -185,6 +190,8 @@ async def _create(handles: Handles, lock: WriterLock) -> bool:
         dim = config.embeddings.model.vector_dim
         await db.create_table(DOCUMENTS, schema=documents_schema(), exist_ok=True)
         await db.create_table(CHUNKS, schema=chunks_schema(dim), exist_ok=True)
+        await db.create_table(DOCUMENT_ITEMS, schema=document_items_schema(), exist_ok=True)
+        await db.create_table(PAGE_IMAGES, schema=page_images_schema(), exist_ok=True)
         settings = StoreSettings(
             schema_version=current_schema_version(),
             identity=EmbedderIdentity.from_config(config.embeddings.model),
@@ -197,16 +204,28 @@ async def _create(handles: Handles, lock: WriterLock) -> bool:
 
 
 async def _load(handles: Handles, *, skip_validation: bool) -> None:
-    # The three tables open at once (each open is a LanceDB round trip); a
-    # failure to open documents or chunks is raised only after the settings
-    # were judged, so a database needing migration still says so first.
+    # The tables open at once (each open is a LanceDB round trip); a failure
+    # to open a data table is raised only after the settings were judged, so
+    # a database needing migration still says so first. Only the tables of
+    # the recorded schema version are kept (``tables_at``).
     db, tag, tables = handles.connection, handles.tag, handles.tables
     deferred: BaseException | None = None
     if tag is None:
         opened = await asyncio.gather(*(db.open_table(name) for name in TABLES), return_exceptions=True)
-        for name, outcome in zip(TABLES, opened, strict=True):
-            if isinstance(outcome, BaseException):
-                if name == SETTINGS or not isinstance(outcome, Exception):
+        outcomes = dict(zip(TABLES, opened, strict=True))
+        settings_table = outcomes[SETTINGS]
+        if isinstance(settings_table, BaseException):
+            raise settings_table
+        tables[SETTINGS] = settings_table
+        handles.settings = await handles.read_settings()
+        for name, outcome in outcomes.items():
+            if name == SETTINGS:
+                continue
+            if name not in tables_at(handles.settings.schema_version):
+                if not isinstance(outcome, BaseException):
+                    outcome.close()
+            elif isinstance(outcome, BaseException):
+                if not isinstance(outcome, Exception):
                     raise outcome
                 deferred = deferred or outcome
             else:
@@ -214,10 +233,10 @@ async def _load(handles: Handles, *, skip_validation: bool) -> None:
     else:
         tables[SETTINGS] = await db.open_table(SETTINGS)
         await _check_tag_readable(handles, tag)
-        await tables[SETTINGS].checkout(tag)
-    handles.settings = await handles.read_settings()
     stored = handles.settings.schema_version
     steps = pending_migrations(stored)
+    if tag is not None:
+        steps = [step for step in steps if not step.tag_readable]
     if steps and not skip_validation:
         message = migration_required_message(stored, steps)
         if tag is not None:
@@ -242,11 +261,7 @@ async def _load(handles: Handles, *, skip_validation: bool) -> None:
         )
     if deferred is not None:
         raise deferred
-    for name in (DOCUMENTS, CHUNKS):
-        table = tables.get(name) or await db.open_table(name)
-        if tag is not None:
-            await table.checkout(tag)
-        tables[name] = table
+    await handles.open_tables(tuple(n for n in tables_at(stored) if n != SETTINGS))
     handles.note_chunk_schema(await handles.chunks.schema())
     if handles.settings.rebuild_marker is not None:
         log.warning(
@@ -258,14 +273,31 @@ async def _load(handles: Handles, *, skip_validation: bool) -> None:
 
 
 async def _check_tag_readable(handles: Handles, tag: str) -> None:
-    carrying: list[str] = []
-    for name in TABLES:
-        table = handles.tables.get(name) or await handles.connection.open_table(name)
-        handles.tables.setdefault(name, table)
-        if tag in await table.tags.list():
-            carrying.append(name)
-    if not carrying:
-        raise TagError(f"Tag '{tag}' does not exist")
-    if len(carrying) != len(TABLES):
-        missing = [t for t in TABLES if t not in carrying]
-        raise TagError(f"Tag '{tag}' is partial (missing on {', '.join(missing)}) and cannot be read")
+    """Check every table of the tag's schema version carries it; opens them checked out at it.
+
+    A tag taken before a schema step that added tables is carried by the
+    tables of its own version only (``tables_at``), and is complete so.
+    """
+    settings = handles.tables[SETTINGS]
+    live = tables_at((await handles.read_settings()).schema_version)
+    opened = {name: await handles.connection.open_table(name) for name in live if name != SETTINGS}
+    opened[SETTINGS] = settings
+    try:
+        carrying = [name for name in live if tag in await opened[name].tags.list()]
+        if not carrying:
+            raise TagError(f"Tag '{tag}' does not exist")
+        if SETTINGS in carrying:
+            await settings.checkout(tag)
+            handles.settings = await handles.read_settings()
+        expected = tables_at(handles.settings.schema_version) if SETTINGS in carrying else live
+        missing = [t for t in expected if t not in carrying]
+        if missing:
+            raise TagError(f"Tag '{tag}' is partial (missing on {', '.join(missing)}) and cannot be read")
+        for name in expected:
+            if name != SETTINGS:
+                await opened[name].checkout(tag)
+                handles.tables[name] = opened.pop(name)
+    finally:
+        for name, table in opened.items():
+            if name != SETTINGS:
+                table.close()

@@ -11,7 +11,16 @@
   old or the new version visible, never a mix (see ``writes``). Rows written
   before schema version 2 hold no revision (null on both sides: current).
 * ``settings``: exactly one row: schema version, embedder identity (JSON),
-  creation time, and the marker an interrupted rebuild leaves.
+  creation time, the marker an interrupted rebuild leaves, and the processing
+  identity (JSON) the stored documents were converted and chunked with.
+* Structure (schema version 3 on): the document row keeps the converted
+  docling document (zlib-compressed JSON, ``docling_document``) with its
+  ``docling_version``; ``document_items`` holds one row per item (pictures
+  with their PNG bytes), ``page_images`` one row per rendered page; chunks
+  keep the ``item_refs`` and ``boxes`` they were cut from. Items and pages are
+  current while their ``revision`` equals the document row's
+  ``structure_revision``: an update whose structure is unchanged (same
+  ``structure_digest``) keeps the rows it has instead of rewriting them.
 """
 
 from __future__ import annotations
@@ -29,14 +38,43 @@ from haiku.core.models import Chunk, Document, SearchResult, as_utc, dumps_metad
 
 DOCUMENTS = "documents"
 CHUNKS = "chunks"
+DOCUMENT_ITEMS = "document_items"
+PAGE_IMAGES = "page_images"
 SETTINGS = "settings"
-TABLES: tuple[str, ...] = (DOCUMENTS, CHUNKS, SETTINGS)  # the creation order: settings last
+# The creation order: settings last, its presence marks a complete database.
+TABLES: tuple[str, ...] = (DOCUMENTS, CHUNKS, DOCUMENT_ITEMS, PAGE_IMAGES, SETTINGS)
+STRUCTURE_TABLES: tuple[str, ...] = (DOCUMENT_ITEMS, PAGE_IMAGES)
+STRUCTURE_TABLES_SINCE = 3  # the version that added the structure tables and columns
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 REVISION = "revision"
 
 DOCUMENT_FIELDS = ("id", "uri", "title", "metadata", "created_at", "updated_at")
 CHUNK_FIELDS = ("id", "document_id", "chunk_order", "content", "headings", "page_numbers", "metadata")
+CHUNK_STRUCTURE_FIELDS = ("item_refs", "boxes")  # from schema version 3 on
+# The document row's structure columns (schema version 3 on); read only when asked for.
+DOCLING_DOCUMENT = "docling_document"
+DOCLING_VERSION = "docling_version"
+STRUCTURE_REVISION = "structure_revision"
+STRUCTURE_DIGEST = "structure_digest"
+
+# A region of a page, in page points with a top-left origin.
+BOX_TYPE = pa.struct(
+    [
+        pa.field("page", pa.int32()),
+        pa.field("left", pa.float64()),
+        pa.field("top", pa.float64()),
+        pa.field("right", pa.float64()),
+        pa.field("bottom", pa.float64()),
+    ]
+)
+
+
+def tables_at(schema_version: int) -> tuple[str, ...]:
+    """The tables a database at ``schema_version`` holds (the structure tables came with version 3)."""
+    if schema_version >= STRUCTURE_TABLES_SINCE:
+        return TABLES
+    return tuple(name for name in TABLES if name not in STRUCTURE_TABLES)
 
 
 def documents_schema() -> pa.Schema:
@@ -49,6 +87,55 @@ def documents_schema() -> pa.Schema:
             pa.field("metadata", pa.string()),
             pa.field("created_at", TIMESTAMP),
             pa.field("updated_at", TIMESTAMP),
+            pa.field(REVISION, pa.string()),
+            *document_structure_fields(),
+        ]
+    )
+
+
+def document_structure_fields() -> list[pa.Field]:
+    """The document row's columns of schema version 3, in the order migration 3 appends them."""
+    return [
+        pa.field(DOCLING_DOCUMENT, pa.large_binary()),
+        pa.field(DOCLING_VERSION, pa.string()),
+        pa.field(STRUCTURE_REVISION, pa.string()),
+        pa.field(STRUCTURE_DIGEST, pa.string()),
+    ]
+
+
+def chunk_structure_fields() -> list[pa.Field]:
+    """The chunk row's columns of schema version 3, in the order migration 3 appends them."""
+    return [pa.field("item_refs", pa.list_(pa.string())), pa.field("boxes", pa.list_(BOX_TYPE))]
+
+
+def document_items_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("document_id", pa.string(), nullable=False),
+            pa.field("self_ref", pa.string(), nullable=False),
+            pa.field("item_order", pa.int32()),
+            pa.field("label", pa.string()),
+            pa.field("page_numbers", pa.list_(pa.int32())),
+            pa.field("boxes", pa.list_(BOX_TYPE)),
+            pa.field("text", pa.string()),
+            pa.field("caption", pa.string()),
+            pa.field("parent_ref", pa.string()),
+            pa.field("has_image", pa.bool_()),
+            pa.field("image", pa.large_binary()),  # PNG, pictures only
+            pa.field(REVISION, pa.string()),
+        ]
+    )
+
+
+def page_images_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("document_id", pa.string(), nullable=False),
+            pa.field("page", pa.int32(), nullable=False),
+            pa.field("width", pa.int32()),
+            pa.field("height", pa.int32()),
+            pa.field("scale", pa.float32()),
+            pa.field("png", pa.large_binary()),
             pa.field(REVISION, pa.string()),
         ]
     )
@@ -67,7 +154,8 @@ def chunks_schema(vector_dim: int) -> pa.Schema:
             pa.field("page_numbers", pa.list_(pa.int32())),
             pa.field("metadata", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), vector_dim)),
-            pa.field(REVISION, pa.string()),  # last: the column migration 2 appends
+            pa.field(REVISION, pa.string()),  # the column migration 2 appends
+            *chunk_structure_fields(),
         ]
     )
 
@@ -79,6 +167,7 @@ def settings_schema() -> pa.Schema:
             pa.field("embedder", pa.string()),
             pa.field("created_at", TIMESTAMP),
             pa.field("rebuild_marker", pa.string()),
+            pa.field("processing", pa.string()),  # schema version 3 on
         ]
     )
 
@@ -96,13 +185,15 @@ class StoreSettings:
     identity: EmbedderIdentity | None
     created_at: datetime | None = None
     rebuild_marker: dict[str, Any] | None = field(default=None)
+    processing: dict[str, Any] | None = field(default=None)  # the processing identity, as recorded
 
     def to_row(self) -> dict[str, Any]:
         return {
             "schema_version": self.schema_version,
             "embedder": json.dumps(self.identity.to_dict()) if self.identity else None,
             "created_at": self.created_at,
-            "rebuild_marker": json.dumps(self.rebuild_marker) if self.rebuild_marker is not None else None,
+            "rebuild_marker": _json_or_none(self.rebuild_marker),
+            "processing": _json_or_none(self.processing),
         }
 
     def to_table(self) -> pa.Table:
@@ -112,12 +203,18 @@ class StoreSettings:
     def from_row(cls, row: Mapping[str, Any]) -> StoreSettings:
         raw_identity = row.get("embedder")
         raw_marker = row.get("rebuild_marker")
+        raw_processing = row.get("processing")  # absent before schema version 3
         return cls(
             schema_version=int(row["schema_version"]),
             identity=EmbedderIdentity.from_dict(json.loads(raw_identity)) if raw_identity else None,
             created_at=row.get("created_at"),
             rebuild_marker=json.loads(raw_marker) if raw_marker else None,
+            processing=json.loads(raw_processing) if raw_processing else None,
         )
+
+
+def _json_or_none(value: dict[str, Any] | None) -> str | None:
+    return json.dumps(value, sort_keys=True) if value is not None else None
 
 
 def utc_or_now(value: datetime | None) -> datetime:

@@ -28,6 +28,7 @@ from haiku.core.store.maintenance import Maintenance, VacuumReport
 from haiku.core.store.migrations import Migrator
 from haiku.core.store.opening import OpenedDatabase, database_reachable_and_exists, open_database
 from haiku.core.store.orphans import Orphans
+from haiku.core.store.processing import ProcessingRecord
 from haiku.core.store.reads import Reads
 from haiku.core.store.rebuild import Rebuild
 from haiku.core.store.reports import ChunkIndexes, StoreInfo
@@ -57,6 +58,7 @@ class Store:
         self.maintenance = Maintenance(handles, gate, self.indexes)
         gate.on_written = self.maintenance.after_write
         self.tags = Tags(handles, gate)
+        self.processing = ProcessingRecord(handles, gate)
         self.migrator = Migrator(handles, gate, self)
         self.report = InfoReport(handles, self.reads, self.indexes, self.tags, self.migrator)
 
@@ -144,6 +146,11 @@ class Store:
     def rebuild_marker(self) -> dict | None:
         """What an unfinished ``haiku-ingester rebuild`` left in the settings, if anything."""
         return self.handles.settings.rebuild_marker
+
+    @property
+    def processing_identity(self) -> dict[str, Any] | None:
+        """How the stored documents were converted and chunked, as recorded (``ProcessingRecord``)."""
+        return self.processing.identity
 
     @property
     def closed(self) -> bool:
@@ -314,6 +321,10 @@ class Store:
     async def record_identity(self, identity: EmbedderIdentity) -> None:
         """Record the embedder the stored vectors come from."""
         await self.rebuild.record_identity(identity)
+
+    async def record_processing(self, identity: dict[str, Any]) -> None:
+        """Record the processing identity (a JSON object) in one settings commit (``ProcessingRecord``)."""
+        await self.processing.record(identity)
 
     async def set_rebuild_marker(self, marker: dict[str, Any] | None) -> None:
         """Leave (a dict) or clear (``None``) the marker of a rebuild in progress."""

@@ -1,14 +1,16 @@
 """Tags and history (docs/storage.md, "Tags" and "History").
 
 A tag is one LanceDB tag of the same name on every table (documents, chunks,
-settings), all taken under the writer lock so they name one consistent
-state. A tag carried by only some tables is *partial*: it cannot be read or
-restored, only deleted.
+document items, page images, settings), all taken under the writer lock so
+they name one consistent state. A tag taken before schema version 3 is
+carried by the tables of its version only (no structure tables) and is
+complete so. A tag carried by only some tables is *partial*: it cannot be
+read or restored, only deleted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -18,13 +20,30 @@ from haiku.core.logs import get_logger
 from haiku.core.models import as_utc
 from haiku.core.store.gate import WriteGate
 from haiku.core.store.handles import Handles
-from haiku.core.store.schema import CHUNKS, DOCUMENTS, SETTINGS, TABLES, vector_dim_of
+from haiku.core.store.schema import (
+    CHUNKS,
+    DOCUMENT_ITEMS,
+    DOCUMENTS,
+    PAGE_IMAGES,
+    SETTINGS,
+    STRUCTURE_TABLES,
+    STRUCTURE_TABLES_SINCE,
+    TABLES,
+    tables_at,
+)
 
 log = get_logger("haiku.core.store")
 
 # Restore order: documents last, so a restored document row appears only once
-# its chunks are back.
-RESTORE_ORDER = (CHUNKS, SETTINGS, DOCUMENTS)
+# its chunks, items and page images are back.
+RESTORE_ORDER = (CHUNKS, DOCUMENT_ITEMS, PAGE_IMAGES, SETTINGS, DOCUMENTS)
+
+
+def tag_tables(carrying: Iterable[str]) -> tuple[str, ...]:
+    """The tables a tag should be on: all of them, or those before schema version 3 when no structure table has it."""
+    if any(name in STRUCTURE_TABLES for name in carrying):
+        return TABLES
+    return tables_at(STRUCTURE_TABLES_SINCE - 1)
 
 
 @dataclass
@@ -85,8 +104,8 @@ class Tags:
 
     async def _tags_by_table(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
-        for name in TABLES:
-            listing = await self.handles.tables[name].tags.list()
+        for name, table in self.handles.tables.items():
+            listing = await table.tags.list()
             out[name] = {tag: int(info["version"]) for tag, info in listing.items()}
         return out
 
@@ -95,7 +114,7 @@ class Tags:
         versions = {table: tags[name] for table, tags in by_table.items() if name in tags}
         if not versions:
             return None
-        return TagInfo(name=name, versions=versions, missing=[t for t in TABLES if t not in versions])
+        return TagInfo(name=name, versions=versions, missing=[t for t in tag_tables(versions) if t not in versions])
 
     async def tag_info(self, name: str) -> TagInfo | None:
         """The tag's versions per table, or ``None`` when no table carries it."""
@@ -125,8 +144,7 @@ class Tags:
             versions: dict[str, int] = {}
             failure: Exception | None = None
             try:
-                for table_name in TABLES:
-                    table = self.handles.tables[table_name]
+                for table_name, table in self.handles.tables.items():
                     version = await table.version()
                     await table.tags.create(name, version)
                     created.append(table_name)
@@ -183,11 +201,11 @@ class Tags:
                 )
             safety = await self._free_safety_tag()
             await self.create_tag(safety)
-            before = {t: await self.handles.tables[t].version() for t in TABLES}
+            before = {t: await table.version() for t, table in self.handles.tables.items()}
             restored: list[str] = []
             failure: Exception | None = None
             try:
-                for table_name in RESTORE_ORDER:
+                for table_name in (t for t in RESTORE_ORDER if t in existing.versions):
                     table = self.handles.tables[table_name]
                     await table.checkout(name)
                     restored.append(table_name)
@@ -208,7 +226,8 @@ class Tags:
                 ) from failure
             handles = self.handles
             handles.settings = await handles.read_settings()
-            handles.vector_dim = vector_dim_of(await handles.chunks.schema())
+            handles.keep_tables_of(handles.settings.schema_version)
+            handles.note_chunk_schema(await handles.chunks.schema())
             handles.pinned_chunks = None
         self.gate.written()
         log.info("store.tag_restored", database=self.handles.name, tag=name, safety_tag=safety)
@@ -239,11 +258,11 @@ class Tags:
         them and with a notice saying so.
         """
         self.handles.require_open()
-        if table is not None and table not in TABLES:
-            raise UnknownTableError.of(table, TABLES)
+        if table is not None and table not in self.handles.tables:
+            raise UnknownTableError.of(table, tuple(self.handles.tables))
         out: dict[str, list[HistoryEntry]] = {}
         notices: list[str] = []
-        for table_name in [table] if table else sorted(TABLES):
+        for table_name in [table] if table else sorted(self.handles.tables):
             handle = self.handles.tables[table_name]
             versions = await handle.list_versions()
             try:

@@ -1,0 +1,147 @@
+"""Schema version 3: the structure tables and columns, the processing identity, and its migration (docs/storage.md)."""
+
+from __future__ import annotations
+
+import lancedb
+import pytest
+
+from haiku.core.errors import MigrationRequiredError, ReadOnlyError
+from haiku.core.scope import DatabaseScope
+from haiku.core.store import Store, current_schema_version
+from support import as_schema_version
+
+IDENTITY = {"converter": "docling 2", "chunker": {"chunk_size": 256}, "page_images": True}
+
+
+@pytest.fixture
+def wiki(db_config):
+    config = db_config("wiki")
+    return config, DatabaseScope.resolve(config).databases[0]
+
+
+@pytest.fixture
+async def old_wiki(wiki, write_doc):
+    """A database as the code of schema version 2 left it, holding one document of two chunks."""
+    config, ref = wiki
+    store = await Store.open(ref, config, create=True)
+    await write_doc(store, "file:///a.md", "alpha text", "beta text")
+    await store.close()
+    await as_schema_version(ref.location, 2)
+    return config, ref
+
+
+async def columns(location, table: str) -> list[str]:
+    db = await lancedb.connect_async(str(location))
+    try:
+        return (await (await db.open_table(table)).schema()).names
+    finally:
+        db.close()
+
+
+async def test_a_new_database_is_created_at_version_3_with_the_structure_tables(wiki):
+    config, ref = wiki
+    store = await Store.open(ref, config, create=True)
+    try:
+        assert store.schema_version == current_schema_version() == 3
+        assert store.processing_identity is None
+    finally:
+        await store.close()
+    assert {"docling_document", "docling_version", "structure_revision", "structure_digest"} <= set(
+        await columns(ref.location, "documents")
+    )
+    assert {"item_refs", "boxes"} <= set(await columns(ref.location, "chunks"))
+    assert "image" in await columns(ref.location, "document_items")
+    assert {"page", "width", "height", "scale", "png"} <= set(await columns(ref.location, "page_images"))
+    assert "processing" in await columns(ref.location, "settings")
+
+
+async def test_the_processing_identity_is_recorded_once_and_survives_reopening(wiki, write_doc):
+    config, ref = wiki
+    store = await Store.open(ref, config, create=True)
+    try:
+        await write_doc(store, "file:///a.md", "alpha text")
+        await store.record_processing(IDENTITY)
+        assert store.processing_identity == IDENTITY
+    finally:
+        await store.close()
+    reader = await Store.open(ref, config, read_only=True)
+    try:
+        assert reader.processing_identity == IDENTITY
+        assert reader.identity is not None  # the embedder identity beside it is kept
+        with pytest.raises(ReadOnlyError):
+            await reader.record_processing({"other": 1})
+    finally:
+        await reader.close()
+
+
+async def test_a_version_2_database_migrates_to_version_3_keeping_its_documents(old_wiki, write_doc):
+    config, ref = old_wiki
+    with pytest.raises(MigrationRequiredError, match="from 2 to 3"):
+        await Store.open(ref, config, read_only=True)
+    store = await Store.open(ref, config, skip_validation=True)
+    try:
+        assert [line.split(":")[0] for line in await store.migrate()] == ["3"]
+        assert store.schema_version == 3 and store.processing_identity is None
+        document = await store.get_document_by_uri("file:///a.md")
+        assert [c.content for c in await store.get_chunks(document.id)] == ["alpha text", "beta text"]
+        assert [r.content for r in await store.search("beta", search_type="fts", limit=5)] == ["beta text"]
+        await write_doc(store, "file:///a.md", "gamma text")  # an update after the migration
+        assert [c.content for c in await store.get_chunks(document.id)] == ["gamma text"]
+        await store.record_processing(IDENTITY)
+    finally:
+        await store.close()
+    reopened = await Store.open(ref, config, read_only=True)
+    try:
+        assert reopened.pending_migrations() == [] and reopened.processing_identity == IDENTITY
+        assert set((await reopened.info()).table_versions) == {
+            "documents", "chunks", "document_items", "page_images", "settings",
+        }  # fmt: skip
+    finally:
+        await reopened.close()
+
+
+async def test_a_tag_taken_before_the_migration_still_reads_read_only(old_wiki, write_doc):
+    config, ref = old_wiki
+    old = await Store.open(ref, config, skip_validation=True)
+    await old.create_tag("before")  # taken by the version 2 layout: three tables
+    await old.migrate()
+    await write_doc(old, "file:///b.md", "gamma text")
+    await old.close()
+
+    snapshot = await Store.open(ref, config, tag="before")
+    try:
+        assert snapshot.read_only and snapshot.schema_version == 2
+        assert [d.uri for d in await snapshot.list_documents()] == ["file:///a.md"]
+        [document] = await snapshot.list_documents()
+        assert [c.content for c in await snapshot.get_chunks(document.id)] == ["alpha text", "beta text"]
+        assert [r.content for r in await snapshot.search("alpha", search_type="fts", limit=5)] == ["alpha text"]
+        assert not snapshot.handles.structured
+    finally:
+        await snapshot.close()
+    live = await Store.open(ref, config)
+    try:
+        [info] = await live.list_tags()
+        assert info.name == "before" and info.complete and set(info.versions) == {"documents", "chunks", "settings"}
+    finally:
+        await live.close()
+
+
+async def test_restoring_a_tag_from_before_the_migration_asks_for_it_again(old_wiki):
+    config, ref = old_wiki
+    store = await Store.open(ref, config, skip_validation=True)
+    try:
+        await store.create_tag("before")
+        await store.migrate()
+        await store.restore_tag("before")
+        assert store.schema_version == 2 and not store.handles.structured
+    finally:
+        await store.close()
+    with pytest.raises(MigrationRequiredError, match="from 2 to 3"):
+        await Store.open(ref, config, read_only=True)
+    store = await Store.open(ref, config, skip_validation=True)
+    try:
+        assert [line.split(":")[0] for line in await store.migrate()] == ["3"]
+        [document] = await store.list_documents()
+        assert [c.content for c in await store.get_chunks(document.id)] == ["alpha text", "beta text"]
+    finally:
+        await store.close()

@@ -34,7 +34,7 @@ from ingester_support import (
 from haiku.core.config import load_config
 from haiku.core.convert import embed_text
 from haiku.core.processing_identity import processing_identity
-from haiku.core.scope import DatabaseRef
+from haiku.ingester.checks import ingested_refs
 from support import cli_env, copy_database, write_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -103,8 +103,7 @@ async def database_state(config: Any, name: str = "notes") -> tuple[dict[str, li
     """uri -> the embedded text of each chunk; and the processing identity the database records."""
     from haiku.core.store import Store
 
-    location = config.lancedb.databases[name]
-    store = await Store.open(DatabaseRef.configured(name, location), config, read_only=True)
+    store = await Store.open(ingested_refs(config, [name])[name], config, read_only=True)
     try:
         texts = {
             document.uri: [embed_text(c.headings, c.content) for c in await store.get_chunks(document.id)]

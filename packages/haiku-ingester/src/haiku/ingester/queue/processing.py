@@ -62,29 +62,25 @@ class ProcessingNotes:
             conn.execute("DELETE FROM reprocessing WHERE database = ?", (database,))
 
 
-def _has_table(db: QueueDatabase, name: str) -> bool:
-    """False in a queue file no ingester of this version has opened yet."""
-    return bool(db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)))
+def _rows(db: QueueDatabase, table: str, databases: list[str]) -> list:
+    """The rows of ``table`` for these databases; none in a queue file no ingester of this version opened."""
+    if not databases or not db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)):
+        return []
+    marks = ",".join("?" * len(databases))
+    return db.query(f"SELECT * FROM {table} WHERE database IN ({marks})", databases)
 
 
 def read_noted(db: QueueDatabase, databases: list[str]) -> dict[str, NotedProcessing]:
     """database -> what the ingester last saw it record; absent for one it has not opened."""
-    if not databases or not _has_table(db, "processing"):
-        return {}
-    marks = ",".join("?" * len(databases))
-    rows = db.query(f"SELECT * FROM processing WHERE database IN ({marks})", databases)
     return {
         row["database"]: NotedProcessing(json.loads(row["recorded"]) if row["recorded"] else None, row["documents"])
-        for row in rows
+        for row in _rows(db, "processing", databases)
     }
 
 
 def read_runs(db: QueueDatabase, databases: list[str]) -> dict[str, ReprocessingRun]:
     """database -> its re-processing under way (started, the new identity not yet recorded)."""
-    if not databases or not _has_table(db, "reprocessing"):
-        return {}
-    marks = ",".join("?" * len(databases))
-    rows = db.query(f"SELECT * FROM reprocessing WHERE database IN ({marks})", databases)
     return {
-        row["database"]: ReprocessingRun(json.loads(row["target"]), row["documents"], row["started_at"]) for row in rows
+        row["database"]: ReprocessingRun(json.loads(row["target"]), row["documents"], row["started_at"])
+        for row in _rows(db, "reprocessing", databases)
     }

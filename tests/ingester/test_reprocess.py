@@ -306,3 +306,37 @@ def test_rerunning_a_killed_reprocess_finishes_only_what_was_left_and_records_th
     assert world.recorded["resumed"] == processing_identity(world.config)
     present = [world.uri(n) for n in FILES if n != "gone.md"]
     assert {u: world.chunks["resumed"][u] for u in present} == {u: world.chunks["after"][u] for u in present}
+
+
+# --- a database written before identities were recorded ------------------------------------------
+
+
+async def test_a_database_with_documents_and_no_record_is_reported_unknown_and_not_adopted(tmp_path):
+    """Written without a processing record (by an older ingester, here by the store directly)."""
+    from haiku.core.models import Chunk, Document
+    from haiku.core.store import Store
+
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    config_path = write_ingester_config(
+        tmp_path / "cfg.yaml",
+        data_dir=tmp_path / "data",
+        databases={"old": tmp_path / "old.lancedb"},
+        ingested={"old": [fs_source(folder, id="files")]},
+    )
+    config = load_config(config_path)
+    store = await Store.open(ingested_refs(config, ["old"])["old"], config, create=True)
+    try:
+        document = Document(uri="file:///elsewhere/a.md", title="A", content="Alpha.", metadata={"source_id": "other"})
+        await store.upsert_document(document, [Chunk(content="Alpha.", order=0)], [[0.1] * 384])
+    finally:
+        await store.close()
+
+    batch = run_cli(["run-batch"], config=config_path)
+    status = run_cli(["status", "--json"], config=config_path)
+    _, recorded = await database_state(config, "old")
+    [warning] = [w for w in warnings_of(batch.stderr) if "processing settings" in w["event"]]
+    assert "database 'old' records no processing settings" in warning["event"]
+    assert "haiku-ingester reprocess --db-name old" in warning["event"]
+    assert recorded is None
+    assert json.loads(status.stdout)["databases"][0]["processing"]["state"] == "unknown"

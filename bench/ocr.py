@@ -42,7 +42,7 @@ def scanned_pdf(pages: int) -> bytes:
     return out.getvalue()
 
 
-def _cpu_s(pid: int) -> float:
+def worker_cpu_s(pid: int) -> float:
     """The worker's CPU time (user + system): pages per CPU-second hold on a loaded machine."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -55,7 +55,7 @@ def _rss_mib(pid: int) -> float:
     return 0.0
 
 
-def _hwm_mib(pid: int) -> float:
+def worker_peak_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return round(int(line.split()[1]) / 1024, 1)
@@ -72,11 +72,11 @@ async def measure(pages: int) -> dict[str, float | int]:
     try:
         await pool.convert(name="warm.md", fmt="md", data=b"# Warm\n\nup\n")
         pid = pool.pids[0]
-        before, cpu = _hwm_mib(pid), _cpu_s(pid)
+        before, cpu = worker_peak_mib(pid), worker_cpu_s(pid)
         started = time.perf_counter()
         document = await pool.convert(name="scanned.pdf", fmt="pdf", data=data)
         seconds = time.perf_counter() - started
-        after, cpu = _hwm_mib(pid), _cpu_s(pid) - cpu
+        after, cpu = worker_peak_mib(pid), worker_cpu_s(pid) - cpu
         resident_after = _rss_mib(pid)
     finally:
         await pool.close()

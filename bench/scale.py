@@ -23,7 +23,14 @@ the store's bulk path (``Store.load_documents``) and cached under
   compaction included);
 - vacuum after those writes, in its own process (time, peak memory) while
   another process searches throughout (answers, errors, partial documents);
-  then the database goes back to its state before the writes (a tag).
+  then the database goes back to its state before the writes (a tag);
+- 128 such writes, then auto-maintenance while writes keep arriving:
+  the longest a write waited for it (``bench/scale_maintenance.py``), and
+  back to the state before the writes. ``--maintenance-only`` measures only
+  this (and the vector index it needs), leaving docs/benchmarks.md alone;
+  ``--texts N`` derives the chunks from N abstracts only (those already
+  embedded first), so less is embedded on a slow machine (its databases are
+  cached apart).
 
 Then 25 databases of 10k chunks (``bench/scale_set.py``): the client's cold
 first query over one, two and all of them, warm p50, memory. Results:
@@ -59,6 +66,8 @@ from bench.docs_section import write_section  # noqa: E402
 from bench.embed_cache import EmbeddingCache  # noqa: E402
 from bench.scale_children import child, save_queries, vacuum_with_reader  # noqa: E402
 from bench.scale_config import config_for  # noqa: E402
+from bench.scale_maintenance import measure_auto_maintenance, timed_writes  # noqa: E402
+from bench.scale_maintenance import report_lines as maintenance_report  # noqa: E402
 from bench.scale_report import report  # noqa: E402
 from bench.scale_set import build_set, measure_set  # noqa: E402
 from bench.search import percentile  # noqa: E402
@@ -71,6 +80,7 @@ NOISE = 0.015  # per dimension: |noise| ~ 0.29 for 384 dimensions, cosine to the
 SEED = 11
 WRITE_BATCH = 64
 WRITE_BATCHES = 33  # consecutive batches: one of them crosses the compaction after writes (every 32 fragments)
+MAINTENANCE_BATCHES = 128  # writes before auto-maintenance: ~65k rows of small fragments, several steps
 BEFORE_WRITES = "scale-before-writes"
 SETTINGS = [(40, 50), (20, 30), (10, 10)]  # (nprobes, refine_factor); the first is the shipped default
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -216,12 +226,7 @@ async def measure_writes(root: Path, corpus: Corpus, size: int) -> dict[str, Any
         if await store.tag_info(BEFORE_WRITES) is None:
             await store.create_tag(BEFORE_WRITES)
         first = size // CHUNKS_PER_DOCUMENT + 1_000_000  # numbers no loaded document has
-        times = []
-        for batch in range(WRITE_BATCHES):
-            items = list(corpus.items(first + batch * WRITE_BATCH, WRITE_BATCH))
-            started = time.perf_counter()
-            await store.upsert_documents(items)
-            times.append(time.perf_counter() - started)
+        times = await timed_writes(store, corpus, first, WRITE_BATCH, WRITE_BATCHES)
         state = (await store.index_state())["fts"]
     finally:
         await store.close()
@@ -263,7 +268,17 @@ async def measure_size(root: Path, size: int, corpus: Corpus, queries: list[str]
     log(f"{size:,}: vacuum, with a reader")
     vacuum = vacuum_with_reader(root, queries_file, CHUNKS_PER_DOCUMENT)
     await restore_state(root)
-    return {"index": index, "search": search, "search_rss": search_rss, "write": write, "vacuum": vacuum}
+    return {"index": index, "search": search, "search_rss": search_rss, "write": write, "vacuum": vacuum,
+            "auto_maintenance": await measure_maintenance(root, size, corpus)}
+
+
+async def measure_maintenance(root: Path, size: int, corpus: Corpus) -> dict[str, Any]:
+    log(f"{size:,}: auto-maintenance, with writes")
+    first = size // CHUNKS_PER_DOCUMENT + 2_000_000  # numbers neither the load nor the timed writes used
+    auto = await measure_auto_maintenance(root, corpus, first, batch=WRITE_BATCH, batches=MAINTENANCE_BATCHES,
+                                          during_batches=WRITE_BATCHES, tag=BEFORE_WRITES)
+    await restore_state(root)
+    return auto
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -280,18 +295,25 @@ async def run(args: argparse.Namespace) -> None:
     embedder = get_embedder(AppConfig())
     cache = EmbeddingCache.for_embedder(CACHE / "embeddings", embedder)
     texts = [d.full_text for d in dataset.corpus]
-    queries = list(dataset.judged_queries.values())[: args.queries]
+    if args.texts:  # the abstracts already embedded first
+        texts = sorted(texts, key=lambda text: text not in cache)[: args.texts]
+    queries = [] if args.maintenance_only else list(dataset.judged_queries.values())[: args.queries]
     cache.fill(texts + queries, embedder.encode, log=log)  # type: ignore[attr-defined]
     source_vectors = cache.get(texts)
     corpus = Corpus(texts, source_vectors)
-    query_vectors = cache.get(queries).astype(np.float32)
-    queries_file = save_queries(CACHE / "scale" / "queries", queries, query_vectors)
+    if queries:
+        query_vectors = cache.get(queries).astype(np.float32)
+        queries_file = save_queries(CACHE / "scale" / "queries", queries, query_vectors)
     sizes = [int(s) for s in args.sizes.split(",")]
+    # A database derived from fewer abstracts is another database: never reused for a full run.
+    roots = {size: CACHE / "scale" / (f"chunks-{size}" + (f"-texts{args.texts}" if args.texts else ""))
+             for size in sizes}
     builds = {}
     for size in sizes:
         log(f"building {size:,} chunks")
-        builds[size] = await build(CACHE / "scale" / f"chunks-{size}", size, corpus)
-    if not args.no_set:
+        builds[size] = await build(roots[size], size, corpus)
+    skip_set = args.no_set or args.maintenance_only
+    if not skip_set:
         log("building the set of 25 databases")
         await build_set(CACHE / "scale" / "set-25", lambda k: Corpus(texts, source_vectors, seed=SEED + 1 + k),
                         build, log)
@@ -301,21 +323,28 @@ async def run(args: argparse.Namespace) -> None:
         load_start = round(os.getloadavg()[0], 1)
         loads = [os.getloadavg()[0]]
         for size in sizes:
-            root = CACHE / "scale" / f"chunks-{size}"
-            results[str(size)] = {"build_s": round(builds[size], 1), **load_marker(root),
-                                  **await measure_size(root, size, corpus, queries, query_vectors, queries_file)}
+            root = roots[size]
+            if args.maintenance_only:
+                log(f"{size:,}: index")
+                results[str(size)] = {"index": child("index", {"root": str(root)}),
+                                      "auto_maintenance": await measure_maintenance(root, size, corpus)}
+            else:
+                results[str(size)] = {"build_s": round(builds[size], 1), **load_marker(root),
+                                      **await measure_size(root, size, corpus, queries, query_vectors, queries_file)}
             loads.append(os.getloadavg()[0])
-        set25 = None if args.no_set else measure_set(CACHE / "scale" / "set-25", str(queries_file), log)
+        set25 = None if skip_set else measure_set(CACHE / "scale" / "set-25", str(queries_file), log)
         load_end = round(os.getloadavg()[0], 1)
         loads.append(os.getloadavg()[0])
     meta = {"date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(), "load_start": load_start,
             "load_end": load_end, "load_mean": round(statistics.mean(loads), 1), "queries": len(queries),
-            "sizes": args.sizes, "total_s": round(time.perf_counter() - started)}
+            "sizes": args.sizes, "texts": len(texts), "total_s": round(time.perf_counter() - started)}
+    if args.maintenance_only and args.json == RESULTS:  # partial figures never replace the full run's
+        args.json = RESULTS.with_name("scale-maintenance.json")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({"meta": meta, "results": results, "set": set25}, indent=2) + "\n")
-    text = report(results, set25, meta)
+    text = "\n".join(maintenance_report(results)) if args.maintenance_only else report(results, set25, meta)
     print(text)
-    if args.json == RESULTS:
+    if args.json == RESULTS and not args.maintenance_only:
         write_section(DOCS, text)
 
 
@@ -326,6 +355,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--json", type=Path, default=RESULTS)
     parser.add_argument("--no-set", action="store_true", help="leave out the 25 databases")
+    parser.add_argument("--texts", type=int, default=None,
+                        help="derive the chunks from N SciFact abstracts only, those already embedded first")
+    parser.add_argument("--maintenance-only", action="store_true",
+                        help="only the auto-maintenance figures (and the vector index they need); docs left alone")
     parser.add_argument("--render", action="store_true", help="only rewrite the docs section from --json")
     args = parser.parse_args()
     if args.render:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.scale_maintenance import report_lines as maintenance_lines
+from bench.scale_maintenance import target_lines as maintenance_targets
+
 SECTION = "## Scale"
 # Growth targets (docs/benchmarks.md, "## Scale"), from the smallest size to the largest.
 SEARCH_GROWTH_TARGET = 3.0
@@ -73,6 +76,7 @@ def report(results: dict[str, Any], set25: dict[str, Any] | None, meta: dict[str
           str(row["vacuum"]["reader"]["answered"]), str(row["vacuum"]["reader"]["errors"]),
           str(row["vacuum"]["reader"]["partial"])] for size, row in results.items()],
     )
+    lines += maintenance_lines(results)
     if set25 is not None:
         one = set25["one"]
         labels = (("one", "one database"), ("two", "`sources=[two of them]`"), ("all", "all 25"))
@@ -121,11 +125,10 @@ def _growth(results: dict[str, Any], set25: dict[str, Any] | None) -> list[str]:
         f"- Vacuum grows with the database ({first['vacuum']['seconds']:.0f} s → {last['vacuum']['seconds']:.0f} s): "
         "it is where the whole data and every index are rewritten (deltas merged into one index, all fragments "
         "compacted). Readers keep answering meanwhile (the table above), but a vacuum holds the writer lock, "
-        "so an ingester's writes wait for it: auto-vacuum therefore waits at least 20 times the last "
-        "vacuum's duration before the next (docs/storage.md, \"Auto-vacuum\"), a twentieth of the time at "
-        "most. A write arriving during one still waits for all of it; the next lever is an auto-vacuum that "
-        "only drops old versions and merges what writes left, leaving the full rewrite to an explicit "
-        "`vacuum`.",
+        "so writes wait for it: only an explicit `vacuum` does this. The ingester's auto-maintenance, after "
+        "writes and on stop, does only the bounded part in steps that release the lock between two "
+        "(docs/storage.md, \"Auto-maintenance\"), so a write waits for one step at most (the table of "
+        "auto-maintenance above).",
         f"- Index builds ({first['index']['seconds']:.1f} s → {last['index']['seconds']:.1f} s) grow with the rows: "
         "k-means on a sample, then every vector assigned and quantised.",
         f"- A search process's memory ({first['search_rss']['peak_rss_mib']} → {last['search_rss']['peak_rss_mib']} "
@@ -164,6 +167,7 @@ def _targets(results: dict[str, Any], set25: dict[str, Any] | None) -> list[str]
     out.append(f"- a reader during vacuum at {int(sizes[-1]):,} chunks: {reader['answered']} queries answered, "
                f"{reader['errors']} errors, {reader['partial']} partial documents, "
                f"{_met(reader['errors'] == 0 and reader['partial'] == 0 and reader['answered'] > 0)}.")
+    out += maintenance_targets(results)
     if set25 is not None:
         ratio = set25["cold_two_over_one"]
         out.append(f"- cold first query over two of 25 databases ≤ {COLD_TWO_TARGET}× one database's: "

@@ -1,6 +1,9 @@
 """Search latency: SciFact in one database versus split over 3 and over 10.
 
-    python bench/search.py [--scifact PATH] [--limit N] [--queries Q] [--repeats R]
+    python bench/search.py [--scifact PATH] [--limit N] [--queries Q] [--repeats R] [--json OUT]
+
+Run with another checkout's packages first on ``PYTHONPATH`` to time that code
+on the same databases (the before of a before/after).
 
 Each document is stored as one chunk holding ``title + " " + text``, embedded
 once and cached under ``bench/.cache/embeddings`` (shared with the quality
@@ -17,7 +20,14 @@ the ratios compare like with like:
   search done (so every layout pays for opening its databases: one database
   opens on enter, a set's open concurrently on the first search); the median
   of ``--repeats`` fresh clients;
-- the ratios federated/single for each.
+- the ratios federated/single for each (p50, and p95 for full-text and hybrid);
+- per layout and search type, the CPU milliseconds per search (every thread of
+  the process: load inflates it far less than wall time) and the LanceDB
+  queries per search.
+
+Word counts that earlier runs of the federated full-text search saved under
+each layout's data directory are removed first, so every run meets its queries
+as new ones (the word statistics the databases keep are theirs, and stay).
 
 Results go to stdout (a markdown table) and ``bench/results/search.json``.
 """
@@ -96,10 +106,39 @@ class _PrecomputedQueries:
         return vector if vector is not None else await self._real.embed_query(text)
 
 
-async def _timed(client, query: str, search_type: str) -> float:
+class _QueryCounter:
+    """Counts the LanceDB queries run (every query, whatever it returns, ends in ``to_batches``)."""
+
+    def __init__(self) -> None:
+        self.queries = 0
+
+    def install(self) -> None:
+        from lancedb.query import AsyncQueryBase
+
+        original = AsyncQueryBase.to_batches
+        counter = self
+
+        async def counted(query, *args, **kwargs):
+            counter.queries += 1
+            return await original(query, *args, **kwargs)
+
+        AsyncQueryBase.to_batches = counted  # type: ignore[method-assign]
+
+
+COUNTER = _QueryCounter()
+
+
+async def _timed(client, query: str, search_type: str, cost: list[float] | None = None) -> float:
+    """Wall ms of one search; ``cost`` gains its CPU ms (every thread of the process) and LanceDB queries."""
+    queries, cpu = COUNTER.queries, time.process_time()
     started = time.perf_counter()
     await client.search(query, limit=LIMIT, search_type=search_type)
-    return (time.perf_counter() - started) * 1000
+    wall = (time.perf_counter() - started) * 1000
+    if cost is not None:
+        cost[0] += (time.process_time() - cpu) * 1000
+        cost[1] += COUNTER.queries - queries
+        cost[2] += 1
+    return wall
 
 
 async def measure(configs: dict[str, Any], queries: list[str], repeats: int, *, search_types) -> dict[str, Any]:
@@ -111,6 +150,7 @@ async def measure(configs: dict[str, Any], queries: list[str], repeats: int, *, 
 
     names = list(configs)
     times: dict[str, dict[str, list[float]]] = {n: {t: [] for t in search_types} for n in names}
+    costs = {n: {t: [0.0, 0, 0] for t in search_types} for n in names}  # CPU ms, LanceDB queries, searches
     cold: dict[str, list[float]] = {n: [] for n in names}
     for repeat in range(repeats):
         for name in names[repeat % len(names):] + names[: repeat % len(names)]:
@@ -128,12 +168,18 @@ async def measure(configs: dict[str, Any], queries: list[str], repeats: int, *, 
                     await _timed(clients[name], query, search_type)
             for i, query in enumerate(queries):
                 for name in names[i % len(names):] + names[: i % len(names)]:
-                    times[name][search_type].append(await _timed(clients[name], query, search_type))
+                    cost = costs[name][search_type]
+                    times[name][search_type].append(await _timed(clients[name], query, search_type, cost))
     return {
         name: {
             "cold_first_query_ms": statistics.median(cold[name]) if cold[name] else None,
             **{
-                t: {"p50_ms": statistics.median(v), "p95_ms": percentile(v, 0.95)}
+                t: {
+                    "p50_ms": statistics.median(v),
+                    "p95_ms": percentile(v, 0.95),
+                    "cpu_ms_per_search": costs[name][t][0] / max(1, costs[name][t][2]),
+                    "lancedb_queries_per_search": costs[name][t][1] / max(1, costs[name][t][2]),
+                }
                 for t, v in times[name].items()
             },
         }
@@ -156,14 +202,23 @@ def report(results: dict[str, Any], meta: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | {' | '.join(cells)} | {r['end_to_end']['p50_ms']:.1f} ms | {r['cold_first_query_ms']:.0f} ms |"
         )
-    lines += ["", "| ratio to single | vector p50 | fts p50 | hybrid p50 | hybrid end-to-end p50 | cold first query |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "| ratio to single | vector p50 | fts p50 | hybrid p50 | fts p95 | hybrid p95 "
+              "| hybrid end-to-end p50 | cold first query |",
+              "|---|---|---|---|---|---|---|---|"]
     for name in ("split3", "split10"):
         r = results[name]
         ratios = [r[t]["p50_ms"] / single[t]["p50_ms"] for t in SEARCH_TYPES]
+        ratios += [r[t]["p95_ms"] / single[t]["p95_ms"] for t in ("fts", "hybrid")]
         ratios.append(r["end_to_end"]["p50_ms"] / single["end_to_end"]["p50_ms"])
         ratios.append(r["cold_first_query_ms"] / single["cold_first_query_ms"])
         lines.append(f"| {name} | " + " | ".join(f"{x:.2f}x" for x in ratios) + " |")
+    lines += ["", "| layout | CPU ms per search: vector / fts / hybrid | LanceDB queries per search: vector / fts / hybrid |",
+              "|---|---|---|"]
+    for name in LAYOUTS:
+        r = results[name]
+        cpu = " / ".join(f"{r[t]['cpu_ms_per_search']:.1f}" for t in SEARCH_TYPES)
+        calls = " / ".join(f"{r[t]['lancedb_queries_per_search']:.2f}" for t in SEARCH_TYPES)
+        lines.append(f"| {name} | {cpu} | {calls} |")
     return "\n".join(lines)
 
 
@@ -173,6 +228,7 @@ async def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="use the first N documents only")
     parser.add_argument("--queries", type=int, default=100, help="queries timed per search type")
     parser.add_argument("--repeats", type=int, default=5, help="fresh clients timed for the cold first query")
+    parser.add_argument("--json", type=Path, default=RESULTS, help="where the figures go")
     args = parser.parse_args()
 
     import os
@@ -197,8 +253,13 @@ async def main() -> None:
         root = CACHE / "search" / f"scifact-{len(docs)}" / name
         await build_layout(root, parts, docs, cache)
         configs[name] = layout_config(root, parts)
+    import shutil
+
+    for config in configs.values():
+        shutil.rmtree(config.data_dir / "cache" / "fts-counts", ignore_errors=True)
     import haiku.rag.client._search as search_module
 
+    COUNTER.install()
     real_get_embedder = search_module.get_embedder
     search_module.get_embedder = lambda cfg: _PrecomputedQueries(real_get_embedder(cfg), query_vectors)
     results = await measure(configs, queries, args.repeats, search_types=SEARCH_TYPES)
@@ -217,8 +278,8 @@ async def main() -> None:
     }
     text = report(results, meta)
     print(text)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -76,6 +76,12 @@ show "${RAG[@]}" --db-name papers search "expanding terms for sparse retrieval" 
 step "The same snapshot through the configured entry papers-v1 (location + tag)"
 show "${RAG[@]}" --db-name papers-v1 search "expanding terms for sparse retrieval" --limit 3
 
+step "A PDF chunk drawn on its page: the answer's source, boxed (one PNG per page the chunk touches)"
+chunk=$("${RAG[@]}" --db-name handbook search "how much storage does a chunk take" --limit 1 --json \
+    --filter "uri LIKE '%capacity-planning.pdf'" \
+    | .venv/bin/python -c 'import json, sys; print(json.load(sys.stdin)[0]["chunk_id"])')
+show "${RAG[@]}" --db-name handbook visualize "$chunk" -o "$DATA/visualized"
+
 step "Done in $((SECONDS - started)) s"
 echo "The databases are in ./$DATA. Try more with:"
 echo "  .venv/bin/haiku-rag --config $CONFIG search \"your question\""

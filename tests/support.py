@@ -81,3 +81,35 @@ async def as_schema_version(location: Path, version: int) -> None:
     old = pa.schema([f for f in await settings.schema() if f.name != "processing"])
     await settings.add(pa.Table.from_pylist([row], schema=old), mode="overwrite")
     db.close()
+
+
+class LoopbackServer:
+    """A real HTTP server on 127.0.0.1, in a daemon thread, for the scripted model endpoints
+    the tests stand up where no real model can run; ``base_url`` ends in ``/v1``."""
+
+    def __init__(self, handler: type) -> None:
+        import threading
+        from http.server import ThreadingHTTPServer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def solid_png(colour: tuple[int, int, int], size: tuple[int, int] = (96, 72)) -> bytes:
+    """A PNG of one colour: a picture a test can tell apart from another by its first pixel."""
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", size, colour).save(buffer, format="PNG")
+    return buffer.getvalue()

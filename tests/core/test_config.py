@@ -600,12 +600,41 @@ def test_ingester_database_without_sources_fails_naming_it():
     assert "ingester.databases[a]" in load_error(data)
 
 
-def test_source_type_other_than_fs_fails_to_load_listing_the_supported_types():
-    data = {**_DB, "ingester": {"databases": {"a": {"sources": [{"type": "s3", "root": "b"}]}}}}
+def test_an_unknown_source_type_fails_to_load_listing_the_supported_types():
+    data = {**_DB, "ingester": {"databases": {"a": {"sources": [{"type": "ftp", "root": "b"}]}}}}
     message = load_error(data)
     assert "ingester.databases[a].sources" in message
-    assert "'s3'" in message
-    assert "supported types: fs" in message
+    assert "'ftp'" in message
+    assert "supported types: fs, s3" in message
+
+
+def test_an_s3_source_takes_a_location_and_storage_options_and_no_watch():
+    from haiku.core.config import S3SourceConfig, config_from_dict
+
+    source = {"type": "s3", "location": "s3://bucket/docs/", "storage_options": {"allow_http": True}}
+    config = config_from_dict({**_DB, "ingester": {"databases": {"a": {"sources": [source]}}}})
+    [loaded] = config.ingester.databases["a"].sources
+    assert isinstance(loaded, S3SourceConfig)
+    assert (loaded.source_id, loaded.storage_options, loaded.watch) == ("s3://bucket/docs", {"allow_http": "true"}, False)
+    bad = {"type": "s3", "location": "bucket/docs"}
+    assert "ingester.databases[a].sources[0].location: an s3 source's location is s3://BUCKET[/PREFIX]" in load_error(
+        {**_DB, "ingester": {"databases": {"a": {"sources": [bad]}}}}
+    )
+    watched = {"type": "s3", "location": "s3://bucket", "watch": True}
+    assert "ingester.databases[a].sources[0].watch" in load_error(
+        {**_DB, "ingester": {"databases": {"a": {"sources": [watched]}}}}
+    )
+
+
+def test_the_engine_is_local_by_default_and_ray_takes_its_keys():
+    from haiku.core.config import config_from_dict
+
+    assert config_from_dict(_DB).ingester.engine.type == "local"
+    engine = {"type": "ray", "address": "ray://head:10001", "embedders": 2, "gpus_per_embedder": 1}
+    loaded = config_from_dict({**_DB, "ingester": {"engine": engine}}).ingester.engine
+    assert (loaded.address, loaded.embedders, loaded.converters, loaded.max_task_retries) == ("ray://head:10001", 2, 2, 3)
+    assert "ingester.engine" in load_error({**_DB, "ingester": {"engine": {"type": "spark"}}})
+    assert "unknown key 'converters'" in load_error({**_DB, "ingester": {"engine": {"type": "local", "converters": 2}}})
 
 
 def test_fs_source_without_root_fails_naming_the_source():

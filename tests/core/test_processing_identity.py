@@ -29,6 +29,16 @@ def test_the_conversion_time_limit_is_not_part_of_the_identity(make_config):
     assert not any("conversion_timeout_s" in key for key in processing_identity(quick))
 
 
+def test_the_picture_model_counts_by_name_not_by_where_it_is_reached(make_config):
+    def picture_model(**settings):
+        model = {"base_url": "http://localhost:8000/v1", "name": "vision-1", **settings}
+        return processing_identity(make_config(processing={"pictures": "description", "picture_model": model}))
+
+    assert picture_model() == picture_model(base_url="http://gpu:9000/v1", timeout_s=5, concurrency=9)
+    assert picture_model()["processing.picture_model.name"] == "vision-1"
+    assert picture_model(name="vision-2") != picture_model()
+
+
 def test_a_key_added_to_the_processing_section_is_covered_without_being_listed():
     class Extended(ProcessingConfig):
         max_pictures: int = 7

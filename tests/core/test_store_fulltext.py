@@ -17,9 +17,17 @@ TEXTS = [
 
 @pytest.fixture
 async def store(store, write_doc):
-    """The empty database of tests/core/conftest.py, holding TEXTS, one document each."""
+    """The empty database of tests/core/conftest.py, holding TEXTS, one document each.
+
+    Without the word statistics its writer keeps (tests/core/test_store_word_stats.py):
+    these tests are of counting words with the index.
+    """
+    from haiku.core.store.word_stats import FILE_NAME
+
     for index, text in enumerate(TEXTS):
         await write_doc(store, f"file:///doc{index}.md", text)
+    await store.word_stats.settle()
+    (store.handles.location.path / FILE_NAME).unlink()
     return store
 
 

@@ -232,7 +232,7 @@ async def test_vacuum_rejects_negative_retention(wiki):
         await store.close()
 
 
-async def test_closing_after_writes_vacuums_once(db_config, write_doc):
+async def test_closing_after_writes_maintains_once(db_config, write_doc):
     def versions_after_writes(auto_vacuum: bool):
         config = db_config("wiki", storage={"auto_vacuum": auto_vacuum, "vacuum_retention_seconds": 0})
         return config, DatabaseScope.resolve(config).databases[0]
@@ -250,33 +250,17 @@ async def test_closing_after_writes_vacuums_once(db_config, write_doc):
     assert counts[True] < counts[False]
 
 
-async def test_a_write_starts_a_background_vacuum_once_the_interval_has_passed(wiki, write_doc, monkeypatch):
+async def test_a_write_starts_background_maintenance_once_the_interval_has_passed(wiki, write_doc, monkeypatch):
     config, ref = wiki
     store = await Store.open(ref, config, create=True)
     try:
         await write_doc(store, "file:///a.md", "words")
-        assert store.maintenance.vacuum_task is None  # opened just now: the interval has not passed
-        monkeypatch.setattr(maintenance, "AUTO_VACUUM_INTERVAL_S", 0.0)
+        assert store.maintenance.auto_task is None  # opened just now: the interval has not passed
+        monkeypatch.setattr(maintenance, "AUTO_MAINTENANCE_INTERVAL_S", 0.0)
         await write_doc(store, "file:///b.md", "more words")
-        assert store.maintenance.vacuum_task is not None
-        await store.maintenance.vacuum_task
+        assert store.maintenance.auto_task is not None
+        await store.maintenance.auto_task
         assert store.gate.dirty is False
-    finally:
-        await store.close()
-
-
-async def test_a_long_vacuum_spaces_out_the_next_background_vacuum(wiki, write_doc, monkeypatch):
-    config, ref = wiki
-    store = await Store.open(ref, config, create=True)
-    try:
-        monkeypatch.setattr(maintenance, "AUTO_VACUUM_INTERVAL_S", 0.0)
-        await write_doc(store, "file:///a.md", "words")
-        first = store.maintenance.vacuum_task
-        assert first is not None
-        await first
-        store.maintenance.last_vacuum_seconds = 3600.0  # as if that vacuum had taken an hour: the next waits 20 hours
-        await write_doc(store, "file:///b.md", "more words")
-        assert store.maintenance.vacuum_task is first
     finally:
         await store.close()
 

@@ -85,6 +85,7 @@ async def test_a_version_2_database_migrates_to_version_3_keeping_its_documents(
         document = await store.get_document_by_uri("file:///a.md")
         assert [c.content for c in await store.get_chunks(document.id)] == ["alpha text", "beta text"]
         assert [r.content for r in await store.search("beta", search_type="fts", limit=5)] == ["beta text"]
+        assert not await store.has_structure(document.id)  # written before the step
         await write_doc(store, "file:///a.md", "gamma text")  # an update after the migration
         assert [c.content for c in await store.get_chunks(document.id)] == ["gamma text"]
         await store.record_processing(IDENTITY)
@@ -116,6 +117,9 @@ async def test_a_tag_taken_before_the_migration_still_reads_read_only(old_wiki, 
         assert [c.content for c in await snapshot.get_chunks(document.id)] == ["alpha text", "beta text"]
         assert [r.content for r in await snapshot.search("alpha", search_type="fts", limit=5)] == ["alpha text"]
         assert not snapshot.handles.structured
+        assert not await snapshot.has_structure(document.id)
+        assert await snapshot.get_document_items(document.id) == []
+        assert await snapshot.get_page_images(document.id, [1]) == {}
     finally:
         await snapshot.close()
     live = await Store.open(ref, config)

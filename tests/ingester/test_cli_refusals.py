@@ -153,3 +153,17 @@ def test_status_prints_the_queue_path_normalised(folders):
     report = json.loads(run_cli(["status", "--json"], config=config).stdout)
     assert text == f"queue: {folders / 'data' / 'ingester.db'} (not created yet)"
     assert report["queue"] == str(folders / "data" / "ingester.db")
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--engine", "spark"], "--engine spark: the engines are local, ray"),
+        (["--engine", "local", "--address", "ray://h:10001"], "use it with --engine ray"),
+    ],
+)
+def test_a_bad_engine_choice_for_one_run_is_one_error_line(folders, args, words):
+    result = run_cli(["run-batch", *args], config=two_databases(folders))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [f"Error: {result.stderr.strip()[len('Error: '):]}"]
+    assert words in result.stderr and "Traceback" not in result.stderr

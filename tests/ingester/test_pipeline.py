@@ -273,3 +273,22 @@ async def test_a_worker_dying_mid_conversion_fails_only_that_file(pool, slow_pdf
     assert doomed not in pool.pids and len(pool.pids) == 2  # the dead worker was replaced
     for _ in range(2):  # each worker in turn, the replacement among them
         assert (await pool.convert(name="guide.md", fmt="md", data=MARKDOWN.encode())).title == "Field Guide"
+
+
+async def test_a_pdf_comes_back_from_its_worker_with_one_page_image_per_page_and_chunk_boxes(pool):
+    from PIL import Image
+
+    converted = await pool.convert(name="survey.pdf", fmt="pdf", data=pdf_bytes(["Volcano", "Glacier", "Delta"]))
+    pages = converted.structure.pages
+    assert [(p.page, p.width, p.height) for p in pages] == [(1, 612, 792), (2, 612, 792), (3, 612, 792)]
+    assert Image.open(io.BytesIO(pages[2].png)).size == (612, 792)
+    assert [item.page_numbers for item in converted.structure.items] == [[1], [2], [3]]
+    boxes = [box for chunk in converted.chunks for box in chunk.boxes]
+    assert sorted({box.page for box in boxes}) == [1, 2, 3]
+    assert all(round(box.left) == 72 for box in boxes)  # drawn at x = 72 points
+
+
+async def test_the_next_file_after_a_pdf_gets_its_own_reply_not_a_page_frame(pool):
+    await pool.convert(name="one.pdf", fmt="pdf", data=pdf_bytes(["First"]))
+    after = await pool.convert(name="after.md", fmt="md", data=b"# After\n\ntext\n")
+    assert after.title == "After" and after.structure.pages == []

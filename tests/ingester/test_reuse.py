@@ -207,7 +207,7 @@ async def test_a_changed_embedder_identity_embeds_every_chunk(edit_world, embedd
     shutil.copy(config.queue_path, queue_path)
     edit_world.file.write_text(long_markdown().replace(OLD_SENTENCE, NEW_SENTENCE))
     renamed = Renamed()
-    from haiku.ingester.app import tokenizer_dir
+    from haiku.core.convert.files import tokenizer_dir
 
     pool = ConversionPool(size=1, tokenizer_dir=tokenizer_dir(config), chunk_size=64, timeout_s=120)
     queue = IngestQueue(queue_path)

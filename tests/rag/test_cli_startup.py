@@ -2,7 +2,8 @@
 
 Each command runs as a real process; at exit it reports which of the heavy
 modules it imported. A search over two databases embeds its query without
-torch, and LanceDB comes without its REST namespace client or pandas; a
+torch, and LanceDB comes without its REST namespace client or pandas, and
+nothing loads PIL or docling (only `visualize` draws, only a conversion converts); a
 read-only command never loads the file-lock library, and only the screens
 load Textual.
 """
@@ -18,7 +19,7 @@ from support import cli_env, write_config
 
 HEAVY = (
     "torch", "transformers", "sentence_transformers", "pandas", "lance_namespace_urllib3_client.api", "structlog",
-    "filelock", "lancedb", "textual", "textual_serve", "aiohttp",
+    "filelock", "lancedb", "textual", "textual_serve", "aiohttp", "PIL", "docling", "docling_core",
 )
 REPORT = (
     "import atexit, sys\n"

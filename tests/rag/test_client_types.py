@@ -7,6 +7,7 @@ import typing
 from collections.abc import Callable, Iterator
 
 import pytest
+from PIL.Image import Image
 
 import haiku.core.store as store_module
 import haiku.rag.client._client as client_module
@@ -14,11 +15,12 @@ from haiku.core.store import StoreInfo
 from haiku.rag.client import HaikuRAG
 from haiku.rag.rerankers import Reranker
 
-# _client.py imports these for annotations only (they load LanceDB); the test supplies them.
+# _client.py imports these for annotations only (they load LanceDB, or PIL); the test supplies them.
 _NAMESPACE = {
     **vars(client_module),
     **{name: getattr(store_module, name) for name in store_module.__all__ if name != "STORE_SCHEMA_VERSION"},
     "Reranker": Reranker,
+    "Image": Image,
 }
 
 

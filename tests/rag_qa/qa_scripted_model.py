@@ -22,8 +22,10 @@ import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from support import LoopbackServer
 
 
 @dataclass(frozen=True)
@@ -144,14 +146,11 @@ class ScriptedModel:
                 except (BrokenPipeError, ConnectionResetError):  # the client stopped listening
                     pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+        self._http = LoopbackServer(Handler)
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return self._http.base_url
 
     def play(self, *steps: Step) -> ScriptedModel:
         with self._lock:
@@ -190,5 +189,4 @@ class ScriptedModel:
         }, (message, pieces, hold)
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._http.close()

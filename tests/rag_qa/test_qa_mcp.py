@@ -65,12 +65,13 @@ async def stdio_calls(qa_databases, scripted_model, tmp_path_factory) -> dict[st
     return recorded
 
 
-def test_mcp_offers_the_six_read_only_tools(stdio_calls):
+def test_mcp_offers_the_seven_read_only_tools(stdio_calls):
     assert stdio_calls["tools"] == [
         "execute_code",
         "get_document",
         "get_document_outline",
         "get_document_section",
+        "get_result_pictures",
         "list_documents",
         "search_documents",
     ]

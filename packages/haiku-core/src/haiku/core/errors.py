@@ -29,6 +29,9 @@ __all__ = [
     "LimitTooLargeError",
     "MigrationRequiredError",
     "MissingEnvVarError",
+    "NoPageLayoutError",
+    "NotFoundError",
+    "PictureNotFoundError",
     "QueryTooLongError",
     "ReadOnlyError",
     "SourceUnavailableError",
@@ -158,6 +161,14 @@ class AmbiguousDatabaseError(HaikuError):
         return cls(f"lancedb.databases names {names_list(names)}; get reads a single database, and {where}")
 
     @classmethod
+    def needs_source(cls, operation: str, names: Iterable[str | None]) -> AmbiguousDatabaseError:
+        """A picture method asked of a set without ``source``: a chunk or picture carries no database."""
+        return cls(
+            f"{operation} needs source= on a client covering several databases ({names_list(names)}), "
+            "since an id names no database; pass source='NAME'"
+        )
+
+    @classmethod
     def client_needs_one(cls, operation: str, names: Iterable[str | None]) -> AmbiguousDatabaseError:
         """A client operation that works on one database, asked of a client covering a set."""
         return cls(
@@ -206,6 +217,19 @@ class UnknownTableError(HaikuError, ValueError):
     @classmethod
     def of(cls, table: str, tables: Iterable[str]) -> UnknownTableError:
         return cls(f"unknown table '{table}'; the tables are {', '.join(sorted(tables))}")
+
+
+class PictureNotFoundError(HaikuError, KeyError):
+    """A picture asked for by document id and item ref that the database does not hold (docs/storage.md)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+    @classmethod
+    def of(cls, label: str, document_id: str, ref: str, *, document_exists: bool) -> PictureNotFoundError:
+        if not document_exists:
+            return cls(f"{label} holds no document '{document_id}'")
+        return cls(f"document '{document_id}' in {label} has no stored picture '{ref}'")
 
 
 class DatabaseLockedError(HaikuError):
@@ -316,6 +340,40 @@ class ConverterUnavailableError(HaikuError):
         super().__init__(
             f"converting files needs the convert extra ({missing} is not installed): "
             "pip install 'haiku-core[convert]'"
+        )
+
+
+class NotFoundError(HaikuError, LookupError):
+    """A document or chunk id that the database asked does not hold."""
+
+    @classmethod
+    def chunk(cls, chunk_id: str, name: str | None) -> NotFoundError:
+        return cls(f"{database_label(name)} holds no chunk with id {chunk_id}")
+
+    @classmethod
+    def document(cls, document_id: str, names: Sequence[str | None]) -> NotFoundError:
+        """None of the databases asked (one, or a set in configured order) holds the document."""
+        if len(names) == 1:
+            return cls(f"{database_label(names[0])} holds no document with id {document_id}")
+        return cls(f"none of the databases {names_list(names)} holds a document with id {document_id}")
+
+
+class NoPageLayoutError(HaikuError):
+    """A chunk with nothing to draw: no page boxes, or no stored page images (docs/client.md#pictures-and-pages)."""
+
+    @classmethod
+    def no_boxes(cls, chunk_id: str, name: str | None) -> NoPageLayoutError:
+        return cls(
+            f"chunk {chunk_id} in {database_label(name)} has no page layout: its document has no pages "
+            "(markdown, text, HTML…) or was stored before the database kept page layout"
+        )
+
+    @classmethod
+    def no_images(cls, chunk_id: str, name: str | None, pages: Iterable[int]) -> NoPageLayoutError:
+        shown = ", ".join(str(page) for page in pages)
+        return cls(
+            f"chunk {chunk_id} in {database_label(name)} lies on page(s) {shown}, but no page image is "
+            "stored for them (processing.page_images was off when the document was ingested)"
         )
 
 

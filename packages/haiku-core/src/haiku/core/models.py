@@ -55,6 +55,56 @@ class Document(BaseModel):
         return as_utc(value)
 
 
+class Box(BaseModel):
+    """A region of one page: page points, top-left origin (docs/storage.md, "Tables")."""
+
+    page: int
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+
+class DocumentItem(BaseModel):
+    """One item of a document's converted structure: a heading, paragraph, table, picture, list item…"""
+
+    document_id: str | None = None
+    self_ref: str
+    label: str
+    order: int = 0
+    page_numbers: list[int] = Field(default_factory=list)
+    boxes: list[Box] = Field(default_factory=list)
+    text: str = ""
+    caption: str | None = None
+    parent_ref: str | None = None
+    has_image: bool = False
+
+
+class PageImage(BaseModel):
+    """One rendered page: PNG bytes; a pixel is a page point times ``scale``."""
+
+    page: int
+    width: int
+    height: int
+    scale: float
+    png: bytes = Field(repr=False)
+
+
+class DocumentStructure(BaseModel):
+    """What a document keeps beside its text, as the converter hands it to the store.
+
+    ``docling_document``: the docling document as zlib-compressed JSON, its
+    pictures and page images left out (they are ``images`` by item ref, and
+    ``pages``).
+    """
+
+    docling_document: bytes = Field(repr=False)
+    docling_version: str
+    items: list[DocumentItem] = Field(default_factory=list)
+    images: dict[str, bytes] = Field(default_factory=dict, repr=False)
+    pages: list[PageImage] = Field(default_factory=list, repr=False)
+
+
 class Chunk(BaseModel):
     id: str | None = None
     document_id: str | None = None
@@ -64,6 +114,8 @@ class Chunk(BaseModel):
     page_numbers: list[int] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
     source: str | None = None
+    item_refs: list[str] = Field(default_factory=list)  # the document items it was cut from
+    boxes: list[Box] = Field(default_factory=list)  # where those items lie on their pages
     # Only filled when a caller asks for stored vectors (cosine fusion).
     vector: list[float] | None = Field(default=None, exclude=True, repr=False)
 
@@ -81,6 +133,8 @@ class SearchResult(BaseModel):
     order: int = 0
     headings: list[str] = Field(default_factory=list)
     page_numbers: list[int] = Field(default_factory=list)
+    item_refs: list[str] = Field(default_factory=list)
+    boxes: list[Box] = Field(default_factory=list)
     # Stored vector, read back only for cosine fusion; never serialised.
     vector: list[float] | None = Field(default=None, exclude=True, repr=False)
     # The stored chunk's revision ("" for none), set when read from a store, which
@@ -98,7 +152,10 @@ class SearchResult(BaseModel):
         self._revision = revision
         return self
 
-    def format_for_agent(self, rank: int | None = None, total: int | None = None, include_collection: bool = False) -> str:
+    def format_for_agent(
+        self, rank: int | None = None, total: int | None = None, include_collection: bool = False, with_boxes: bool = False
+    ) -> str:
+        """The result as a model reads it; ``with_boxes`` adds where the chunk lies on its pages."""
         lines: list[str] = []
         if rank is not None:
             lines.append(f"[{rank}/{total}]" if total is not None else f"[{rank}]")
@@ -115,6 +172,8 @@ class SearchResult(BaseModel):
             lines.append("Section: " + " > ".join(self.headings))
         if self.page_numbers:
             lines.append("Pages: " + ", ".join(str(p) for p in self.page_numbers))
+        if with_boxes and self.boxes:
+            lines.append("Boxes: " + "; ".join(box_text(box) for box in self.boxes))
         lines.append(f"Score: {self.score:.4f}")
         lines.append("Content:")
         lines.append(self.content)
@@ -131,6 +190,8 @@ class Citation(BaseModel):
     document_title: str | None = None
     document_meta: dict[str, Any] = Field(default_factory=dict)
     page_numbers: list[int] = Field(default_factory=list)
+    boxes: list[Box] = Field(default_factory=list)
+    """Where the cited chunk lies on its pages (page points, top-left origin); empty without layout."""
     headings: list[str] = Field(default_factory=list)
     content: str = ""
     """The cited chunk's own text."""
@@ -142,6 +203,11 @@ class Citation(BaseModel):
         title = self.document_title or self.document_uri or self.document_id
         where = f" (database: {self.source})" if self.source is not None else ""
         return f"[{self.index}] {title}{where}"
+
+
+def box_text(box: Box) -> str:
+    """A box as text: ``p.2 (72,90)-(523,140)``, page points from the top left."""
+    return f"p.{box.page} ({box.left:.0f},{box.top:.0f})-({box.right:.0f},{box.bottom:.0f})"
 
 
 def dumps_metadata(metadata: dict[str, Any]) -> str:

@@ -32,15 +32,24 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from haiku.core.config import AppConfig
 
-# `processing.*` keys that do not shape what is stored (how long a conversion may take is not what it makes).
-NOT_STORED: frozenset[str] = frozenset({"conversion_timeout_s"})
+# `processing.*` keys (dotted below a section) that do not shape what is stored: how long a conversion
+# may take, and where and how the picture model is reached, are not what they make.
+NOT_STORED: frozenset[str] = frozenset(
+    {
+        "conversion_timeout_s",
+        "picture_model.base_url",
+        "picture_model.api_key_env",
+        "picture_model.timeout_s",
+        "picture_model.concurrency",
+    }
+)
 
 # The revision of haiku's own conversion and chunking rules (cleaning, titles, serializers, code
 # blocks): raised whenever a change to them changes what an unchanged file is stored as.
 CONVERSION_RULES = 1
 
 # The distributions whose version changes what a file converts to.
-CONVERTER_PACKAGES = ("docling-slim", "docling-core", "docling-parse", "rapidocr-onnxruntime")
+CONVERTER_PACKAGES = ("docling-slim", "docling-core", "docling-parse", "rapidocr-onnxruntime", "rapid-layout")
 
 CHUNKER = "docling HybridChunker"
 
@@ -50,8 +59,8 @@ def processing_identity(config: AppConfig) -> dict[str, Any]:
     identity: dict[str, Any] = {}
     settings = config.processing.model_dump(mode="json")
     for key in sorted(settings):
-        if key not in NOT_STORED:
-            _flatten(identity, f"processing.{key}", settings[key])
+        _flatten(identity, key, settings[key])
+    identity = {f"processing.{key}": value for key, value in identity.items() if key not in NOT_STORED}
     identity["chunker"] = f"{CHUNKER}, tokenizer {_tokenizer_name(config)}"
     for package in CONVERTER_PACKAGES:
         version = _version(package)

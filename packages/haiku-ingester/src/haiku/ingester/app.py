@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from haiku.core.config import AppConfig
-from haiku.core.convert.files import tokenizer_dir
-from haiku.core.embedders import get_embedder
 from haiku.core.processing_identity import processing_identity
 from haiku.core.scope import DatabaseRef
 from haiku.ingester.checks import (
@@ -31,7 +29,8 @@ from haiku.ingester.checks import (
 from haiku.ingester.errors import NothingToIngestError
 from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.embed import EmbedBatcher
-from haiku.ingester.pipeline.pool import ConversionPool
+from haiku.ingester.pipeline.engine import Engine, build_engine, check_engine
+from haiku.ingester.pipeline.pictures import picture_describer
 from haiku.ingester.pipeline.process import JobProcessor
 from haiku.ingester.processing import check_processing
 from haiku.ingester.queue import IngestQueue
@@ -60,6 +59,19 @@ class DatabaseRuntime:
     def __post_init__(self) -> None:
         self.idle.set()
 
+    def own_maintenance_step(self, table: str, before: int, after: int) -> None:
+        """The store's auto-maintenance committed: a documents commit on top of the version known is the ingester's own.
+
+        Called under the writer lock, so the version watch (which skips a
+        database while its lock is held here) never sees the commit first. A
+        commit on top of another process's is not taken: that one is still to
+        reconcile.
+        """
+        from haiku.core.store.schema import DOCUMENTS
+
+        if table == DOCUMENTS and self.known_version == before:
+            self.known_version = after
+
     def job_started(self) -> None:
         self.inflight += 1
         self.idle.clear()
@@ -85,7 +97,7 @@ class IngesterApp:
         self.config_path = Path(config_path) if config_path is not None else None
         self.databases: dict[str, DatabaseRuntime] = {}
         self.queue: IngestQueue | None = None
-        self.pool: ConversionPool | None = None
+        self.engine: Engine | None = None  # convert a file, embed texts: local or on a Ray cluster
         self.batcher: EmbedBatcher | None = None
         self.processor: JobProcessor | None = None
         self.started_at = time.time()
@@ -114,6 +126,7 @@ class IngesterApp:
 
     # --- lifecycle ---------------------------------------------------------------
     async def start(self, *, require_databases: bool = False) -> None:
+        check_engine(self.config)
         names = self.selected_names()
         if not names and require_databases:
             raise NothingToIngestError(
@@ -141,22 +154,17 @@ class IngesterApp:
             raise
 
     def _build_pipeline(self) -> None:
-        config = self.config
-        embedder = get_embedder(config)
+        self.engine = build_engine(self.config, starving=lambda: self.batcher is not None and self.batcher.starving())
+        embedder = self.engine.embedder
         self.batcher = EmbedBatcher(embedder, pool_size=4 * embedder.batch_size)
         self.batcher.start()
-        batcher = self.batcher
-        self.pool = ConversionPool(
-            size=config.ingester.workers.worker_count,
-            initial=1,
-            starving=lambda: batcher.starving(),
-            tokenizer_dir=tokenizer_dir(config),
-            chunk_size=config.processing.chunk_size,
-            timeout_s=config.processing.conversion_timeout_s,
-            ocr=config.processing.ocr,
-        )
         assert self.queue is not None
-        self.processor = JobProcessor(sync=self.queue.sync, pool=self.pool, batcher=self.batcher)
+        self.processor = JobProcessor(
+            sync=self.queue.sync,
+            pool=self.engine.converter,
+            batcher=self.batcher,
+            describer=picture_describer(self.config),
+        )
 
     def warm_up(self) -> None:
         """Start the conversion workers and load the model, in the background, once.
@@ -165,12 +173,12 @@ class IngesterApp:
         with nothing to do never pays for docling and torch.
         """
         if self._warm_task is None:
-            self._warm_task = asyncio.create_task(self._warm(get_embedder(self.config)), name="warm-up")
+            self._warm_task = asyncio.create_task(self._warm(), name="warm-up")
 
-    async def _warm(self, embedder: Any) -> None:
-        assert self.pool is not None
-        await self.pool.start()
-        load = getattr(embedder, "load", None)
+    async def _warm(self) -> None:
+        assert self.engine is not None
+        await self.engine.converter.start()
+        load = getattr(self.engine.embedder, "load", None)
         if load is not None:
             try:
                 await asyncio.to_thread(load)
@@ -195,6 +203,7 @@ class IngesterApp:
         async def open_one(name: str) -> None:
             runtime = self.databases[name]
             runtime.store = await Store.open(runtime.ref, self.config, create=True)
+            runtime.store.maintenance.on_step = runtime.own_maintenance_step
             self.log.info("database open", database=name, documents=await runtime.store.count_documents())
             assert self.queue is not None
             await check_processing(
@@ -325,10 +334,10 @@ class IngesterApp:
             await self.batcher.close()
         if self.processor is not None:
             await self.processor.close()
-        if self.pool is not None:
-            await self.pool.close()
-        for runtime in list(self.databases.values()):
-            await self._close_runtime(runtime)
+        if self.engine is not None:
+            await self.engine.close()
+        # Together: each database's maintenance on close is bounded in time, so the stop is too (docs/ingester.md).
+        await asyncio.gather(*(self._close_runtime(runtime) for runtime in list(self.databases.values())))
         self.databases.clear()
         if self.queue is not None:
             self.queue.close()

@@ -147,13 +147,13 @@ async def drain_queue(
 
     workers = WorkerPool(
         app, in_flight=max(config.ingester.workers.worker_count, 8 * get_embedder(config).batch_size),
-        on_finished=finished,
+        on_finished=finished, stop_when_engine_lost=True,
     )
     bar.start(app.queue.jobs.live_count(names))
     heartbeat = asyncio.create_task(workers.heartbeat_forever())
     try:
         await workers.run(stop, until_drained=True)
-        if workers.fatal is not None:  # a full disk: stop now, the unfinished jobs stay queued
+        if workers.fatal is not None:  # a full disk, a lost cluster: stop now, the unfinished jobs stay queued
             await workers.drain(config.ingester.workers.shutdown_grace_s)
             raise workers.fatal
         if stop.is_set():

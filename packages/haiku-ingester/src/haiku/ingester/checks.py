@@ -10,7 +10,7 @@ from haiku.core.config import AppConfig
 from haiku.core.errors import AmbiguousDatabaseError, UnknownDatabaseError, database_label, names_list
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.ingester.errors import DuplicateSourceError, RootUnavailableError
-from haiku.ingester.sources.fs import FolderSource
+from haiku.ingester.sources import FolderSource, S3Source, Source
 
 LocationIdentity = tuple
 
@@ -76,10 +76,13 @@ def check_unique_sources(config: AppConfig) -> None:
             owners[sid] = database
 
 
-def sources_of(config: AppConfig, name: str) -> dict[str, FolderSource]:
+def sources_of(config: AppConfig, name: str) -> dict[str, Source]:
     """The configured sources of one ingested database, by source id."""
     default_retry = config.ingester.workers.retry
-    return {s.source_id: FolderSource(name, s, default_retry) for s in config.ingester.databases[name].sources}
+    return {
+        s.source_id: (S3Source if s.type == "s3" else FolderSource)(name, s, default_retry)  # type: ignore[arg-type]
+        for s in config.ingester.databases[name].sources
+    }
 
 
 def check_roots(config: AppConfig, names: list[str]) -> None:

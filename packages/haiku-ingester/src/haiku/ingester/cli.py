@@ -145,6 +145,12 @@ def run_batch_command(
         typer.Option("--dry-run", help="Print what would be added, updated and deleted per database; write nothing."),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON (docs/cli.md).")] = False,
+    engine: Annotated[
+        str | None, typer.Option("--engine", help="local or ray, for this run (default: ingester.engine.type).")
+    ] = None,
+    address: Annotated[
+        str | None, typer.Option("--address", help="The Ray cluster for this run: auto, HOST:PORT or ray://HOST:10001.")
+    ] = None,
 ) -> None:
     """Sweep every source once, ingest what changed, and exit (1 if a file died in this run or a sweep failed).
 
@@ -157,8 +163,13 @@ def run_batch_command(
         report = guarded(lambda: run_async(plan_batch(load(), db_name)))
     else:
         from haiku.ingester.batch import run_batch
+        from haiku.ingester.pipeline.engine import engine_for_run
 
-        report = guarded(lambda: run_async(run_batch(load(), db_name)))
+        def batch() -> Any:
+            config = engine_for_run(load(), engine, address)
+            return run_async(run_batch(config, db_name))
+
+        report = guarded(batch)
     if as_json:
         typer.echo(json.dumps(report.as_json(), indent=2))
     else:

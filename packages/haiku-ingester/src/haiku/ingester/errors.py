@@ -24,8 +24,10 @@ __all__ = [
     "DuplicateSourceError",
     "EmptyFileError",
     "EmptyListingError",
+    "EngineUnavailableError",
     "FileTooLargeError",
     "IngesterError",
+    "MissingExtraError",
     "MissingFileError",
     "NotARegularFileError",
     "NothingToIngestError",
@@ -108,6 +110,18 @@ class SweepError(IngesterError):
 
 class EmptyListingError(SweepError):
     """A root listed nothing while documents are known: deleting them all is refused."""
+
+
+class MissingExtraError(IngesterError):
+    """The configuration needs an optional extra that is not installed (the Ray engine, s3 sources)."""
+
+
+class EngineUnavailableError(IngesterError):
+    """The engine (a Ray cluster) cannot be reached: no fault of the job's file.
+
+    The job goes back to the queue with its attempt uncounted; ``serve`` waits
+    and tries again with back-off, ``run-batch`` stops and exits 1.
+    """
 
 
 class PermanentJobError(IngesterError):

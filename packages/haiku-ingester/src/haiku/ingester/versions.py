@@ -65,8 +65,8 @@ class VersionWatch:
         """Look at every served database once; returns the names reconciled."""
         reconciled = []
         for runtime in list(self.app.databases.values()):
-            if runtime.store is None or not runtime.accepting or runtime.inflight:
-                continue
+            if runtime.store is None or not runtime.accepting or runtime.inflight or runtime.store.gate.lock.held:
+                continue  # a write or a maintenance step of its own is under way: look next time
             try:
                 if await self._check_one(runtime):
                     reconciled.append(runtime.name)

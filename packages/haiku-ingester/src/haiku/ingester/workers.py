@@ -14,13 +14,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from haiku.core.config import WorkersConfig
+from haiku.core.config import RetryConfig, WorkersConfig
 from haiku.ingester.app import IngesterApp
-from haiku.ingester.errors import DiskFullError, is_disk_full
+from haiku.ingester.errors import DiskFullError, EngineUnavailableError, IngesterError, is_disk_full
 from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.process import JobReleased
 from haiku.ingester.queue import Job, WrittenCounts
-from haiku.ingester.retry import describe, retry_delay
+from haiku.ingester.retry import backoff_delay, describe, retry_delay
 from haiku.ingester.versions import WRITING_ACTIONS, note_own_write
 
 
@@ -59,8 +59,45 @@ class Tally:
         return self.per_database.get(database, Counts())
 
 
+class EngineWait:
+    """Back-off while the engine (a Ray cluster) is unreachable: no job is claimed until ``until``.
+
+    Each loss in a row waits longer, as ``ingester.workers.retry`` says (its
+    ``max_attempts`` does not apply: a cluster fault is not the file's); a job
+    that finishes resets it. ``stop`` (run-batch) ends the run instead.
+    """
+
+    def __init__(self, policy: RetryConfig, *, stop: bool) -> None:
+        self.policy = policy
+        self.stop = stop
+        self.until = 0.0
+        self._losses = 0
+
+    def waiting(self) -> bool:
+        return time.time() < self.until
+
+    def lost(self) -> float | None:
+        """Note a loss; the new wait in seconds, or None when one is already running."""
+        if self.waiting():
+            return None
+        self._losses += 1
+        delay = backoff_delay(self.policy, self._losses)
+        self.until = time.time() + delay
+        return delay
+
+    def reset(self) -> None:
+        self._losses = 0
+
+
 class WorkerPool:
-    def __init__(self, app: IngesterApp, *, in_flight: int, on_finished: Callable[[Job, str], None] | None = None):
+    def __init__(
+        self,
+        app: IngesterApp,
+        *,
+        in_flight: int,
+        on_finished: Callable[[Job, str], None] | None = None,
+        stop_when_engine_lost: bool = False,
+    ):
         self.app = app
         self.settings: WorkersConfig = app.config.ingester.workers
         self.in_flight = max(1, in_flight)
@@ -69,8 +106,10 @@ class WorkerPool:
         self._claims: dict[int, Job] = {}
         self._on_finished = on_finished
         self.log = get_logger()
-        # Set when a write found the disk full: the claim loop ends and the caller raises it.
-        self.fatal: DiskFullError | None = None
+        # Set when a write found the disk full (or, for run-batch, the engine is gone):
+        # the claim loop ends and the caller raises it.
+        self.fatal: IngesterError | None = None
+        self.engine_wait = EngineWait(self.settings.retry, stop=stop_when_engine_lost)
 
     @property
     def busy(self) -> int:
@@ -84,6 +123,9 @@ class WorkerPool:
         while not stop.is_set() and self.fatal is None:
             app.wake.clear()
             names = app.serving_names()
+            if self.engine_wait.waiting():
+                await self._sleep(stop, names, until=self.engine_wait.until)
+                continue
             free = self.in_flight - len(self._tasks)
             try:
                 jobs = (
@@ -105,10 +147,11 @@ class WorkerPool:
                 return
             await self._sleep(stop, names)
 
-    async def _sleep(self, stop: asyncio.Event, names: list[str]) -> None:
+    async def _sleep(self, stop: asyncio.Event, names: list[str], until: float | None = None) -> None:
         assert self.app.queue is not None
         timeout = 1.0
         ready_at = self.app.queue.jobs.next_ready_at(names) if len(self._tasks) < self.in_flight else None
+        ready_at = until if until is not None else ready_at
         if ready_at is not None:
             timeout = min(timeout, max(ready_at - time.time(), 0.01))
         waiters = [asyncio.ensure_future(self.app.wake.wait()), asyncio.ensure_future(stop.wait())]
@@ -148,6 +191,9 @@ class WorkerPool:
             raise
         except JobReleased:
             queue.jobs.release(job)
+        except EngineUnavailableError as exc:
+            queue.jobs.release(job)  # the cluster's fault, not the file's: the attempt does not count
+            self._engine_lost(exc)
         except Exception as exc:
             if is_disk_full(exc):
                 raise  # not the job's fault: stop instead of retrying it into the dead
@@ -160,6 +206,7 @@ class WorkerPool:
                 if outcome.action == "written"
                 else None
             )
+            self.engine_wait.reset()
             if queue.jobs.complete(job, outcome.sync, written):
                 self.tally.add(job.database, succeeded=1, deleted=int(outcome.action == "deleted"))
                 if written is not None:  # a delete's chunks were removed, not written
@@ -182,6 +229,16 @@ class WorkerPool:
         if self.fatal is None:
             self.fatal = DiskFullError(job.database if job is not None else None)
             self.log.error("no space left on device; stopping", database=self.fatal.database, error=str(exc))
+        self.app.wake.set()
+
+    def _engine_lost(self, exc: EngineUnavailableError) -> None:
+        delay = self.engine_wait.lost()
+        if self.engine_wait.stop:
+            if self.fatal is None:
+                self.fatal = exc
+                self.log.error("the engine is unavailable; stopping", error=str(exc))
+        elif delay is not None:
+            self.log.error("the engine is unavailable; claiming again later", error=str(exc), retry_in_s=round(delay, 1))
         self.app.wake.set()
 
     def _failed(self, job: Job, exc: Exception, policy, log) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from haiku.core.config.models import AppConfig, platform_data_dir
+from haiku.core.config.models import SUPPORTED_SOURCE_TYPES, AppConfig, platform_data_dir
 from haiku.core.errors import InvalidConfigError, MissingEnvVarError
 
 CONFIG_ENV_VAR = "HAIKU_RAG_CONFIG_PATH"
@@ -175,11 +175,19 @@ def _valid_keys(parts: tuple[Any, ...]) -> list[str]:
     return [] if model is None else list(model.model_fields)
 
 
+def _without_source_tag(parts: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``(…, 'sources', 0, 's3', 'location')`` -> ``(…, 'sources', 0, 'location')``: the kind is no key."""
+    for i in range(2, len(parts)):
+        if parts[i - 2] == "sources" and isinstance(parts[i - 1], int) and parts[i] in SUPPORTED_SOURCE_TYPES:
+            return parts[:i] + parts[i + 1 :]
+    return parts
+
+
 def format_validation_error(error: ValidationError) -> str:
     """One line per failure, each naming the key or entry at fault."""
     lines = []
     for item in error.errors():
-        parts = tuple(p for p in item["loc"] if not str(p).startswith("function-"))
+        parts = _without_source_tag(tuple(p for p in item["loc"] if not str(p).startswith("function-")))
         msg = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             parts, key = parts[:-1], parts[-1]

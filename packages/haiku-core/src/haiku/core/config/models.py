@@ -8,14 +8,24 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
+from haiku.core.config.engine import EngineConfig, LocalEngineConfig
 from haiku.core.convert.formats import include_patterns
 
 DEFAULT_DATABASE_NAME = "haiku.rag"
-SUPPORTED_SOURCE_TYPES = ("fs",)
+SUPPORTED_SOURCE_TYPES = ("fs", "s3")
 # The formats the ingester converts (docs/ingester.md, "Formats"): patterns are relative to a
 # source's root; `*` also matches across folders, `**/` spells it out.
 DEFAULT_INCLUDE_PATTERNS = include_patterns()
@@ -281,16 +291,30 @@ class QAModelConfig(_Section):
     name: str = "qwen3"
     base_url: str = "http://localhost:11434/v1"
     api_key: str | None = None
+    # The model reads images: the pictures of what it retrieved are sent to it (docs/pictures.md).
+    images: bool = False
 
 
 class QAConfig(_Section):
     model: QAModelConfig = Field(default_factory=QAModelConfig)
     request_limit: int = Field(default=30, gt=0)
+    # Pictures (or, for a text-only model, their captions) shown per answer (docs/pictures.md).
+    max_images: int = Field(default=8, ge=0)
 
 
 class SandboxConfig(_Section):
     timeout_s: float = Field(default=30.0, gt=0)
     max_output_chars: int = Field(default=20000, gt=0)
+
+
+class PictureModelConfig(_Section):
+    """The OpenAI-compatible vision model that describes pictures at ingest (docs/pictures.md)."""
+
+    base_url: str
+    name: str
+    api_key_env: str | None = None  # the environment variable holding the key, sent as a Bearer token
+    timeout_s: float = Field(default=60.0, gt=0)
+    concurrency: int = Field(default=4, ge=1)
 
 
 class ProcessingConfig(_Section):
@@ -301,6 +325,30 @@ class ProcessingConfig(_Section):
     ocr: Literal["auto", "off", "force"] = "auto"
     # The bundled models read Chinese and English; no other language is bundled.
     ocr_lang: Literal["ch_en"] = "ch_en"
+    # The PDF layout step (docs/ingester.md, "PDF layout"): auto = headings, tables, pictures and
+    # page headers/footers from the bundled layout model; off = the text layer's lines only.
+    pdf_layout: Literal["auto", "off"] = "auto"
+    # What a document keeps beside its text (docs/ingester.md, "Structure, pictures and page images"):
+    # page images of paginated documents (one row per page) at this many pixels per page point,
+    # pictures as PNG (`none`: not stored; `description`: stored and described by picture_model,
+    # docs/pictures.md), skipping those whose short side is below min_picture_px and storing at
+    # most max_pictures per document.
+    page_images: bool = True
+    page_image_scale: float = Field(default=1.0, gt=0, le=4)
+    pictures: Literal["none", "image", "description"] = "image"
+    min_picture_px: int = Field(default=64, ge=0)
+    max_pictures: int = Field(default=500, ge=0)
+    # The vision model `pictures: description` sends each stored picture to (docs/pictures.md).
+    picture_model: PictureModelConfig | None = None
+
+    @model_validator(mode="after")
+    def _description_needs_a_model(self) -> ProcessingConfig:
+        if self.pictures == "description" and self.picture_model is None:
+            raise ValueError(
+                "pictures is description but picture_model is not set; name the vision model "
+                "(picture_model.base_url, picture_model.name) or choose pictures: image"
+            )
+        return self
 
 
 class RetryConfig(_Section):
@@ -356,8 +404,51 @@ class FsSourceConfig(_Section):
         return f"fs:{Path(self.root).expanduser().resolve()}"
 
 
+class S3SourceConfig(_Section):
+    """Objects under an ``s3://bucket/prefix`` (docs/configuration.md): swept, never watched."""
+
+    type: Literal["s3"]
+    location: str
+    id: str | None = None
+    # As lancedb.storage_options: aws_endpoint, aws_region, allow_http; credentials
+    # are best left to the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY).
+    storage_options: dict[str, str] = Field(default_factory=dict)
+    include_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_INCLUDE_PATTERNS))
+    ignore_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_IGNORE_PATTERNS))
+    watch: Literal[False] = False  # object storage sends no events: sweeps every poll_interval_s
+    poll_interval_s: float = Field(default=300.0, gt=0)
+    delete_orphans: bool = True
+    allow_empty: bool = False
+    max_file_size: int = Field(default=100 * 1024 * 1024, gt=0)
+    retry: RetryConfig | None = None
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _blank_id_is_default(cls, value: Any) -> Any:
+        return None if _is_blank(value) else value
+
+    @field_validator("location")
+    @classmethod
+    def _s3_location(cls, value: str) -> str:
+        if not value.startswith("s3://") or not value[len("s3://") :].split("/", 1)[0]:
+            raise ValueError(f"an s3 source's location is s3://BUCKET[/PREFIX], not {value!r}")
+        return value
+
+    @field_validator("storage_options", mode="before")
+    @classmethod
+    def _options_as_strings(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(k): _option_value(v) for k, v in value.items()}
+        return value
+
+    @property
+    def source_id(self) -> str:
+        """The configured id, else the location without a trailing ``/``."""
+        return self.id or self.location.rstrip("/")
+
+
 def _check_source_type(index: int, value: Any) -> None:
-    # `type` may be left out while fs is the only kind; anything else is refused
+    # `type` may be left out for fs; anything else is refused
     # here, before pydantic, so the message can list what is supported.
     if not isinstance(value, dict):
         return
@@ -369,12 +460,18 @@ def _check_source_type(index: int, value: Any) -> None:
         )
 
 
-# More source types join this alias as a discriminated union on `type`.
-SourceConfig = FsSourceConfig
+def _source_type(value: Any) -> str:
+    return value.get("type", "fs") if isinstance(value, dict) else getattr(value, "type", "fs")
+
+
+# The source kinds, told apart by `type` (fs when it is left out).
+SourceConfig = Annotated[
+    Annotated[FsSourceConfig, Tag("fs")] | Annotated[S3SourceConfig, Tag("s3")], Discriminator(_source_type)
+]
 
 
 class IngestedDatabaseConfig(_Section):
-    sources: list[FsSourceConfig]
+    sources: list[SourceConfig]
 
     @field_validator("sources", mode="before")
     @classmethod
@@ -386,7 +483,7 @@ class IngestedDatabaseConfig(_Section):
 
     @field_validator("sources")
     @classmethod
-    def _non_empty(cls, value: list[FsSourceConfig]) -> list[FsSourceConfig]:
+    def _non_empty(cls, value: list[SourceConfig]) -> list[SourceConfig]:
         if not value:
             raise ValueError("sources must list at least one source")
         return value
@@ -425,6 +522,7 @@ class IngesterConfig(_Section):
     databases: dict[str, IngestedDatabaseConfig] = Field(default_factory=dict)
     queue: QueueConfig = Field(default_factory=QueueConfig)
     workers: WorkersConfig = Field(default_factory=WorkersConfig)
+    engine: EngineConfig = Field(default_factory=LocalEngineConfig)  # see haiku.core.config.engine
 
     @field_validator("databases", mode="before")
     @classmethod

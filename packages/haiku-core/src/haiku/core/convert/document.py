@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from haiku.core.models import Box, DocumentStructure
+
 
 @dataclass
 class ConvertedChunk:
@@ -16,6 +18,8 @@ class ConvertedChunk:
     embed_text: str
     headings: list[str] = field(default_factory=list)
     page_numbers: list[int] = field(default_factory=list)
+    item_refs: list[str] = field(default_factory=list)  # the document items it was cut from
+    boxes: list[Box] = field(default_factory=list)  # where they lie, page points, top-left origin
 
 
 @dataclass
@@ -24,6 +28,10 @@ class ConvertedDocument:
     content: str
     chunks: list[ConvertedChunk]
     language: str | None = None  # code and data files: their language (docs/ingester.md, "Formats")
+    # Items, pictures and page images (docs/ingester.md, "Structure, pictures and page images");
+    # None for plain text, code and data files, which have no structure beyond their text.
+    structure: DocumentStructure | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)  # what the document metadata should say of it
 
 
 @dataclass
@@ -40,6 +48,7 @@ class ReadDocument:
     format_title: str | None = None
     language: str | None = None
     plain_text: bool = False
+    structured: bool = True  # False for plain text, code and data files: no structure beyond the text
 
 
 def embed_text(headings: list[str], content: str) -> str:

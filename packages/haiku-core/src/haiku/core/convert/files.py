@@ -1,7 +1,8 @@
 """Converting a file on disk as the ingester would, on any client (docs/client.md, "Conversion").
 
 ``FileConverter`` applies a configuration's processing settings
-(``processing.chunk_size``, ``processing.ocr``) and the format table; it
+(``processing.chunk_size``, ``processing.ocr``,
+``processing.pdf_layout``) and the format table; it
 touches no database and writes nothing.
 """
 
@@ -38,11 +39,13 @@ class FileConverter:
     def _built(self) -> Any:
         if self._converter is None:
             from haiku.core.convert.converter import Converter
+            from haiku.core.convert.structure import StructureOptions
 
             processing = self._config.processing
             self._converter = Converter(
-                tokenizer_dir=tokenizer_dir(self._config), chunk_size=processing.chunk_size, ocr=processing.ocr
-            )
+                tokenizer_dir=tokenizer_dir(self._config), chunk_size=processing.chunk_size, ocr=processing.ocr,
+                pdf_layout=processing.pdf_layout, structure=StructureOptions.from_processing(processing),
+            )  # fmt: skip
         return self._converter
 
     def convert(self, path: str | Path) -> ReadDocument:

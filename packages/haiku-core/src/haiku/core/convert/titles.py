@@ -1,8 +1,8 @@
 """The title rule (docs/ingester.md, "Titles").
 
 A document's title is its first heading; else, for a PDF, the title its
-metadata records; else, for plain text and PDFs (whose text pipeline finds no
-headings), a first paragraph that reads as a title (``title_line``); else the
+metadata records; else, for plain text and PDFs (whose text layer may have no
+heading the layout step finds), a first paragraph that reads as a title (``title_line``); else the
 file name.
 """
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from haiku.core.store.locks import OwnershipLock, WriterLock
-from haiku.core.store.maintenance import VacuumReport
+from haiku.core.store.maintenance import MaintenanceReport, VacuumReport
 from haiku.core.store.migrations import (
     BASE_SCHEMA_VERSION,
     MIGRATIONS,
@@ -47,6 +47,7 @@ __all__ = [
     "TABLES",
     "History",
     "HistoryEntry",
+    "MaintenanceReport",
     "Migration",
     "OwnershipLock",
     "SearchType",

@@ -23,13 +23,13 @@ word once per database version, not once per run.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from haiku.core.store._counts_file import CountsFile
 from haiku.core.store.handles import Handles
+from haiku.core.store.word_stats import WORD, index_tokens, stamp_of, stats_file
 
 if TYPE_CHECKING:
     from lancedb.table import AsyncTable
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 FTS_COLUMN = "search_text"
 # The index's tokenizer drops longer tokens (max_token_length), so such a word matches nothing.
 _MAX_TOKEN_LENGTH = 40
-_WORD = re.compile(r"\w+")
 # A long-lived client's cache of counts per database; cleared whole when it overflows.
 _MAX_CACHED_WORDS = 50_000
 # The most distinct words of one query that are counted (and searched) with the federation's
@@ -52,7 +51,7 @@ def query_words(text: str) -> list[str]:
     splitting the same way means each word is one token the index can count.
     At most ``MAX_QUERY_WORDS``: the first ones.
     """
-    words = (word for word in _WORD.findall(text.lower()) if len(word) <= _MAX_TOKEN_LENGTH)
+    words = (word for word in WORD.findall(text.lower()) if len(word) <= _MAX_TOKEN_LENGTH)
     distinct: dict[str, None] = {}
     for word in words:
         distinct.setdefault(word)
@@ -85,6 +84,8 @@ class FullTextStats:
         self.handles = handles
         # (table version, chunk count, {word: chunks matching it}); set on first use.
         self.counts: tuple[int, int, dict[str, int]] | None = None
+        # The statistics its writer keeps with the database (``word_stats``).
+        self.word_stats = stats_file(handles)
 
     async def fts_statistics(self, words: Iterable[str]) -> TermStatistics:
         """The chunk count and each word's chunk frequency at the current table version.
@@ -98,15 +99,28 @@ class FullTextStats:
         version = await table.version()
         cached = self.counts
         if cached is None or cached[0] != version or len(cached[2]) > _MAX_CACHED_WORDS:
-            cached = self._counts_file().load(version) or (version, await table.count_rows(), {})
+            cached = self._counts_file().load(version) or await self._fresh_counts(table, version)
             self.counts = cached
         _, chunks, counts = cached
         missing = [word for word in wanted if word not in counts]
+        if missing and self.word_stats is not None:
+            kept = self.word_stats.lookup(stamp_of(self.handles, version), missing, index_tokens)
+            if kept is not None and kept[0] == chunks:
+                counts.update(kept[1])
+                missing = [word for word in missing if word not in counts]
         if missing and chunks:
             found = await asyncio.gather(*(_count_matches(table, word, chunks) for word in missing))
             counts.update(zip(missing, found, strict=True))
             self._counts_file().save(cached)
         return TermStatistics(chunks, {word: counts.get(word, 0) for word in wanted})
+
+    async def _fresh_counts(self, table: AsyncTable, version: int) -> tuple[int, int, dict[str, int]]:
+        """No counts yet for this version: the chunk count from the kept statistics, or counted."""
+        if self.word_stats is not None:
+            kept = self.word_stats.lookup(stamp_of(self.handles, version), [], index_tokens)
+            if kept is not None:
+                return version, kept[0], {}
+        return version, await table.count_rows(), {}
 
     def _counts_file(self) -> CountsFile:
         # A tagged read gets a file of its own: its version never changes.

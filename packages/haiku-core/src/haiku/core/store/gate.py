@@ -6,7 +6,7 @@ handle to the latest version first, so decisions made under the lock (which
 chunks are orphans, which document a uri names) never rest on a view older
 than another process's last write. ``written()`` is called once a write has
 committed and released the lock: it marks the store as written since its last
-vacuum and tells whoever listens (the auto-vacuum, see ``maintenance``).
+maintenance and tells whoever listens (the auto-maintenance, see ``maintenance``).
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ writes slow down as the table grows (measured with 5-chunk documents:
 60 ms per document at 150 documents, 270 ms at 600; with it, about 60 ms
 throughout, and vector search at 3,000 chunks went from 220 ms to 30 ms).
 That compaction leaves fragments of ``WRITE_COMPACT_TARGET_ROWS`` rows or more
-alone, so a write never rewrites the bulk of a large table; ``vacuum``
-compacts fully. Lance merges only fragments that the same index parts cover,
+alone, even when rows were deleted from them, so a write never rewrites the
+bulk of a large table; ``vacuum`` compacts fully. Lance merges only fragments that the same index parts cover,
 so the deltas are merged first (the main part again left as it is).
 """
 
@@ -45,6 +45,7 @@ from haiku.core.store.reports import ChunkIndexes, IndexState
 from haiku.core.store.schema import CHUNKS, DOCUMENTS
 
 if TYPE_CHECKING:
+    from lance.optimize import CompactionOptions
     from lancedb.index import FTS, BTree, IvfSq
     from lancedb.table import AsyncTable
 
@@ -85,10 +86,23 @@ async def optimize_indices(table: AsyncTable, names: list[str], merge: int) -> N
     await table.checkout_latest()
 
 
+def small_fragment_compaction(dataset: Any, target_rows: int) -> CompactionOptions:
+    """Compaction of the fragments under ``target_rows`` rows into ones of about that many; larger ones stay.
+
+    A larger fragment is left out even when rows were deleted from it:
+    rewriting it would cost what it holds (``vacuum`` does that).
+    """
+    from lance.optimize import CompactionOptions
+
+    large = [f.fragment_id for f in dataset.get_fragments() if f.metadata.physical_rows >= target_rows]
+    return CompactionOptions(target_rows_per_fragment=target_rows, excluded_fragment_ids=large)
+
+
 async def compact_small_fragments(table: AsyncTable) -> None:
-    """Merge the small fragments writes leave; fragments of ``WRITE_COMPACT_TARGET_ROWS`` or more stay."""
+    """Merge the small fragments writes leave: those under ``WRITE_COMPACT_TARGET_ROWS`` rows."""
     dataset = await table.to_lance()
-    await asyncio.to_thread(dataset.optimize.compact_files, target_rows_per_fragment=WRITE_COMPACT_TARGET_ROWS)
+    options = small_fragment_compaction(dataset, WRITE_COMPACT_TARGET_ROWS)
+    await asyncio.to_thread(lambda: dataset.optimize.compact_files(**options))
     await table.checkout_latest()
 
 

@@ -3,7 +3,9 @@
 A chunk is current while its document row exists and carries the chunk's
 revision (see ``reads``). A crash between the commits of a write leaves
 chunks that are not: orphans of a document row that is absent, or chunks of
-another revision than their row's (an update cut short). The first write of
+another revision than their row's (an update cut short); items and page
+images of a revision their row does not name are removed with them
+(``structure``). The first write of
 each open store removes them, under the writer lock; ``remove_orphan_chunks``
 does it on demand.
 """
@@ -17,7 +19,10 @@ from haiku.core.sql import sql_in, sql_string
 from haiku.core.store.gate import WriteGate
 from haiku.core.store.handles import Handles
 from haiku.core.store.reads import batches
-from haiku.core.store.schema import REVISION
+from haiku.core.store.schema import REVISION, other_revision
+from haiku.core.store.structure import remove_structure_orphans
+
+__all__ = ["Orphans", "current_in", "other_revision"]
 
 log = get_logger("haiku.core.store")
 
@@ -25,11 +30,6 @@ log = get_logger("haiku.core.store")
 def current_in(chunk: dict[str, Any], revisions: dict[str, str | None]) -> bool:
     """Whether a chunk row is current, given every document's revision (``Orphans.current_revisions``)."""
     return chunk["document_id"] in revisions and chunk.get(REVISION) == revisions[chunk["document_id"]]
-
-
-def other_revision(revision: str) -> str:
-    """The WHERE clause of rows holding any revision other than ``revision`` (none counts as other)."""
-    return f"({REVISION} IS NULL OR {REVISION} != {sql_string(revision)})"
 
 
 class Orphans:
@@ -62,6 +62,7 @@ class Orphans:
     async def remove_locked(self) -> int:
         """Remove them now (caller holds the writer lock); returns how many."""
         self.checked = True
+        await remove_structure_orphans(self.handles)
         chunks = self.handles.chunks
         columns = self.handles.with_revision(["document_id"])
         chunk_docs = await chunks.query().select(columns).to_arrow()

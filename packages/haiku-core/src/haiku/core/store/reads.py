@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from haiku.core.models import Chunk, Document
 from haiku.core.sql import sql_in, sql_string
+from haiku.core.store._document_rows import KeptDocumentRows
 from haiku.core.store.filters import check_single_expression, filter_error
 from haiku.core.store.handles import Handles
 from haiku.core.store.schema import DOCUMENT_FIELDS, REVISION, chunk_from_row, document_from_row
@@ -86,6 +87,7 @@ class Reads:
 
     def __init__(self, handles: Handles) -> None:
         self.handles = handles
+        self.kept_rows = KeptDocumentRows()
 
     # --- helpers for the other parts ----------------------------------------------
     @property
@@ -114,6 +116,16 @@ class Reads:
         """The document rows of these ids (revision included), by id; absent ids are left out."""
         wanted = sorted({i for i in ids if i})
         columns = self.handles.document_columns(include_content)
+        documents = self.handles.documents
+        if not include_content and wanted:
+            kept = await self.kept_rows.rows(
+                await documents.version(),
+                wanted,
+                documents.count_rows,
+                lambda: documents.query().select(columns).to_list(),
+            )
+            if kept is not None:
+                return kept
         found: dict[str, dict[str, Any]] = {}
         for batch in batches(wanted):
             rows = await self.handles.documents.query().where(sql_in("id", batch)).select(columns).to_list()

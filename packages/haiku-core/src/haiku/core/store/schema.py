@@ -34,7 +34,8 @@ from typing import Any
 import pyarrow as pa
 
 from haiku.core.embedders import EmbedderIdentity
-from haiku.core.models import Chunk, Document, SearchResult, as_utc, dumps_metadata, loads_metadata
+from haiku.core.models import Box, Chunk, Document, SearchResult, as_utc, dumps_metadata, loads_metadata
+from haiku.core.sql import sql_string
 
 DOCUMENTS = "documents"
 CHUNKS = "chunks"
@@ -68,6 +69,11 @@ BOX_TYPE = pa.struct(
         pa.field("bottom", pa.float64()),
     ]
 )
+
+
+def other_revision(revision: str) -> str:
+    """The WHERE clause of rows holding any revision other than ``revision`` (none counts as other)."""
+    return f"({REVISION} IS NULL OR {REVISION} != {sql_string(revision)})"
 
 
 def tables_at(schema_version: int) -> tuple[str, ...]:
@@ -226,8 +232,12 @@ def search_text(headings: Sequence[str], content: str) -> str:
     return "\n".join([*headings, content]) if headings else content
 
 
-def document_row(document: Document, revision: str | None = None) -> dict[str, Any]:
+def document_row(
+    document: Document, revision: str | None = None, structure: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The row of ``document``; ``structure``: its structure columns (``structure.structure_columns``)."""
     return {
+        **(structure or {}),
         REVISION: revision,
         "id": document.id,
         "uri": document.uri,
@@ -253,7 +263,13 @@ def chunk_row(
         "page_numbers": list(chunk.page_numbers),
         "metadata": dumps_metadata(chunk.metadata),
         "vector": [float(x) for x in vector],
+        "item_refs": list(chunk.item_refs),
+        "boxes": [box.model_dump() for box in chunk.boxes],
     }
+
+
+def boxes_from(value: Sequence[Mapping[str, Any]] | None) -> list[Box]:
+    return [Box(**box) for box in value or []]
 
 
 def document_from_row(row: Mapping[str, Any], source: str | None) -> Document:
@@ -280,6 +296,8 @@ def chunk_from_row(row: Mapping[str, Any], source: str | None) -> Chunk:
         page_numbers=[int(p) for p in row.get("page_numbers") or []],
         metadata=loads_metadata(row.get("metadata")),
         source=source,
+        item_refs=list(row.get("item_refs") or []),
+        boxes=boxes_from(row.get("boxes")),
         vector=list(vector) if vector is not None else None,
     )
 
@@ -296,5 +314,7 @@ def result_from_row(row: Mapping[str, Any], score: float, source: str | None) ->
         order=int(row.get("chunk_order") or 0),
         headings=list(row.get("headings") or []),
         page_numbers=[int(p) for p in row.get("page_numbers") or []],
+        item_refs=list(row.get("item_refs") or []),
+        boxes=boxes_from(row.get("boxes")),
         vector=list(vector) if vector is not None else None,
     ).read_at_revision(row.get(REVISION) or "")  # checked against the document row by ``enrich``

@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from haiku.core.fusion import Ranked, fuse_and_enrich, fuse_rrf, hybrid_depth
-from haiku.core.models import SearchResult, SearchType, loads_metadata
+from haiku.core.models import DocumentItem, SearchResult, SearchType, loads_metadata
 from haiku.core.sql import sql_in
 from haiku.core.store.fulltext import FTS_COLUMN, boosted_query
 from haiku.core.store.handles import Handles
@@ -55,6 +55,7 @@ _MAX_REFETCH = 3
 # an awaitable giving them that may be awaited more than once (a Task): a hybrid
 # search starts its vector list while the factors are still being computed.
 Boosts = Mapping[str, float] | Awaitable[Mapping[str, float]]
+ItemsOf = Callable[[str], Awaitable[list[DocumentItem]]]  # a document's stored items, by its id
 HybridLists = tuple[list[SearchResult], list[SearchResult]]  # a hybrid search's vector and full-text lists
 
 
@@ -217,19 +218,26 @@ class Search:
         return out
 
     @consistent_read
-    async def expand_context(self, results: list[SearchResult], max_chars: int) -> list[SearchResult]:
-        """Grow each result with neighbouring chunks of its document, up to ``max_chars``.
+    async def expand_context(
+        self, results: list[SearchResult], max_chars: int, items: ItemsOf | None = None
+    ) -> list[SearchResult]:
+        """Grow each result within its section, table or picture (or with neighbouring chunks of
+        its document where no structure is stored), up to ``max_chars``.
 
-        Expansions that overlap within one document merge into one result
-        listing every chunk id; it keeps the best member's score and chunk id.
-        Output: descending score, ties in input order.
+        ``items`` reads a document's stored items; it is asked only for documents
+        whose chunks carry item refs. Expansions that overlap within one document
+        merge into one result listing every chunk id; it keeps the best member's
+        score and chunk id. Output: descending score, ties in input order.
         """
         self.handles.require_open()
         from haiku.core.store.expansion import expand_results
 
         doc_ids = list(dict.fromkeys(r.document_id for r in results if r.document_id))
         chunk_lists = await asyncio.gather(*(self.reads.get_chunks(doc_id) for doc_id in doc_ids))
-        return expand_results(results, dict(zip(doc_ids, chunk_lists, strict=True)), max_chars)
+        chunks = dict(zip(doc_ids, chunk_lists, strict=True))
+        laid_out = [d for d in doc_ids if items is not None and any(c.item_refs for c in chunks[d])]
+        item_lists = await asyncio.gather(*(items(d) for d in laid_out)) if items is not None else []
+        return expand_results(results, chunks, max_chars, dict(zip(laid_out, item_lists, strict=True)))
 
     # --- internals ------------------------------------------------------------------
     def _check_query_vector(self, query_vector: Sequence[float]) -> None:

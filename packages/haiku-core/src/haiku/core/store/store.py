@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from haiku.core.config import AppConfig
 from haiku.core.embedders import EmbedderIdentity
-from haiku.core.models import Chunk, Document, SearchResult, SearchType
+from haiku.core.models import Chunk, Document, DocumentItem, PageImage, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef
 from haiku.core.store._failures import names_read_failures
 from haiku.core.store.fulltext import FullTextStats, TermStatistics
@@ -33,7 +33,9 @@ from haiku.core.store.reads import Reads
 from haiku.core.store.rebuild import Rebuild
 from haiku.core.store.reports import ChunkIndexes, StoreInfo
 from haiku.core.store.search import Boosts, Search
+from haiku.core.store.structure_reads import StructureReads
 from haiku.core.store.tags import History, TagInfo, Tags
+from haiku.core.store.word_stats import WordStatsKeeper
 from haiku.core.store.writes import DocumentWrite, Writes
 
 if TYPE_CHECKING:
@@ -49,6 +51,7 @@ class Store:
         self.handles, self.gate = handles, gate
         self.created = opened.created  # True when this open created the database
         self.reads = Reads(handles)
+        self.structure = StructureReads(handles)
         self.searcher = Search(handles, self.reads)
         self.fulltext = FullTextStats(handles)
         self.indexes = Indexes(handles, gate)
@@ -56,7 +59,8 @@ class Store:
         self.writes = Writes(handles, gate, self.indexes, self.orphans)
         self.rebuild = Rebuild(handles, gate, self.indexes, self.orphans)
         self.maintenance = Maintenance(handles, gate, self.indexes)
-        gate.on_written = self.maintenance.after_write
+        self.word_stats = WordStatsKeeper(handles)
+        gate.on_written = self._written
         self.tags = Tags(handles, gate)
         self.processing = ProcessingRecord(handles, gate)
         self.migrator = Migrator(handles, gate, self)
@@ -86,11 +90,24 @@ class Store:
         return await database_reachable_and_exists(ref, config)
 
     async def close(self) -> None:
-        """Close; a store that wrote anything vacuums once first (``storage.auto_vacuum``). Idempotent."""
+        """Close; a store that wrote anything maintains itself first, bounded (``storage.auto_vacuum``). Idempotent."""
         if self.handles.closed:
             return
+        await self.word_stats.settle()
+        written = self.gate.dirty  # then the closing maintenance moves the version once more
         await self.maintenance.before_close()
+        if written:
+            await self.word_stats.refresh()
         self.handles.release()
+
+    def _written(self) -> None:
+        """After a committed write: the auto-maintenance's turn, and the word statistics' (``word_stats``).
+
+        A store that writes stops keeping its document rows in memory (``reads``).
+        """
+        self.reads.kept_rows.stop()
+        self.maintenance.after_write()
+        self.word_stats.after_write()
 
     async def __aenter__(self) -> Store:
         return self
@@ -229,8 +246,9 @@ class Store:
 
     @names_read_failures
     async def expand_context(self, results: list[SearchResult], max_chars: int) -> list[SearchResult]:
-        """Grow each result with neighbouring chunks of its document (see ``Search.expand_context``)."""
-        return await self.searcher.expand_context(results, max_chars)
+        """Grow each result within its section, table or picture, or with neighbouring chunks of its
+        document where no structure is stored (see ``Search.expand_context``)."""
+        return await self.searcher.expand_context(results, max_chars, self.get_document_items)
 
     @names_read_failures
     async def fts_statistics(self, words: Iterable[str]) -> TermStatistics:
@@ -279,6 +297,32 @@ class Store:
     async def get_chunks(self, document_id: str, *, with_vectors: bool = False) -> list[Chunk]:
         """The document's current chunks by ``order``; none when the document row is absent."""
         return await self.reads.get_chunks(document_id, with_vectors=with_vectors)
+
+    # --- structure (``structure``) ---------------------------------------------------
+    @names_read_failures
+    async def has_structure(self, document_id: str) -> bool:
+        """Whether the document keeps a page layout: items placed on pages (see ``StructureReads``)."""
+        return await self.structure.has_structure(document_id)
+
+    @names_read_failures
+    async def get_document_items(self, document_id: str) -> list[DocumentItem]:
+        """The document's items (headings, paragraphs, tables, pictures…) in document order."""
+        return await self.structure.get_document_items(document_id)
+
+    @names_read_failures
+    async def get_picture_bytes(self, document_id: str, self_ref: str) -> bytes:
+        """A picture item's PNG; ``PictureNotFoundError`` when the document or picture is not stored."""
+        return await self.structure.get_picture_bytes(document_id, self_ref)
+
+    @names_read_failures
+    async def get_page_images(self, document_id: str, pages: Sequence[int]) -> dict[int, PageImage]:
+        """The stored images of the given pages (1-based), by page; pages without one are left out."""
+        return await self.structure.get_page_images(document_id, pages)
+
+    @names_read_failures
+    async def get_docling_document(self, document_id: str) -> tuple[dict[str, Any], str] | None:
+        """The stored docling document (its JSON object) and the docling version that made it, if any."""
+        return await self.structure.get_docling_document(document_id)
 
     # --- writes (``writes``, ``orphans``, ``rebuild``) -----------------------------
     async def upsert_document(
@@ -342,8 +386,13 @@ class Store:
     async def vacuum(
         self, retention_seconds: int | None = None, *, lock_timeout_s: float | None = None
     ) -> VacuumReport | None:
-        """Compact, optimise indexes and drop old untagged versions (``Maintenance.vacuum``)."""
-        return await self.maintenance.vacuum(retention_seconds, lock_timeout_s=lock_timeout_s)
+        """Compact, optimise indexes and drop old untagged versions (``Maintenance.vacuum``).
+
+        Then the word statistics are brought to the new version (``word_stats``).
+        """
+        report = await self.maintenance.vacuum(retention_seconds, lock_timeout_s=lock_timeout_s)
+        await self.word_stats.refresh()
+        return report
 
     def pending_migrations(self) -> list[tuple[int, str]]:
         """``(version, description)`` of every step above the recorded version."""

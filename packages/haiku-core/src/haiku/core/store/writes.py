@@ -8,6 +8,7 @@ chunks, and commits in three steps:
    the old chunks to the new ones, since reads keep only chunks whose revision
    is their document row's (see ``reads``);
 3. the documents' chunks of any other revision are deleted.
+A document's items and page images ride on the same commits (``structure``).
 A deleted document's row is removed before its chunks. A crash between two
 commits therefore leaves only chunks no reader shows (orphans of an absent
 row, or of another revision) beside a complete version; the first write of
@@ -26,7 +27,7 @@ from typing import Any
 import pyarrow as pa
 
 from haiku.core.logs import get_logger
-from haiku.core.models import Chunk, Document, dumps_metadata, utcnow
+from haiku.core.models import Chunk, Document, DocumentStructure, dumps_metadata, utcnow
 from haiku.core.sql import sql_in, sql_string
 from haiku.core.store.gate import WriteGate
 from haiku.core.store.handles import Handles
@@ -41,6 +42,11 @@ from haiku.core.store.schema import (
     documents_schema,
     utc_or_now,
 )
+from haiku.core.store.structure import (
+    StructurePlan,
+    remove_document_structure,
+    stored_structures,
+)
 
 log = get_logger("haiku.core.store")
 
@@ -49,8 +55,19 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
-# One document to write: the document, its chunks, and one vector per chunk.
-DocumentWrite = tuple[Document, Sequence[Chunk], Sequence[Sequence[float]]]
+# One document to write: the document, its chunks, one vector per chunk, and
+# optionally the structure the converter found (items, pictures, page images).
+DocumentWrite = (
+    tuple[Document, Sequence[Chunk], Sequence[Sequence[float]]]
+    | tuple[Document, Sequence[Chunk], Sequence[Sequence[float]], DocumentStructure | None]
+)
+
+
+def _parts(
+    item: DocumentWrite,
+) -> tuple[Document, Sequence[Chunk], Sequence[Sequence[float]], DocumentStructure | None]:
+    document, chunks, vectors, *rest = item
+    return document, chunks, vectors, (rest[0] if rest else None)
 
 
 @dataclass
@@ -136,8 +153,9 @@ class Writes:
             self.gate.written()
         return written
 
-    async def _upsert(self, items: Sequence[DocumentWrite], *, upkeep: bool) -> list[Document]:
-        for document, chunks, vectors in items:
+    async def _upsert(self, writes: Sequence[DocumentWrite], *, upkeep: bool) -> list[Document]:
+        items = [_parts(item) for item in writes]
+        for document, chunks, vectors, _ in items:
             if len(chunks) != len(vectors):
                 raise ValueError(
                     f"{len(chunks)} chunks but {len(vectors)} vectors for {document.uri or 'a document'}; "
@@ -154,8 +172,9 @@ class Writes:
             by_id: dict[str, int] = {}  # document id -> index into ``stored`` (the last item wins)
             stored: list[Document] = []
             chunk_sets: list[list[dict[str, Any]]] = []
+            structures: dict[str, DocumentStructure | None] = {}
             order: list[int] = []  # per item: its index into ``stored``
-            for document, chunks, vectors in items:
+            for document, chunks, vectors, structure in items:
                 existing = known.by_id.get(document.id) if document.id else None
                 if existing is None and document.uri:
                     existing = known.by_uri.get(document.uri)
@@ -176,6 +195,7 @@ class Writes:
                     chunk_row(chunk.model_copy(update={"id": chunk.id or new_id()}), doc_id, vector, revision)
                     for chunk, vector in zip(chunks, vectors, strict=True)
                 ]
+                structures[doc_id] = structure  # the last item naming the document wins
                 if doc_id in by_id:  # an earlier item named the same document: this one replaces it
                     slot = by_id[doc_id]
                     stored[slot], chunk_sets[slot] = row, rows
@@ -189,17 +209,19 @@ class Writes:
             mine = " OR ".join(sql_in("document_id", batch) for batch in batches(ids))
             # The three commits of the module docstring; their order is what keeps a crash harmless.
             chunks, documents = self.handles.chunks, self.handles.documents
+            plan = await self._structure_plan(structures, revision)
             if chunk_rows:
                 await chunks.add(pa.Table.from_pylist(chunk_rows, schema=chunks_schema(self.handles.vector_dim)))
+            await plan.add_rows(self.handles)
+            rows = [document_row(d, revision, plan.columns.get(d.id or "")) for d in stored]
             await (
                 documents.merge_insert("id")
                 .when_matched_update_all()
                 .when_not_matched_insert_all()
-                .execute(
-                    pa.Table.from_pylist([document_row(d, revision) for d in stored], schema=documents_schema())
-                )
+                .execute(pa.Table.from_pylist(rows, schema=documents_schema()))
             )
             await chunks.delete(f"({mine}) AND {other_revision(revision)}")
+            await plan.remove_replaced(self.handles)
             if upkeep:
                 await self.indexes.upkeep_after_write()
         if upkeep:
@@ -209,10 +231,15 @@ class Writes:
         )
         return [stored[slot] for slot in order]
 
-    async def _existing_documents(self, items: Sequence[DocumentWrite]) -> _Known:
+    async def _structure_plan(self, structures: dict[str, DocumentStructure | None], revision: str) -> StructurePlan:
+        if not self.handles.structured:  # a database before schema version 3 keeps no structure
+            return StructurePlan(revision)
+        return StructurePlan.of(structures, await stored_structures(self.handles, list(structures)), revision)
+
+    async def _existing_documents(self, items: Sequence[tuple[Document, Any, Any, Any]]) -> _Known:
         """The stored id and creation time of every document the items name, by id and by uri."""
-        ids = sorted({d.id for d, _, _ in items if d.id})
-        uris = sorted({d.uri for d, _, _ in items if d.uri})
+        ids = sorted({d.id for d, _, _, _ in items if d.id})
+        uris = sorted({d.uri for d, _, _, _ in items if d.uri})
         known = _Known({}, {})
         wheres = [sql_in("id", batch) for batch in batches(ids)] + [sql_in("uri", b) for b in batches(uris)]
         if not wheres:
@@ -241,11 +268,13 @@ class Writes:
         return result.rows_updated > 0
 
     async def delete_document(self, document_id: str) -> int | None:
-        """Remove the document row, then its chunks: how many chunks went; ``None`` if it was absent."""
+        """Remove the document row, then its chunks, items and page images: how many chunks went;
+        ``None`` if it was absent."""
         async with self.gate.writing("deleting a document"):
             where = f"id = {sql_string(document_id)}"
             existed = await self.handles.documents.count_rows(where) > 0
             await self.handles.documents.delete(where)
             removed = await self.handles.chunks.delete(f"document_id = {sql_string(document_id)}")
+            await remove_document_structure(self.handles, document_id)
         self.gate.written()
         return removed.num_deleted_rows if existed else None

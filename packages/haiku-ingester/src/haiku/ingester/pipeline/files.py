@@ -20,7 +20,11 @@ from haiku.ingester.errors import (
     SymlinkLoopError,
     UnsupportedFileError,
 )
-from haiku.ingester.sources.fs import revision_of
+
+
+def revision_of(st: os.stat_result) -> str:
+    """A file's revision: its modification time and size."""
+    return f"{st.st_mtime_ns}-{st.st_size}"
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,11 @@ def read_bytes(facts: FileFacts, *, max_file_size: int) -> bytes:
     """Read at most max_file_size + 1 bytes, so a file growing meanwhile is still caught."""
     with open(facts.path, "rb") as handle:
         data = handle.read(max_file_size + 1)
+    return check_bytes(facts, data, max_file_size=max_file_size)
+
+
+def check_bytes(facts: FileFacts, data: bytes, *, max_file_size: int) -> bytes:
+    """The bytes read for ``facts`` (at most max_file_size + 1 of them), if the pipeline can take them."""
     if len(data) > max_file_size:
         raise FileTooLargeError(f"{facts.path}: grew over max_file_size ({max_file_size} bytes) while being read")
     if not data:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 from haiku.core.convert import ConvertedDocument
 from haiku.ingester.errors import ConversionCrashedError, ConversionError, ConversionTimeoutError
 from haiku.ingester.logs import get_logger
-from haiku.ingester.pipeline.protocol import body_size, decode_body, encode_frame, header_size
+from haiku.ingester.pipeline.protocol import body_size, decode_body, encode_frame, header_size, spawn_child
 
 _STARTUP_TIMEOUT_S = 300.0  # importing docling on a busy machine; only a broken install takes this long
 
@@ -45,15 +44,7 @@ class _Worker:
         env = dict(os.environ)
         env.setdefault("TOKENIZERS_PARALLELISM", "false")
         env.setdefault("OMP_NUM_THREADS", "1")
-        self.proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "haiku.ingester.pipeline.worker",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-        )
+        self.proc = await spawn_child("haiku.ingester.pipeline.worker", env)
         self._stderr_task = asyncio.create_task(self._forward_stderr())
         self._ready = asyncio.create_task(self._handshake())
 
@@ -93,8 +84,14 @@ class _Worker:
             raise ConversionError(f"a conversion worker exited while starting ({self.exit_text()})") from None
 
     async def call(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """One conversion: the reply, with the page images that follow it in frames of their own."""
         await self._send(payload)
-        return await self._receive()
+        reply = await self._receive()
+        if reply.get("ok") and reply.get("pages"):
+            pages = reply["document"].structure.pages
+            while (page := await self._receive()) is not None:
+                pages.append(page)
+        return reply
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.returncode is None
@@ -148,6 +145,8 @@ class ConversionPool:
         chunk_size: int,
         timeout_s: float,
         ocr: str = "auto",
+        pdf_layout: str = "auto",
+        structure: dict[str, Any] | None = None,
         initial: int | None = None,
         starving: Callable[[], bool] | None = None,
     ) -> None:
@@ -156,7 +155,10 @@ class ConversionPool:
         self._starving = starving or (lambda: True)
         self._growing = False
         self.timeout_s = timeout_s
-        self._hello = {"tokenizer_dir": tokenizer_dir, "chunk_size": chunk_size, "ocr": ocr}
+        self._hello = {
+            "tokenizer_dir": tokenizer_dir, "chunk_size": chunk_size, "ocr": ocr,
+            "pdf_layout": pdf_layout, "structure": structure,
+        }  # fmt: skip
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._workers: set[_Worker] = set()
         self._busy: set[_Worker] = set()

@@ -1,8 +1,9 @@
 """What one job does (docs/ingester.md): the upsert and delete steps, as plain async functions.
 
 Upsert: (1) the stored revision equals the file's → nothing to do; (2) else read
-and hash the bytes; an unchanged hash only rolls the revision forward (document
-id, chunks and vectors kept); (3) else convert and chunk (in a worker process),
+and hash the bytes (``reading``: here, or on the Ray worker that converts
+them); an unchanged hash only rolls the revision forward (document id, chunks
+and vectors kept); (3) else convert and chunk (in a worker process),
 embed (batched across documents) the chunks whose text the stored version
 lacks, reusing the stored vectors of the others (``reuse``), and write (batched
 with other jobs' documents of the same database): the same uri keeps its
@@ -16,19 +17,20 @@ deleted only if it came from the job's source.
 from __future__ import annotations
 
 import asyncio
-import os
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from haiku.core.models import Chunk, Document
 from haiku.ingester.errors import SymlinkOutsideRootError
+from haiku.ingester.pipeline.describe import PictureDescriber
 from haiku.ingester.pipeline.embed import EmbedBatcher
-from haiku.ingester.pipeline.files import content_hash, inspect_file, read_bytes
-from haiku.ingester.pipeline.pool import ConversionPool
+from haiku.ingester.pipeline.engine import FileConverter
+from haiku.ingester.pipeline.pictures import describe_pictures
+from haiku.ingester.pipeline.reading import read_and_convert
 from haiku.ingester.pipeline.reuse import plan_embedding, stored_vectors
 from haiku.ingester.pipeline.writer import DocumentWriter
 from haiku.ingester.queue import Job, SyncState, SyncUpdate
-from haiku.ingester.sources.fs import FolderSource
+from haiku.ingester.sources import Source
 
 # Metadata keys the pipeline owns on every document it writes.
 SOURCE_ID = "source_id"
@@ -67,23 +69,28 @@ class Outcome:
 
 
 class JobProcessor:
-    def __init__(self, *, sync: SyncState, pool: ConversionPool, batcher: EmbedBatcher) -> None:
+    def __init__(
+        self, *, sync: SyncState, pool: FileConverter, batcher: EmbedBatcher, describer: PictureDescriber | None = None
+    ) -> None:
         self.sync = sync
         self.pool = pool
         self.batcher = batcher
+        self.describer = describer  # processing.pictures: description (docs/pictures.md)
         # Files held in memory at once: enough to keep every conversion worker fed.
         self._reading = asyncio.Semaphore(2 * pool.size)
         self.stopping = False
         self._write_locks: dict[str, asyncio.Lock] = {}
         self.writer = DocumentWriter(self._writing)
 
-    async def run(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:
+    async def run(self, job: Job, source: Source, store: WritableStore) -> Outcome:
         if job.op == "delete":
             return await self.delete(job, source, store)
         return await self.upsert(job, source, store)
 
     async def close(self) -> None:
         await self.writer.close()
+        if self.describer is not None:
+            await self.describer.aclose()
 
     def _writing(self, database: str) -> asyncio.Lock:
         """One write at a time per database from this process.
@@ -98,7 +105,7 @@ class JobProcessor:
             lock = self._write_locks[database] = asyncio.Lock()
         return lock
 
-    async def upsert(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:
+    async def upsert(self, job: Job, source: Source, store: WritableStore) -> Outcome:
         path = source.path_for(job.uri)
         max_size = source.config.max_file_size
         with self.batcher.producing():
@@ -107,7 +114,7 @@ class JobProcessor:
             except SymlinkOutsideRootError:
                 await self._drop_own_document(job, store)  # ingested before the rule, or while allowed
                 raise
-            facts = await asyncio.to_thread(inspect_file, path, max_file_size=max_size)
+            facts = await asyncio.to_thread(source.inspect, path, max_file_size=max_size)
             state = self.sync.get(job.database, job.source_id, job.uri)
             if not job.forced and state is not None and state.revision == facts.revision and state.document_id:
                 return Outcome("unchanged", None, state.document_id)
@@ -118,18 +125,16 @@ class JobProcessor:
                 async with self._reading:
                     if self.stopping:
                         raise JobReleased()
-                    data = await asyncio.to_thread(read_bytes, facts, max_file_size=max_size)
-                    digest = content_hash(data)
+                    digest, converted = await read_and_convert(
+                        self.pool, source, facts, max_file_size=max_size,
+                        known_hash=state.content_hash if reuse else None,
+                    )  # fmt: skip
                     metadata = {
                         SOURCE_ID: job.source_id,
                         CONTENT_TYPE: facts.content_type,
                         CONTENT_HASH: digest,
                         SOURCE_REVISION: facts.revision,
                     }
-                    converted = None
-                    if not (reuse and state.content_hash == digest):
-                        converted = await self.pool.convert(name=str(path), fmt=facts.format, data=data)
-                    del data
                 if converted is not None:
                     break
                 async with self._writing(job.database):
@@ -137,6 +142,8 @@ class JobProcessor:
                 if updated is not False:
                     return Outcome("revision", SyncUpdate(facts.revision, digest, state.document_id), state.document_id)
                 reuse = False
+            if self.describer is not None:
+                await describe_pictures(self.describer, converted, database=job.database, source=job.source_id, uri=job.uri)
             # Read while the batcher still counts this job as producing: its texts are on their way.
             known = await stored_vectors(store, state.document_id if state else None, self.batcher.embedder.identity)
         texts = [c.embed_text for c in converted.chunks]
@@ -144,13 +151,17 @@ class JobProcessor:
         del known
         vectors = plan.complete(await self.batcher.embed([texts[i] for i in plan.to_embed]))
         chunks = [
-            Chunk(order=i, content=c.content, headings=c.headings, page_numbers=c.page_numbers)
+            Chunk(
+                order=i, content=c.content, headings=c.headings, page_numbers=c.page_numbers,
+                item_refs=c.item_refs, boxes=c.boxes,
+            )
             for i, c in enumerate(converted.chunks)
-        ]
+        ]  # fmt: skip
         if converted.language:
             metadata = {**metadata, LANGUAGE: converted.language}
+        metadata = {**converted.metadata, **metadata}  # what the converter says of it (a picture cap hit)
         document = Document(uri=job.uri, title=converted.title, content=converted.content, metadata=metadata)
-        stored = await self.writer.write(job.database, store, document, chunks, vectors)
+        stored = await self.writer.write(job.database, store, document, chunks, vectors, converted.structure)
         return Outcome(
             "written",
             SyncUpdate(facts.revision, digest, stored.id),
@@ -166,9 +177,9 @@ class JobProcessor:
             async with self._writing(job.database):
                 await store.delete_document(document.id)
 
-    async def delete(self, job: Job, source: FolderSource, store: WritableStore) -> Outcome:
+    async def delete(self, job: Job, source: Source, store: WritableStore) -> Outcome:
         path = source.path_for(job.uri)
-        if os.path.lexists(path) and source.entry_for(path) is not None:
+        if await asyncio.to_thread(source.present, path):
             return Outcome("skipped", None)  # the file is back; its upsert keeps the document
         document = await store.get_document_by_uri(job.uri)
         if document is None or document.id is None:

@@ -1,9 +1,11 @@
-"""Length-prefixed pickle frames between the daemon and its conversion workers."""
+"""Length-prefixed pickle frames between the daemon and its child processes (conversion workers, the Ray driver)."""
 
 from __future__ import annotations
 
+import asyncio
 import pickle
 import struct
+import sys
 from typing import Any, BinaryIO
 
 _HEADER = struct.Struct("!Q")
@@ -44,3 +46,16 @@ def read_frame(stream: BinaryIO) -> Any | None:
 def write_frame(stream: BinaryIO, obj: Any) -> None:
     stream.write(encode_frame(obj))
     stream.flush()
+
+
+async def spawn_child(module: str, env: dict[str, str]) -> asyncio.subprocess.Process:
+    """``python -m MODULE`` with frames on its stdin and stdout, and its stderr for the log."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        module,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )

@@ -5,9 +5,13 @@ daemon can time out or lose a worker (docling hanging or crashing on a bad file)
 without losing itself. The protocol keeps stdout to itself: anything else that
 prints, Python or native code, lands on stderr, which the daemon logs.
 
-Frames: first ``{"tokenizer_dir", "chunk_size", "ocr"}``, answered ``{"ready": True}``
-(or ``{"ok": False, ...}``); then ``{"name", "format", "data"}``, answered
-``{"ok": True, "document": ConvertedDocument}`` or ``{"ok": False, "kind", "message"}``.
+Frames: first ``{"tokenizer_dir", "chunk_size", "ocr", "pdf_layout",
+"structure"}``, answered
+``{"ready": True}`` (or ``{"ok": False, ...}``); then ``{"name", "format", "data"}``,
+answered ``{"ok": True, "document": ConvertedDocument, "pages": True}`` followed by
+one frame per page image (a ``PageImage``) and a ``None`` frame, or
+``{"ok": False, "kind", "message"}``. Page images travel one per frame, rendered
+one at a time, so neither process builds a frame the size of a long PDF's pages.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import sys
 import types
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Linux: SIGKILL this worker when the daemon dies, even by kill -9."""
     try:
         import ctypes
@@ -54,7 +58,7 @@ def _keep_torch_out() -> None:
     sys.modules.setdefault(_STUB, stub)
 
 
-def _let_torch_in() -> None:
+def let_torch_in() -> None:
     """Undo ``_keep_torch_out`` and forget what was imported under it."""
     for name in [*_HIDDEN, _STUB]:
         if sys.modules.get(name) is None or name == _STUB:
@@ -63,22 +67,26 @@ def _let_torch_in() -> None:
         del sys.modules[name]
 
 
-def _build_converter(tokenizer_dir: str, chunk_size: int, ocr: str):
+def build_converter(
+    tokenizer_dir: str, chunk_size: int, ocr: str, pdf_layout: str = "auto", structure: dict | None = None
+):
     from haiku.core.convert.converter import Converter
+    from haiku.core.convert.structure import StructureOptions
 
+    options = StructureOptions(**(structure or {}))
     _keep_torch_out()
     try:
-        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr)
+        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, pdf_layout=pdf_layout, structure=options)
     except ImportError:
         # A docling release that needs torch where this one did not: pay for it.
-        _let_torch_in()
-        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr)
+        let_torch_in()
+        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, pdf_layout=pdf_layout, structure=options)
 
 
 def main() -> int:
     from haiku.ingester.pipeline.protocol import read_frame, write_frame
 
-    _die_with_parent()
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the daemon, which stops us
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
@@ -92,7 +100,10 @@ def main() -> int:
     if hello is None:
         return 0
     try:
-        converter = _build_converter(hello["tokenizer_dir"], int(hello["chunk_size"]), hello.get("ocr", "auto"))
+        converter = build_converter(
+            hello["tokenizer_dir"], int(hello["chunk_size"]), hello.get("ocr", "auto"),
+            hello.get("pdf_layout", "auto"), hello.get("structure"),
+        )
     except Exception as exc:
         write_frame(channel, {"ok": False, "kind": type(exc).__name__, "message": str(exc)})
         return 1
@@ -106,15 +117,55 @@ def main() -> int:
         request = read_frame(requests)
         if request is None:
             return 0
-        try:
-            document = converter.convert(name=request["name"], fmt=request["format"], data=request["data"])
-        except RecursionError:
-            reply = {"ok": False, "kind": "ConversionError", "message": f"{request['name']}: too deeply nested to convert"}
-        except Exception as exc:
-            reply = {"ok": False, "kind": type(exc).__name__, "message": str(exc)}
-        else:
-            reply = {"ok": True, "document": document}
+        reply, pages = converted(converter, request["name"], request["format"], request["data"], stream=True)
         write_frame(channel, reply)
+        if pages is not None:
+            _send_pages(channel, request["name"], pages)
+
+
+def convert_reply(converter, name: str, fmt: str, data: bytes) -> dict:
+    """``{"ok": True, "document"}`` (page images inside), or ``{"ok": False, "kind", "message"}``."""
+    return converted(converter, name, fmt, data, stream=False)[0]
+
+
+def converted(converter, name: str, fmt: str, data: bytes, *, stream: bool):
+    """The reply for one file, and with ``stream`` the page images to send after it (``None``: none)."""
+    pages = None
+    try:
+        document = converter.convert(name=name, fmt=fmt, data=data, pages=not stream)
+        if stream and document.structure is not None:
+            pages = _pages_or_none(converter, name, fmt, data)
+    except RecursionError:
+        return {"ok": False, "kind": "ConversionError", "message": f"{name}: too deeply nested to convert"}, None
+    except Exception as exc:
+        return {"ok": False, "kind": type(exc).__name__, "message": str(exc)}, None
+    return {"ok": True, "document": document, "pages": pages is not None}, pages
+
+
+def _pages_or_none(converter, name: str, fmt: str, data: bytes):
+    """The page images to send, the first one rendered already; ``None`` when there are none or
+    pdfium cannot render the file: the document stands without them (logged)."""
+    import itertools
+
+    try:
+        pages = converter.render_pages(fmt=fmt, data=data)
+        first = next(pages, None)
+    except Exception as exc:
+        print(f"{name}: no page images: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return None
+    return None if first is None else itertools.chain([first], pages)
+
+
+def _send_pages(channel, name: str, pages) -> None:
+    """One frame per page image, then ``None``; a page that fails to render ends the run early, logged."""
+    from haiku.ingester.pipeline.protocol import write_frame
+
+    try:
+        for page in pages:
+            write_frame(channel, page)
+    except Exception as exc:  # the document stands without the rest of its page images
+        print(f"{name}: page images stopped: {type(exc).__name__}: {exc}", file=sys.stderr)
+    write_frame(channel, None)
 
 
 if __name__ == "__main__":

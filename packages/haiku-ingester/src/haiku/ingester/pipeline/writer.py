@@ -21,16 +21,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from haiku.core.models import Chunk, Document
+from haiku.core.models import Chunk, Document, DocumentStructure
 from haiku.ingester.logs import get_logger
 
 MAX_BATCH_DOCUMENTS = 64
 
 
+WriteItem = tuple[Document, Sequence[Chunk], Sequence[Sequence[float]], DocumentStructure | None]
+
+
 class BatchWritableStore(Protocol):
-    async def upsert_documents(
-        self, items: Sequence[tuple[Document, Sequence[Chunk], Sequence[Sequence[float]]]]
-    ) -> list[Document]: ...
+    async def upsert_documents(self, items: Sequence[WriteItem]) -> list[Document]: ...
 
 
 @dataclass
@@ -39,10 +40,11 @@ class _Write:
     chunks: list[Chunk]
     vectors: list[list[float]]
     future: asyncio.Future
+    structure: DocumentStructure | None = None  # items, pictures and page images, stored with the document
 
     @property
-    def item(self) -> tuple[Document, list[Chunk], list[list[float]]]:
-        return self.document, self.chunks, self.vectors
+    def item(self) -> WriteItem:
+        return self.document, self.chunks, self.vectors, self.structure
 
 
 class _DatabaseWriter:
@@ -129,8 +131,9 @@ class DocumentWriter:
         document: Document,
         chunks: list[Chunk],
         vectors: list[list[float]],
+        structure: DocumentStructure | None = None,
     ) -> Document:
-        """Write one document with its chunks, batched with others; returns the stored document."""
+        """Write one document with its chunks (and structure), batched with others; returns the stored document."""
         writer = self._writers.get(id(store))
         if writer is None or writer.store is not store:
             writer = _DatabaseWriter(
@@ -138,7 +141,7 @@ class DocumentWriter:
             )
             self._writers[id(store)] = writer
         future: asyncio.Future = asyncio.get_running_loop().create_future()
-        writer.submit(_Write(document, chunks, vectors, future), database)
+        writer.submit(_Write(document, chunks, vectors, future, structure), database)
         return await future
 
     def _forget(self, store: Any, writer: _DatabaseWriter | None) -> None:

@@ -30,6 +30,7 @@ from urllib.parse import unquote_to_bytes, urlparse
 from haiku.core.config import FsSourceConfig, RetryConfig
 from haiku.core.errors import database_label
 from haiku.ingester.errors import SymlinkOutsideRootError
+from haiku.ingester.pipeline.files import FileFacts, inspect_file, read_bytes, revision_of
 
 
 @dataclass(frozen=True)
@@ -39,16 +40,12 @@ class FileEntry:
     revision: str
 
 
-def revision_of(st: os.stat_result) -> str:
-    return f"{st.st_mtime_ns}-{st.st_size}"
-
-
 def path_of_uri(uri: str) -> Path:
     """The path a ``file://`` uri names; the uri quotes the name's bytes, so a name that is not UTF-8 decodes back to them."""
     return Path(os.fsdecode(unquote_to_bytes(urlparse(uri).path)))
 
 
-def _matches(rel: str, patterns: list[str]) -> bool:
+def matches(rel: str, patterns: list[str]) -> bool:
     lowered = rel.lower()
     name = lowered.rsplit("/", 1)[-1]
     for pattern in patterns:
@@ -101,10 +98,10 @@ class FolderSource:
             return False
         if self._ignored(rel) or any(self._ignored(parent) for parent in self._parents(rel)):
             return False
-        return _matches(rel, self.config.include_patterns)
+        return matches(rel, self.config.include_patterns)
 
     def _ignored(self, rel: str) -> bool:
-        return _matches(rel, self.config.ignore_patterns)
+        return matches(rel, self.config.ignore_patterns)
 
     @staticmethod
     def _parents(rel: str) -> Iterator[str]:
@@ -137,6 +134,17 @@ class FolderSource:
             # on or off enqueues it again (and a document it brought in is then removed).
             revision += "-external"
         return FileEntry(path=path, uri=self.uri_for(path), revision=revision)
+
+    # --- reading (the pipeline's view of a file, as of an object in sources.s3) ----
+    def inspect(self, path: Path, *, max_file_size: int) -> FileFacts:
+        return inspect_file(path, max_file_size=max_file_size)
+
+    def read(self, facts: FileFacts, *, max_file_size: int) -> bytes:
+        return read_bytes(facts, max_file_size=max_file_size)
+
+    def present(self, path: Path) -> bool:
+        """Whether the file is there and wanted (a delete job finds it back)."""
+        return os.path.lexists(path) and self.entry_for(path) is not None
 
     def label(self) -> str:
         """``source ID of database 'NAME'``: how messages name this source."""
@@ -200,7 +208,7 @@ class FolderSource:
                     if not self._ignored(rel):
                         self._walk(path, out, top=False)
                     continue
-                if self._ignored(rel) or not _matches(rel, self.config.include_patterns):
+                if self._ignored(rel) or not matches(rel, self.config.include_patterns):
                     continue
                 entry = self.entry_for(path)
                 if entry is not None:

@@ -6,7 +6,7 @@ from that result's database. An id no search returned is looked up in the
 question's selected databases and nowhere else. Whenever an id could name
 chunks in two databases the citation is refused rather than guessed.
 
-A citation carries the cited chunk's own text, pages and section; the passage
+A citation carries the cited chunk's own text, pages, boxes and section; the passage
 the model read around it (the chunk expanded with its neighbours) is kept
 apart, as its ``context``.
 """
@@ -184,6 +184,7 @@ class CitationDesk:
                 document_title=r.document_title,
                 document_meta=dict(r.document_meta),
                 page_numbers=list(own.page_numbers),
+                boxes=list(own.boxes),
                 headings=list(own.headings),
                 content=own.content,
                 context=r.content if r.content != own.content else None,
@@ -201,6 +202,7 @@ class CitationDesk:
             document_title=doc.title if doc else None,
             document_meta=dict(doc.metadata) if doc else {},
             page_numbers=list(chunk.page_numbers),
+            boxes=list(chunk.boxes),
             headings=list(chunk.headings),
             content=chunk.content,
         )

@@ -16,9 +16,10 @@ from haiku.core.models import SearchResult
 from haiku.rag.capability.answer import Grounding, grounding_of
 from haiku.rag.capability.citations import CitationDesk, Retrieved
 from haiku.rag.capability.instructions import instructions
+from haiku.rag.capability.pictures import PictureDesk
 from haiku.rag.capability.selection import combine_where, narrow
 from haiku.rag.capability.state import RAGState
-from haiku.rag.llm.loop import Tool, ToolRetry
+from haiku.rag.llm.loop import Tool, ToolReply, ToolRetry
 
 if TYPE_CHECKING:
     from haiku.rag.client import HaikuRAG
@@ -43,6 +44,8 @@ class Run:
         self.multi = len(self.collections) > 1
         self.retrieved = Retrieved()
         self.desk = CitationDesk(client, state, self.retrieved, state.sources)
+        qa = client.config.qa
+        self.pictures = PictureDesk(client, limit=qa.max_images, images=qa.model.images, multi=self.multi)
         self.consulted = 0
         """How many times the model looked at the documents (search, execute_code)."""
 
@@ -147,7 +150,7 @@ class Run:
 
     # --- tools ---------------------------------------------------------------------------
 
-    async def search(self, args: dict[str, Any]) -> str:
+    async def search(self, args: dict[str, Any]) -> str | ToolReply:
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
             raise ToolRetry("search needs a non-empty query string")
@@ -166,9 +169,16 @@ class Run:
             return NO_RESULTS
         self.retrieved.add(shown, hits=hits)
         total = len(shown)
-        return "\n\n".join(
+        text = "\n\n".join(
             r.format_for_agent(rank, total, include_collection=self.multi) for rank, r in enumerate(shown, 1)
         )
+        pictures = await self.pictures.gather(shown)
+        if not pictures:
+            return text
+        if not self.pictures.images:
+            captions = self.pictures.as_text(pictures)
+            return f"{text}\n\n{captions}" if captions else text
+        return ToolReply(text, self.pictures.as_parts(pictures))
 
     async def _search(
         self, query: str, limit: int | None, reads: Sequence[str] | None

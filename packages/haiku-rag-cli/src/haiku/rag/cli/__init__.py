@@ -19,6 +19,7 @@ from haiku.rag.cli import (
     doctor_commands,
     document_commands,
     search_commands,
+    structure_commands,
     tag_commands,
 )
 from haiku.rag.cli._arguments import GlobalOptionsAnywhere
@@ -67,6 +68,7 @@ def _global_options(
 for _module in (
     search_commands,
     document_commands,
+    structure_commands,
     database_commands,
     doctor_commands,
     tag_commands,

@@ -13,7 +13,7 @@ import typer
 from haiku.rag.qa.render import pages_line
 
 if TYPE_CHECKING:  # pydantic models load with the client, not for `--help`
-    from haiku.core.models import Document, SearchResult
+    from haiku.core.models import Document, DocumentItem, SearchResult
 
 
 def shown_location(location: Path | str) -> str:
@@ -71,3 +71,19 @@ def print_document(document: Document) -> None:
     print_document_summary(document)
     typer.echo()
     typer.echo(document.content)
+
+
+ITEM_TEXT = 60  # characters of an item's text shown when it has no caption
+
+
+def print_items(items: Sequence[DocumentItem]) -> None:
+    """One line per item: order, label, pages, ref, then its caption (or the start of its text)."""
+    if not items:
+        typer.echo("No items stored for this document (it was stored before the database kept structure).")
+        return
+    for item in items:
+        pages = ",".join(str(page) for page in item.page_numbers) or "-"
+        text = item.caption or " ".join(item.text.split())
+        shown = text if len(text) <= ITEM_TEXT else text[: ITEM_TEXT - 1] + "…"
+        picture = "[picture] " if item.has_image else ""
+        typer.echo(f"{item.order:>4}  {item.label:<15} p.{pages:<6} {item.self_ref:<14} {picture}{shown}".rstrip())

@@ -16,10 +16,10 @@ from haiku.rag.cli._common import (
     one_scope,
     set_scope,
 )
-from haiku.rag.cli._output import print_document, print_document_summary
+from haiku.rag.cli._output import print_document, print_document_summary, print_items
 
 if TYPE_CHECKING:
-    from haiku.core.models import Document
+    from haiku.core.models import Document, DocumentItem
     from haiku.core.scope import DatabaseScope
     from haiku.rag.client import HaikuRAG
 
@@ -61,22 +61,33 @@ def get(
     db: Path | None = db_option(),
     at: str | None = at_option(),
     as_json: bool = typer.Option(False, "--json", help="Print the document as JSON."),
+    items: bool = typer.Option(
+        False, "--items", help="List the document's items (label, pages, ref, caption) instead of its text."
+    ),
 ) -> None:
     """Print one document of one database; over several, say which of them hold the id."""
 
-    def show(document: "Document | None", _: "DatabaseScope") -> None:
+    def show(found: "tuple[Document | None, list[DocumentItem]]", _: "DatabaseScope") -> None:
+        document, stored = found
         if document is None:
             raise fail(f"Document with id {doc_id} not found.")
-        if as_json:
+        if items and as_json:
+            echo_json([item.model_dump(mode="json") for item in stored])
+        elif items:
+            print_items(stored)
+        elif as_json:
             echo_json(document.as_json())
         else:
             print_document(document)
 
-    async def fetch(client: "HaikuRAG") -> "Document | None":
+    async def fetch(client: "HaikuRAG") -> "tuple[Document | None, list[DocumentItem]]":
         if client.covers_multiple:
             holders = await client.databases_holding(doc_id)
             raise AmbiguousDatabaseError.cli_get_needs_one(client.source_names, doc_id, holders)
-        return await client.get_document_by_id(doc_id)
+        document = await client.get_document_by_id(doc_id)
+        if document is None or not items:
+            return document, []
+        return document, await client.get_document_items(doc_id)
 
     # With --at the one database must be named first; without, a set is asked who holds the id.
     select = (lambda opts: set_scope(opts, db)) if at is None else (lambda opts: one_scope(opts, db, at=at))

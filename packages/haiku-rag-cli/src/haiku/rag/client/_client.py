@@ -11,12 +11,13 @@ import haiku.rag.client._context as _context
 import haiku.rag.client._coverage as _coverage
 import haiku.rag.client._diagnostics as _diagnostics
 import haiku.rag.client._lookups as _lookups
+import haiku.rag.client._pictures as _pictures
 import haiku.rag.client._search as _search
 from haiku.core.config import AppConfig, load_config
 from haiku.core.convert.document import ConvertedChunk, ReadDocument
 from haiku.core.convert.files import FileConverter
 from haiku.core.errors import AmbiguousDatabaseError, EmptyQueryError
-from haiku.core.models import Chunk, Citation, Document, SearchResult, SearchType
+from haiku.core.models import Chunk, Citation, Document, DocumentItem, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.core.store.filters import check_document_filter
 from haiku.rag.client._analysis import Analysis
@@ -24,6 +25,8 @@ from haiku.rag.client._diagnostics import DatabaseInfo
 from haiku.rag.client._federation import Federation, Reach
 
 if TYPE_CHECKING:
+    from PIL.Image import Image
+
     from haiku.core.store import History, Store, TagInfo, VacuumReport
 
 
@@ -319,6 +322,23 @@ class HaikuRAG:
         (docs/client.md#listing-and-lookups).
         """
         return await _lookups.holders(self._reach(), document_id)
+
+    # --- structure, pictures and pages (docs/client.md#pictures-and-pages) -----------------
+
+    async def get_document_items(self, document_id: str, source: str | None = None) -> list[DocumentItem]:
+        """The document's items (headings, paragraphs, tables, pictures…) in document order, from
+        ``source`` or the first database holding it; ``NotFoundError`` when none does."""
+        return await _pictures.document_items(self._reach(), document_id, source)
+
+    async def get_picture_bytes(self, document_id: str, picture_ref: str, source: str | None = None) -> bytes:
+        """The PNG of one picture (its ``self_ref``, e.g. ``#/pictures/0``); ``source`` is
+        required on a client covering several databases."""
+        return await _pictures.picture_bytes(self._reach(), document_id, picture_ref, source)
+
+    async def visualize_chunk(self, chunk_id: str, source: str | None = None) -> list[Image]:
+        """Every page the chunk touches with its boxes drawn (PIL images, ``info["page"]`` set);
+        ``source`` is required on a client covering several databases."""
+        return await _pictures.visualize_chunk(self._reach(), chunk_id, source)
 
     async def ask(
         self, question: str, filter: str | None = None, sources: Sequence[str] | None = None

@@ -4,6 +4,10 @@ A tool signals a recoverable mistake of the model (an unknown collection, an
 ambiguous citation, malformed arguments) by raising ``ToolRetry``: its message
 goes back to the model as the tool's result and the loop goes on. Anything
 else a tool raises ends the question with that error.
+
+A tool message carries text only, so a tool that has pictures to show returns a
+``ToolReply``: its parts (text and ``image_url`` items) follow the round's tool
+results as one user message (docs/pictures.md).
 """
 
 from __future__ import annotations
@@ -27,11 +31,19 @@ class ToolRetry(Exception):
 
 
 @dataclass(frozen=True)
+class ToolReply:
+    """A tool's text result, and content parts shown to the model after the round's tool results."""
+
+    text: str
+    parts: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class Tool:
     name: str
     description: str
     parameters: dict[str, Any]
-    handler: Callable[[dict[str, Any]], Awaitable[str]]
+    handler: Callable[[dict[str, Any]], Awaitable[str | ToolReply]]
 
     def schema(self) -> dict[str, Any]:
         return {
@@ -52,7 +64,7 @@ def visible_text(partial: str) -> str:
     return (text if opened < 0 else text[:opened]).strip()
 
 
-async def _call(tool: Tool | None, call: ToolCall) -> str:
+async def _call(tool: Tool | None, call: ToolCall) -> str | ToolReply:
     if tool is None:
         return f"Error: there is no tool named {call.name!r}. Retry with one of the tools offered."
     try:
@@ -90,10 +102,16 @@ async def run_tools_loop(
             return strip_thinking(reply.content or "")
         if last:
             break
+        shown: list[dict[str, Any]] = []
         for call in reply.tool_calls:
             log.debug("tool call %s %s", call.name, call.arguments)
             result = await _call(by_name.get(call.name), call)
+            if isinstance(result, ToolReply):
+                shown += result.parts
+                result = result.text
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+        if shown:
+            messages.append({"role": "user", "content": shown})
     raise RequestLimitError(
         f"the model made {request_limit} requests (qa.request_limit) without giving a final answer"
     )

@@ -1,4 +1,4 @@
-"""The ``haiku-rag`` MCP server: one shared read-only client, six tools.
+"""The ``haiku-rag`` MCP server: one shared read-only client, seven tools.
 
 ``sources`` restricts a call to some databases ([] reads none); ``source``
 names the database holding a document, and without it every covered database
@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.types import Image
+from mcp_types import TextContent
 
 from haiku.core.config import AppConfig, load_config
 from haiku.core.errors import HaikuError, names_list, skip_reason
@@ -34,7 +36,8 @@ def _instructions(names: tuple[str | None, ...]) -> str:
     text = (
         "Search and read the documents of haiku-rag. search_documents finds passages (each shows its "
         "Chunk ID and Document ID); get_document_outline and get_document_section read a document by "
-        "section; execute_code runs Python in an isolated sandbox over /documents/{id}/."
+        "section; get_result_pictures shows the pictures a result's chunk holds; execute_code runs "
+        "Python in an isolated sandbox over /documents/{id}/."
     )
     if len(names) > 1:
         text += (
@@ -130,7 +133,13 @@ def create_mcp_server(
             return "\n".join([*notes, "No results found."])
         total = len(results)
         return "\n\n".join(
-            [*notes, *(r.format_for_agent(rank, total, include_collection=multi) for rank, r in enumerate(results, 1))]
+            [
+                *notes,
+                *(
+                    r.format_for_agent(rank, total, include_collection=multi, with_boxes=True)
+                    for rank, r in enumerate(results, 1)
+                ),
+            ]
         )
 
     @server.tool()
@@ -188,6 +197,15 @@ def create_mcp_server(
             f"No section {wanted} in document {document_id}; get_document_outline lists its "
             f"{len(sections)} section(s)."
         )
+
+    @server.tool()
+    async def get_result_pictures(chunk_id: str, source: str | None = None) -> list[TextContent | Image]:
+        """The pictures a search result's chunk holds (or whose caption it holds): each as a label
+        (with its `Collection:`) and an image. `source` names the collection the result came from."""
+        from haiku.rag.mcp.pictures import result_pictures
+
+        rag = holder.get()
+        return await _guard(result_pictures(rag, chunk_id, source, include_collection=multi))
 
     @server.tool()
     async def execute_code(code: str, filter: str | None = None, sources: list[str] | None = None) -> str:

@@ -1,0 +1,141 @@
+"""The PDF layout step: structure for the lines of docling's native pipeline (docs/ingester.md, "PDF layout").
+
+The native pipeline reads a PDF's text layer as one ``text`` item per line. This
+step rebuilds the document page by page: the bundled layout model
+(``layout_model``) finds the page's regions, the lines become blocks
+(``layout_blocks``): section headers with levels (``layout_headings``), tables
+with their cells (``layout_tables``), pictures with their captions, paragraphs,
+and page headers and footers, which go to docling's furniture layer so that
+neither the markdown nor the chunks carry them. Page images and the embedded
+pictures of the native document are kept. Pages read by OCR stay as OCR read
+them. Nothing is downloaded; ``processing.pdf_layout: off`` skips the step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haiku.core.convert.layout_blocks import Block, PageLayout, recurring_edge_texts
+from haiku.core.convert.layout_headings import SIGNALS, HeadingRule, pdf_outline
+from haiku.core.convert.layout_lines import Line, is_ocr_page, page_lines
+from haiku.core.convert.layout_model import page_regions
+
+PDF_LAYOUT_MODES = ("auto", "off")
+
+
+def lay_out(data: bytes, native: Any, *, signals: frozenset[str] = SIGNALS) -> Any:
+    """The native document of the PDF ``data``, rebuilt with its layout; ``signals``: the
+    heading signals to use (``layout_headings``)."""
+    import pypdfium2
+
+    lines = page_lines(native)
+    if not lines:
+        return native  # no text layer anywhere: nothing to lay out
+    pdf = pypdfium2.PdfDocument(data)
+    try:
+        return _rebuilt(pdf, native, lines, signals)
+    finally:
+        pdf.close()
+
+
+def _rebuilt(pdf: Any, native: Any, lines: dict[int, list[Line]], signals: frozenset[str]) -> Any:
+    from docling_core.types.doc import DoclingDocument
+
+    heights = {no: page.size.height for no, page in native.pages.items()}
+    headings = HeadingRule([x for page in lines.values() for x in page], pdf_outline(pdf), signals)
+    recurring = recurring_edge_texts(lines, heights)
+    document = DoclingDocument(name=native.name, origin=native.origin)
+    for page_no in sorted(native.pages):
+        page = native.pages[page_no]
+        document.add_page(page_no=page_no, size=page.size, image=page.image)
+        on_page = lines.get(page_no, [])
+        width, height = page.size.width, page.size.height
+        if is_ocr_page(on_page, width, height) or page_no > len(pdf):
+            _copy_items(native, document, page_no)
+            continue
+        pdf_page = pdf[page_no - 1]
+        try:
+            regions = page_regions(pdf_page) if on_page else []
+        finally:
+            pdf_page.close()
+        layout = PageLayout(width, height, regions, headings, recurring, _pictures(native, page_no, height))
+        _emit(document, page_no, height, layout.blocks(on_page))
+    return document
+
+
+def _pictures(native: Any, page_no: int, height: float) -> list[tuple[Any, tuple[float, float, float, float]]]:
+    found = []
+    for picture in native.pictures:
+        if picture.prov and picture.prov[0].page_no == page_no:
+            box = picture.prov[0].bbox.to_top_left_origin(page_height=height)
+            found.append((picture, (box.l, box.t, box.r, box.b)))
+    return found
+
+
+def _copy_items(native: Any, document: Any, page_no: int) -> None:
+    from docling_core.types.doc import DocItemLabel
+
+    for item in native.texts:
+        if item.prov and item.prov[0].page_no == page_no and item.text.strip():
+            document.add_text(label=DocItemLabel.TEXT, text=item.text, prov=item.prov[0])
+    for picture in native.pictures:
+        if picture.prov and picture.prov[0].page_no == page_no:
+            document.add_picture(image=picture.image, prov=picture.prov[0])
+
+
+def _emit(document: Any, page_no: int, height: float, blocks: list[Block]) -> None:
+    """Add the page's blocks to ``document`` in order; captions then join their table or picture."""
+    from docling_core.types.doc import (
+        BoundingBox,
+        ContentLayer,
+        CoordOrigin,
+        DocItemLabel,
+        ProvenanceItem,
+    )
+
+    def prov(block: Block, text: str = "") -> Any:
+        left, top, right, bottom = block.box
+        box = BoundingBox(l=left, t=top, r=right, b=bottom, coord_origin=CoordOrigin.TOPLEFT)
+        return ProvenanceItem(
+            page_no=page_no, bbox=box.to_bottom_left_origin(page_height=height), charspan=(0, len(text))
+        )
+
+    furniture = {"page_header": DocItemLabel.PAGE_HEADER, "page_footer": DocItemLabel.PAGE_FOOTER}
+    placed: list[tuple[Block, Any]] = []
+    for block in blocks:
+        text = block.text
+        if block.kind in furniture:
+            document.add_text(
+                label=furniture[block.kind], text=text, prov=prov(block, text), content_layer=ContentLayer.FURNITURE
+            )
+            continue
+        if block.kind == "heading":
+            item = document.add_heading(text=text, level=block.level, prov=prov(block, text))
+        elif block.kind == "table":
+            item = document.add_table(data=block.table, prov=prov(block))
+        elif block.kind == "picture":
+            image = block.picture.image if block.picture is not None else None
+            item = document.add_picture(image=image, prov=prov(block))
+        elif block.kind == "caption":
+            item = document.add_text(label=DocItemLabel.CAPTION, text=text, prov=prov(block, text))
+        else:
+            item = document.add_text(label=DocItemLabel.TEXT, text=text, prov=prov(block, text))
+        placed.append((block, item))
+    _attach_captions(placed)
+
+
+def _attach_captions(placed: list[tuple[Block, Any]]) -> None:
+    """Each caption to the nearest picture or table of its kind on the page (else of any kind)."""
+    targets = [(b, item) for b, item in placed if b.kind in ("picture", "table")]
+    for block, caption in placed:
+        if block.kind != "caption" or not targets:
+            continue
+        wanted = "table" if block.caption_of == "table" else "picture"
+        pool = [t for t in targets if t[0].kind == wanted] or targets
+
+        def distance(target: tuple[Block, Any], caption_box: tuple[float, ...] = block.box) -> float:
+            box = target[0].box
+            return max(box[1] - caption_box[3], caption_box[1] - box[3], 0.0)
+
+        _, item = min(pool, key=distance)
+        item.captions.append(caption.get_ref())

@@ -1,0 +1,270 @@
+"""A PDF page's lines and layout regions made into blocks in reading order (docs/ingester.md, "PDF layout").
+
+Each line goes to the region holding its middle (a table before a figure
+before a caption before a title before text); then:
+
+- a line in the top or bottom band of the page is a page header or footer when
+  the layout model says so (unless it is a heading), or when the same text
+  (numbers aside) recurs in that band on other pages, and the page has text
+  outside those bands; a page number is one
+  there or as the page's first or last line;
+- the lines of a table region whose runs form a grid are one table;
+- a heading-shaped line the heading rule accepts is a heading (a heading that
+  wraps is one heading);
+- the lines of a caption region are one caption;
+- the other lines are paragraphs: runs of lines of one region, one under the
+  other, without a gap wider than a line's height or a bullet starting a line.
+
+Blocks are ordered top to bottom; where the page has two columns side by side,
+the left column is read before the right one, between the full-width blocks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from haiku.core.convert.layout_headings import HeadingRule
+from haiku.core.convert.layout_lines import Line, without_digits
+from haiku.core.convert.layout_model import Region
+from haiku.core.convert.layout_tables import table_data
+
+EDGE_BAND = 0.1  # the share of the page height at its top and bottom where headers and footers sit
+REGION_EDGE_BAND = 0.15  # the same, for lines the layout model calls a header or footer
+RECURRING_PAGES = 3  # edge text on this many pages (numbers aside) is a running header or footer
+FIGURE_MAX_LINES = 6  # a "figure" holding more text lines than this is text the model mistook
+PARAGRAPH_GAP = 0.8  # a gap between lines wider than this share of a line's height starts a paragraph
+_PAGE_NUMBER = re.compile(r"^(page\s+)?([0-9]{1,4}|[ivxlcdm]{1,6})(\s*(/|of)\s*[0-9]{1,4})?$", re.IGNORECASE)
+_BULLET = ("•", "◦", "▪", "–", "‣", "·", "- ", "* ")
+_CAPTION = re.compile(r"^(fig(ure)?|table|tab)\.?\s*\d+[a-z]?\s*[.:]", re.IGNORECASE)
+CAPTION_DISTANCE = 2.0  # line heights between a "Figure 1: ..." paragraph and its picture or table
+_PRIORITY = {"table": 0, "figure": 1, "figure_caption": 2, "table_caption": 2, "title": 3, "header": 4, "footer": 4}
+
+
+@dataclass
+class Block:
+    kind: str  # page_header, page_footer, heading, text, caption, table, picture
+    lines: list[Line] = field(default_factory=list)
+    level: int = 0
+    box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # left, top, right, bottom
+    table: Any = None  # docling TableData
+    picture: Any = None  # the native PictureItem, when the PDF embeds the picture's bitmap
+    caption_of: str = ""  # figure or table
+
+    def __post_init__(self) -> None:
+        if self.lines:
+            self._fit()
+
+    def _fit(self) -> None:
+        self.box = (
+            min(x.left for x in self.lines), min(x.top for x in self.lines),
+            max(x.right for x in self.lines), max(x.bottom for x in self.lines),
+        )
+
+    def add(self, line: Line) -> None:
+        self.lines.append(line)
+        self._fit()
+
+    @property
+    def text(self) -> str:
+        return join_lines(self.lines)
+
+
+def join_lines(lines: list[Line]) -> str:
+    """The lines of a paragraph as one text; a word hyphenated at a line's end is joined."""
+    text = ""
+    for line in lines:
+        if text.endswith(("-", "\u00ad")) and line.text[:1].islower():
+            text = text[:-1] + line.text
+        else:
+            text = f"{text} {line.text}" if text else line.text
+    return text
+
+
+def recurring_edge_texts(lines_by_page: dict[int, list[Line]], heights: dict[int, float]) -> set[str]:
+    """Texts (numbers aside) in the top or bottom band of at least ``RECURRING_PAGES`` pages."""
+    pages: Counter[str] = Counter()
+    for page_no, lines in lines_by_page.items():
+        height = heights[page_no]
+        pages.update({without_digits(x.text) for x in lines if _edge(x, height, EDGE_BAND)})
+    return {text for text, count in pages.items() if count >= RECURRING_PAGES and text}
+
+
+def _edge(line: Line, height: float, band: float) -> bool:
+    return line.bottom <= band * height or line.top >= (1 - band) * height
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
+    """The share of the smaller box that the two boxes share."""
+    width = min(a[2], b[2]) - max(a[0], b[0])
+    height = min(a[3], b[3]) - max(a[1], b[1])
+    if width <= 0 or height <= 0:
+        return 0.0
+    smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+    return width * height / max(smaller, 1e-6)
+
+
+@dataclass
+class PageLayout:
+    """The blocks of one page."""
+
+    width: float
+    height: float
+    regions: list[Region]
+    headings: HeadingRule
+    recurring: set[str]
+    pictures: list[tuple[Any, tuple[float, float, float, float]]]  # native pictures and their boxes
+
+    def blocks(self, lines: list[Line]) -> list[Block]:
+        region_of = {id(line): self._region(line) for line in lines}
+        outermost = {id(min(lines, key=lambda x: x.top)), id(max(lines, key=lambda x: x.bottom))} if lines else set()
+        body = any(not _edge(line, self.height, REGION_EDGE_BAND) for line in lines)
+        figures = self._figures(lines, region_of)
+        blocks: list[Block] = []
+        rest: list[Line] = []
+        tables: dict[int, list[Line]] = {}
+        captions: dict[int, list[Line]] = {}
+        for line in lines:
+            region = region_of[id(line)]
+            label = region.label if region is not None else "text"
+            furniture = self._furniture(line, label, outermost=id(line) in outermost, body=body)
+            if furniture:
+                blocks.append(Block(furniture, [line]))
+            elif label == "table":
+                tables.setdefault(id(region), []).append(line)
+            elif label in ("figure_caption", "table_caption"):
+                captions.setdefault(id(region), []).append(line)
+            else:
+                rest.append(line)
+        for region_lines in tables.values():
+            data = table_data(region_lines, self.height)
+            if data is None:
+                rest.extend(region_lines)
+            else:
+                blocks.append(Block("table", sorted(region_lines, key=lambda x: (x.top, x.left)), table=data))
+        for region_lines in captions.values():
+            region = region_of[id(region_lines[0])]
+            of = "table" if region is not None and region.label == "table_caption" else "figure"
+            blocks.append(Block("caption", sorted(region_lines, key=lambda x: (x.top, x.left)), caption_of=of))
+        blocks += self._headings_and_paragraphs(rest, region_of)
+        blocks += figures
+        _captions_by_wording(blocks)
+        return reading_order(blocks, self.width)
+
+    def _region(self, line: Line) -> Region | None:
+        holding = [r for r in self.regions if r.holds(line.cx, line.cy)]
+        if not holding:
+            return None
+        return min(holding, key=lambda r: (_PRIORITY.get(r.label, 5), -r.score))
+
+    def _figures(self, lines: list[Line], region_of: dict[int, Region | None]) -> list[Block]:
+        blocks = [Block("picture", picture=item, box=box) for item, box in self.pictures]
+        for region in self.regions:
+            if region.label != "figure":
+                continue
+            box = (region.left, region.top, region.right, region.bottom)
+            inside = sum(1 for line in lines if region_of[id(line)] is region)
+            if inside > FIGURE_MAX_LINES or any(_overlap(box, b.box) > 0.5 for b in blocks):
+                continue
+            blocks.append(Block("picture", box=box))
+        return blocks
+
+    def _furniture(self, line: Line, label: str, *, outermost: bool, body: bool) -> str:
+        """``body``: the page has text outside its top and bottom bands (a page of one line at
+        its top has no header, even when the line recurs on every page: that line is its text)."""
+        kind = "page_header" if line.cy < self.height / 2 else "page_footer"
+        if body and _edge(line, self.height, EDGE_BAND) and without_digits(line.text) in self.recurring:
+            return kind
+        if _PAGE_NUMBER.match(line.text) and (outermost or _edge(line, self.height, EDGE_BAND)):
+            return kind
+        if label in ("header", "footer") and body and _edge(line, self.height, REGION_EDGE_BAND):
+            # a chapter heading at the top of its page is no running header
+            return "" if self.headings.level(line, in_title_region=False) is not None else kind
+        return ""
+
+    def _headings_and_paragraphs(self, lines: list[Line], region_of: dict[int, Region | None]) -> list[Block]:
+        blocks: list[Block] = []
+        open_paragraphs: list[Block] = []
+        for line in sorted(lines, key=lambda x: (x.top, x.left)):
+            region = region_of[id(line)]
+            level = self.headings.level(line, in_title_region=region is not None and region.label == "title")
+            if level is not None:
+                previous = blocks[-1] if blocks else None
+                if previous is not None and previous.kind == "heading" and previous.level == level and _follows(
+                    previous.lines[-1], line
+                ):
+                    previous.add(line)
+                else:
+                    blocks.append(Block("heading", [line], level=level))
+                continue
+            for paragraph in reversed(open_paragraphs[-8:]):
+                last = paragraph.lines[-1]
+                if region_of[id(last)] is region and _follows(last, line) and not line.text.startswith(_BULLET):
+                    paragraph.add(line)
+                    break
+            else:
+                paragraph = Block("text", [line])
+                open_paragraphs.append(paragraph)
+                blocks.append(paragraph)
+        return blocks
+
+
+def _captions_by_wording(blocks: list[Block]) -> None:
+    """A paragraph reading "Figure 1: ..." or "Table 2. ..." next to a picture or table is its caption."""
+    targets = [b for b in blocks if b.kind in ("picture", "table")]
+    for block in blocks:
+        if block.kind != "text" or not _CAPTION.match(block.text):
+            continue
+        reach = CAPTION_DISTANCE * block.lines[0].height
+        for target in targets:
+            gap = max(target.box[1] - block.box[3], block.box[1] - target.box[3])
+            if gap <= reach:
+                block.kind = "caption"
+                block.caption_of = "table" if target.kind == "table" else "figure"
+                break
+
+
+def _follows(above: Line, below: Line) -> bool:
+    """``below`` continues ``above``: under it, overlapping it sideways, no wider gap than a line, same size."""
+    gap = below.top - above.bottom
+    sideways = min(above.right, below.right) - max(above.left, below.left)
+    same_size = abs(below.height - above.height) <= 0.25 * max(above.height, 1e-6)
+    return -0.3 * above.height <= gap <= PARAGRAPH_GAP * above.height and sideways > 0 and same_size
+
+
+def reading_order(blocks: list[Block], width: float) -> list[Block]:
+    """Headers, then the body top to bottom (left column before right where two stand side by side), then footers."""
+    headers = [b for b in blocks if b.kind == "page_header"]
+    footers = [b for b in blocks if b.kind == "page_footer"]
+    body = sorted((b for b in blocks if b.kind not in ("page_header", "page_footer")), key=lambda b: (b.box[1], b.box[0]))
+    ordered: list[Block] = []
+    segment: list[Block] = []
+    for block in body:
+        if _side(block, width) == "full":
+            ordered += _columns_first(segment, width)
+            ordered.append(block)
+            segment = []
+        else:
+            segment.append(block)
+    ordered += _columns_first(segment, width)
+    return headers + ordered + footers
+
+
+def _side(block: Block, width: float) -> str:
+    if block.box[2] <= 0.55 * width:
+        return "left"
+    if block.box[0] >= 0.45 * width:
+        return "right"
+    return "full"
+
+
+def _columns_first(blocks: list[Block], width: float) -> list[Block]:
+    """Left blocks before right ones when the two sides stand next to each other; else top to bottom."""
+    left = [b for b in blocks if _side(b, width) == "left"]
+    right = [b for b in blocks if _side(b, width) == "right"]
+    side_by_side = any(min(a.box[3], b.box[3]) > max(a.box[1], b.box[1]) for a in left for b in right)
+    if not side_by_side:
+        return blocks
+    return left + right

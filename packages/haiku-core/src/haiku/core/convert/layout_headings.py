@@ -1,0 +1,137 @@
+"""Which lines of a PDF are section headings, and at what level (docs/ingester.md, "PDF layout").
+
+Three signals, measured on real manuals (bench/pdf_layout.py):
+
+- the font size: a line set larger than the body text (the size most of the
+  document's characters have) and shaped like a heading (short, not ending a
+  sentence) is a heading; the larger the size, the higher its level;
+- the PDF outline (bookmarks), where the file has one: a line that reads as an
+  entry of the outline on that entry's page is a heading at the outline's level;
+- the layout model's ``title`` regions, for headings set at the body size
+  (bold run-in headings): a short line alone in such a region.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from haiku.core.convert.layout_lines import Line, normalized
+
+SIZE_RATIO = 1.18  # a heading's line is at least this much taller than the body text's
+# Below this width per character, in line heights, a "line" is two lines the text layer merged
+# into one box (tall, narrow for its text): not a large font. Headings measure 0.46 or more.
+MIN_CHAR_WIDTH = 0.3
+MAX_HEADING_CHARS = 150
+MAX_HEADING_WORDS = 20
+MAX_LEVEL = 6
+SIGNALS = frozenset({"size", "outline", "title"})  # all three by default; bench/pdf_layout.py measures each alone
+_NUMBERING = re.compile(r"^(appendix\s+)?(\d+|[a-z])(\.\d+)*\.?\s+", re.IGNORECASE)
+_LEADERS = re.compile(r"(\.\s?){3,}\s*\S*$")  # a table-of-contents line: "Title . . . . 24"
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+@dataclass(frozen=True)
+class OutlineEntry:
+    level: int  # 1 for the outline's top entries
+    title: str
+    page_no: int
+
+
+def pdf_outline(pdf: Any) -> list[OutlineEntry]:
+    """The bookmarks of a pypdfium2 document that point at a page; none when unreadable."""
+    entries: list[OutlineEntry] = []
+    try:
+        for bookmark in pdf.get_toc(max_depth=MAX_LEVEL):
+            dest = bookmark.get_dest()
+            index = dest.get_index() if dest is not None else None
+            title = (bookmark.get_title() or "").strip()
+            if index is not None and title:
+                entries.append(OutlineEntry(bookmark.level + 1, title, index + 1))
+    except Exception:  # a broken outline is no outline: the other signals still apply
+        return []
+    return entries
+
+
+def heading_shaped(text: str) -> bool:
+    """Short, with a letter, and not the end of a sentence or a clause."""
+    words = text.split()
+    if not 0 < len(text) <= MAX_HEADING_CHARS or len(words) > MAX_HEADING_WORDS or not _LETTER.search(text):
+        return False
+    if text.endswith((",", ";", ":", "-", "\u00ad")) or _LEADERS.search(text):
+        return False
+    return not (text.endswith(".") and len(words) > 6)
+
+
+def title_key(text: str) -> str:
+    return normalized(_NUMBERING.sub("", text.strip()))
+
+
+def _size(line: Line) -> float:
+    return round(line.height * 2) / 2
+
+
+class HeadingRule:
+    """The heading levels of one document, from all its lines and its outline."""
+
+    def __init__(self, lines: list[Line], outline: list[OutlineEntry], signals: frozenset[str] = SIGNALS) -> None:
+        self._signals = signals
+        if "outline" not in signals:
+            outline = []
+        weights: Counter[float] = Counter()
+        for line in lines:
+            weights[_size(line)] += len(line.text)
+        self.body_size = weights.most_common(1)[0][0] if weights else 0.0
+        sizes = {_size(line) for line in lines if self._large(line) and heading_shaped(line.text)}
+        self._size_levels = {size: min(rank, MAX_LEVEL) for rank, size in enumerate(sorted(sizes, reverse=True), 1)}
+        self._outline: dict[tuple[int, str], int] = {}
+        for entry in outline:
+            key = title_key(entry.title)
+            if key:
+                self._outline.setdefault((entry.page_no, key), min(entry.level, MAX_LEVEL))
+        self._learn_levels_from_outline(lines)
+
+    def _learn_levels_from_outline(self, lines: list[Line]) -> None:
+        """Where the outline names headings, their size takes the outline's level, and a size
+        the outline does not name comes one level under the nearest named size above it."""
+        learned: dict[float, int] = {}
+        for line in lines:
+            level = self._outline_level(line)
+            if level is not None and self._large(line):
+                learned[_size(line)] = min(learned.get(_size(line), MAX_LEVEL), level)
+        if not learned:
+            return
+        for size in self._size_levels:
+            above = [named for named in learned if named >= size]
+            if above:
+                nearest = min(above)
+                self._size_levels[size] = learned[nearest] if nearest == size else min(learned[nearest] + 1, MAX_LEVEL)
+            else:
+                self._size_levels[size] = min(learned.values())
+
+    def _outline_level(self, line: Line) -> int | None:
+        key = title_key(line.text)
+        for page_no in (line.page_no, line.page_no - 1, line.page_no + 1):
+            if (page_no, key) in self._outline:
+                return self._outline[(page_no, key)]
+        return None
+
+    def _large(self, line: Line) -> bool:
+        if self.body_size <= 0 or _size(line) < self.body_size * SIZE_RATIO:
+            return False
+        return line.right - line.left >= MIN_CHAR_WIDTH * line.height * len(line.text)
+
+    def level(self, line: Line, *, in_title_region: bool) -> int | None:
+        """The line's heading level, or None when it is not a heading."""
+        if not heading_shaped(line.text):
+            return None
+        level = self._outline_level(line)
+        if level is not None:
+            return level
+        if "size" in self._signals and self._large(line):
+            return self._size_levels.get(_size(line), MAX_LEVEL)
+        if "title" in self._signals and in_title_region and len(line.text.split()) <= 12 and not line.text.endswith("."):
+            return min(len(self._size_levels) + 1, MAX_LEVEL)
+        return None

@@ -1,0 +1,184 @@
+"""Word statistics kept with the database by its writer (haiku.core.store.word_stats; docs/fusion.md)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+import pytest
+
+from haiku.core.store import fulltext
+from haiku.core.store.word_stats import FILE_NAME, index_tokens, stamp_of
+
+CORPUS = {
+    "file:///cells.md": "cells divide by mitosis",
+    "file:///membrane.md": "a cell membrane surrounds the cell",
+    "file:///stars.md": "stars fuse hydrogen into helium",
+    "file:///planets.md": "planets orbit stars",
+    "file:///bread.md": "bread needs yeast and flour",
+}
+TEXTS = list(CORPUS.values())
+
+
+@pytest.fixture
+async def store(store, write_doc):
+    """The empty database of tests/core/conftest.py, holding CORPUS, its statistics kept."""
+    for uri, text in CORPUS.items():
+        await write_doc(store, uri, text)
+    await store.word_stats.settle()
+    return store
+
+
+@pytest.fixture
+def tokenised(monkeypatch) -> list[str]:
+    """Every text the writer tokenises from now on."""
+    from haiku.core.store import word_stats
+
+    seen: list[str] = []
+    original = word_stats._count_tokens
+
+    def recording(texts):
+        seen.extend(texts)
+        return original(texts)
+
+    monkeypatch.setattr(word_stats, "_count_tokens", recording)
+    return seen
+
+
+def _words(texts) -> list[str]:
+    return sorted({word for text in texts for word in re.findall(r"\w+", text.lower())})
+
+
+async def _counted(store, words) -> dict[str, int]:
+    """Each word's chunks as a one-word index query counts them (what a search would count)."""
+    chunks = await store.count_chunks()
+    return {word: await fulltext._count_matches(store.handles.chunks, word, chunks) for word in words}
+
+
+async def _kept(store, words) -> tuple[int, dict[str, int]] | None:
+    version = await store.handles.chunks.version()
+    return store.fulltext.word_stats.lookup(stamp_of(store.handles, version), words, index_tokens)
+
+
+async def _reopened(store):
+    from haiku.core.store import Store
+
+    return await Store.open(store.ref, store.config, read_only=True)
+
+
+async def test_kept_statistics_equal_what_the_index_counts(store):
+    words = _words(TEXTS)
+    assert await _kept(store, words) == (len(TEXTS), await _counted(store, words))
+
+
+async def test_a_word_is_found_by_spelling_and_tokenised_only_when_no_chunk_spells_it(store, monkeypatch):
+    from haiku.core.store import fulltext
+
+    asked: list[str] = []
+
+    def tokenize(word):
+        asked.append(word)
+        return index_tokens(word)
+
+    async def no_counting(*args, **kwargs):
+        raise AssertionError("a word was counted")
+
+    monkeypatch.setattr(fulltext, "index_tokens", tokenize)
+    monkeypatch.setattr(fulltext, "_count_matches", no_counting)
+    # "membranes" stems like "membrane", which a chunk holds; no chunk spells it.
+    stats = await store.fts_statistics(["membranes", "zebra", "cells"])
+    assert dict(stats.frequencies) == {"membranes": 1, "zebra": 0, "cells": 2}
+    assert sorted(asked) == ["membranes", "zebra"]
+
+
+async def test_statistics_follow_updates_and_deletes(store, write_doc):
+    await write_doc(store, "file:///cells.md", "stars and cells and more stars")  # an update
+    await write_doc(store, "file:///new.md", "yeast cells")
+    doc = await store.get_document_by_uri("file:///planets.md")
+    await store.delete_document(doc.id)
+    await store.word_stats.settle()
+    words = [*_words(TEXTS), "more"]
+    assert await _kept(store, words) == (await store.count_chunks(), await _counted(store, words))
+
+
+async def test_statistics_are_brought_to_the_version_a_vacuum_leaves(store):
+    await store.vacuum(retention_seconds=0)
+    words = _words(TEXTS)
+    assert await _kept(store, words) == (len(TEXTS), await _counted(store, words))
+
+
+async def test_a_search_counts_no_word_the_database_keeps(store, monkeypatch):
+    reopened = await _reopened(store)  # a reader in another process: nothing cached in memory
+    try:
+
+        async def no_counting(*args, **kwargs):
+            raise AssertionError("a kept word was counted")
+
+        monkeypatch.setattr(fulltext, "_count_matches", no_counting)
+        stats = await reopened.fts_statistics(["cells", "stars", "cell"])
+        assert (stats.chunks, dict(stats.frequencies)) == (len(TEXTS), {"cells": 2, "stars": 2, "cell": 2})
+    finally:
+        await reopened.close()
+
+
+async def test_a_word_the_index_splits_is_still_counted(store, write_doc):
+    await write_doc(store, "file:///ids.md", "covid 19 x_y")
+    await store.word_stats.settle()
+    kept = await _kept(store, ["covid_19", "covid"])
+    assert kept is not None and kept[1] == {"covid": 1}  # "covid_19" is two index tokens
+    assert (await store.fts_statistics(["covid_19"])).frequencies["covid_19"] == 1
+
+
+DAMAGED = {
+    "a negative count": "UPDATE words SET chunks = -5 WHERE token = 'cell'",
+    "a fractional count": "UPDATE words SET chunks = 2.5 WHERE token = 'cell'",
+    "a count as text": "UPDATE words SET chunks = 'two' WHERE token = 'cell'",
+    "a count above the chunk count": "UPDATE words SET chunks = 99 WHERE token = 'cell'",
+    "an overflowing count": "UPDATE words SET chunks = 1e999 WHERE token = 'cell'",
+    "a chunk count that is not whole": "UPDATE meta SET value = 'many' WHERE key = 'chunks'",
+    "a spelling whose token is not text": "UPDATE spellings SET token = x'01' WHERE word = 'cells'",
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGED.values(), ids=DAMAGED.keys())
+async def test_damaged_statistics_are_ignored_then_rebuilt(store, damage):
+    from structlog.testing import capture_logs
+
+    path = store.handles.location.path / FILE_NAME
+    with sqlite3.connect(path) as connection:
+        connection.execute(damage)
+    reopened = await _reopened(store)
+    try:
+        with capture_logs() as logs:
+            stats = await reopened.fts_statistics(["cells"])
+        assert (stats.chunks, stats.frequencies["cells"]) == (len(TEXTS), 2)  # counted instead
+        assert await _kept(reopened, ["cells"]) is None
+        assert any(entry["event"] == "store.word_stats_ignored" for entry in logs)
+    finally:
+        await reopened.close()
+    await store.word_stats.refresh()
+    assert await _kept(store, ["cells"]) == (len(TEXTS), {"cells": 2})
+
+
+async def test_a_read_only_store_keeps_no_statistics(store):
+    path = store.handles.location.path / FILE_NAME
+    path.unlink()
+    reopened = await _reopened(store)
+    try:
+        await reopened.word_stats.refresh()
+        assert not path.exists()
+    finally:
+        await reopened.close()
+
+
+async def test_a_write_tokenises_only_the_rows_it_changed(store, write_doc, tokenised):
+    await write_doc(store, "file:///cells.md", "cells divide fast")  # replaces one chunk
+    await store.word_stats.settle()
+    assert sorted(tokenised) == ["cells divide by mitosis", "cells divide fast"]
+
+
+async def test_a_vacuum_that_keeps_old_versions_tokenises_nothing(store, tokenised):
+    await store.vacuum()  # compacts: every row moves, no text changes
+    assert tokenised == []
+    words = _words(TEXTS)
+    assert await _kept(store, words) == (len(TEXTS), await _counted(store, words))

@@ -18,10 +18,13 @@ reports, from the same run:
 
 ``--scenario edit`` runs the edit scenario instead (bench/ingest_edits.py):
 one paragraph edited in each of 20 long documents, synced, against a full
-re-ingest of the same documents.
+re-ingest of the same documents. ``--scenario reprocess``
+(bench/ingest_reprocess.py): the same SciFact sample ingested, then
+``processing.chunk_size`` changed and every database re-processed.
 
     python bench/ingest.py --scifact ../shared/data/scifact [--limit 1000]
     python bench/ingest.py --scenario edit --json bench/results/ingest_edits.json
+    python bench/ingest.py --scenario reprocess --json bench/results/reprocess.json
 """
 
 from __future__ import annotations
@@ -141,16 +144,17 @@ class TreeMemory(threading.Thread):
 # --- runs -----------------------------------------------------------------------------------
 
 
-def run_batch(config: Path) -> dict:
+def run_batch(config: Path, command: tuple[str, ...] = ("run-batch",)) -> dict:
+    """``haiku-ingester COMMAND`` (run-batch by default) timed, with its process tree's memory."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     script = Path(sys.executable).parent / "haiku-ingester"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "haiku.ingester.cli"]
+    program = [str(script)] if script.exists() else [sys.executable, "-m", "haiku.ingester.cli"]
     log_path = config.parent / f"run-{time.time_ns()}.log"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     with log_path.open("w") as log:
         proc = subprocess.Popen(
-            [*command, "--config", str(config), "--log-format", "json", "run-batch"],
+            [*program, "--config", str(config), "--log-format", "json", *command],
             stdout=subprocess.PIPE,
             stderr=log,
             text=True,
@@ -234,6 +238,16 @@ def raw_encoder(texts: list[str], batch_size: int, workdir: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def report_scenario(figures: dict, args: argparse.Namespace, root: Path) -> int:
+    """Print (and with --json write) a scenario's figures; 1 if one of its runs failed."""
+    print(json.dumps(figures, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    if args.workdir is None:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0 if not any(figures["returncodes"]) else 1
+
+
 def main() -> int:
     import asyncio
 
@@ -243,8 +257,9 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, default=None, help="keep the folders and databases here")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     parser.add_argument(
-        "--scenario", choices=("full", "edit"), default="full",
-        help="full: SciFact ingested, then rerun unchanged (default); edit: edits of long documents synced",
+        "--scenario", choices=("full", "edit", "reprocess"), default="full",
+        help="full: SciFact ingested, then rerun unchanged (default); edit: edits of long documents synced; "
+        "reprocess: SciFact re-processed after a chunk_size change",
     )
     args = parser.parse_args()
 
@@ -261,13 +276,12 @@ def main() -> int:
 
         figures = run_edit_scenario(corpus, root, run_batch)
         figures["workdir"] = str(root) if args.workdir else "(temporary)"
-        print(json.dumps(figures, indent=2))
-        if args.json:
-            args.json.write_text(json.dumps(figures, indent=2) + "\n")
-        if args.workdir is None:
-            shutil.rmtree(root, ignore_errors=True)
-        return 0 if not any(figures["returncodes"]) else 1
+        return report_scenario(figures, args, root)
     documents = write_corpus(corpus, root, args.limit)
+    if args.scenario == "reprocess":
+        from ingest_reprocess import run_reprocess_scenario
+
+        return report_scenario(run_reprocess_scenario(root, documents, write_config(root), run_batch), args, root)
     config = write_config(root)
     load_before = os.getloadavg()[0]
 

@@ -30,6 +30,16 @@ from ingester_support import (
 )
 
 
+@pytest.fixture
+def queue(tmp_path):
+    """A fresh job queue file owned by "me"."""
+    from haiku.ingester.queue import IngestQueue
+
+    q = IngestQueue(tmp_path / "q" / "ingester.db", owner="me")
+    yield q
+    q.close()
+
+
 @dataclass
 class BatchWorld:
     root: Path

@@ -7,19 +7,10 @@ import random
 import sqlite3
 import time
 
-import pytest
-
 from haiku.core.config import RetryConfig
 from haiku.ingester.errors import ConversionError
 from haiku.ingester.queue import IngestQueue, SyncUpdate
 from haiku.ingester.retry import backoff_delay, retry_delay
-
-
-@pytest.fixture
-def queue(tmp_path):
-    q = IngestQueue(tmp_path / "q" / "ingester.db", owner="me")
-    yield q
-    q.close()
 
 
 def test_queue_file_is_created_in_wal_mode(tmp_path):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from haiku.core.config import AppConfig
+from haiku.core.processing_identity import processing_identity
 from haiku.core.scope import DatabaseRef
 from haiku.ingester.checks import (
     check_distinct_locations,
@@ -31,6 +32,7 @@ from haiku.ingester.pipeline.embed import EmbedBatcher
 from haiku.ingester.pipeline.engine import Engine, build_engine, check_engine
 from haiku.ingester.pipeline.pictures import picture_describer
 from haiku.ingester.pipeline.process import JobProcessor
+from haiku.ingester.processing import check_processing
 from haiku.ingester.queue import IngestQueue
 from haiku.ingester.reconcile import reconcile
 from haiku.ingester.sources.fs import FolderSource
@@ -104,6 +106,8 @@ class IngesterApp:
         self._warm_task: asyncio.Task | None = None
         # serve notes the version each commit leaves, to notice other processes' (haiku.ingester.versions)
         self.tracks_versions = False
+        # serve and run-batch warn of a database processed with other settings; reprocess is the remedy
+        self.warns_processing = True
 
     # --- validation --------------------------------------------------------------
     def selected_names(self) -> list[str]:
@@ -201,6 +205,10 @@ class IngesterApp:
             runtime.store = await Store.open(runtime.ref, self.config, create=True)
             runtime.store.maintenance.on_step = runtime.own_maintenance_step
             self.log.info("database open", database=name, documents=await runtime.store.count_documents())
+            assert self.queue is not None
+            await check_processing(
+                name, runtime.store, self.queue, processing_identity(self.config), warn=self.warns_processing
+            )
 
         results = await asyncio.gather(*(open_one(n) for n in names), return_exceptions=True)
         for result in results:

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from haiku.core.config import AppConfig
@@ -20,7 +20,7 @@ from haiku.ingester.queue import Job
 from haiku.ingester.report import BatchReport, FileAction
 from haiku.ingester.workers import WorkerPool
 
-__all__ = ["BatchReport", "run_batch"]
+__all__ = ["BatchReport", "drain_queue", "run_batch", "stop_on_signals"]
 
 
 class _Progress:
@@ -69,58 +69,29 @@ class _Progress:
 
 async def run_batch(config: AppConfig, database_name: str | None = None, *, progress: bool | None = None) -> BatchReport:
     """Sweep, drain, report. Every source root is checked first: a missing one creates nothing."""
-    log = get_logger()
     app = IngesterApp(config, database_name=database_name)
     check_roots(config, app.selected_names())
     await app.start(require_databases=True)
     owner = OwnerRecord.take(config.queue_path, "run-batch")  # for `status`
     report = BatchReport()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    bar = _Progress(sys.stderr.isatty() if progress is None else progress)
     try:
-        assert app.queue is not None
-        names = list(app.databases)
-        dead_before = app.queue.jobs.dead_files(names)
-        for name, runtime in app.databases.items():
-            database = report.database(name)
-            for source in runtime.sources.values():
-                try:
-                    result = await sweep_once(app, source)
-                except SweepError as exc:
-                    database.sweep_failures.append(exc)
-                    continue
-                database.planned["add"] += result.added
-                database.planned["update"] += result.updated
-                database.planned["delete"] += result.deletes
-
-        def finished(job: Job, status: str) -> None:
-            bar.advance(lambda: app.queue.jobs.live_count(names) if app.queue else 0)
-
-        from haiku.core.embedders import get_embedder
-
-        workers = WorkerPool(
-            app, in_flight=max(config.ingester.workers.worker_count, 8 * get_embedder(config).batch_size),
-            on_finished=finished, stop_when_engine_lost=True,
-        )
-        bar.start(app.queue.jobs.live_count(names))
-        heartbeat = asyncio.create_task(workers.heartbeat_forever())
-        try:
-            await workers.run(stop, until_drained=True)
-            if workers.fatal is not None:  # a full disk, a lost cluster: stop now, the unfinished jobs stay queued
-                await workers.drain(config.ingester.workers.shutdown_grace_s)
-                raise workers.fatal
-            if stop.is_set():
-                report.interrupted = True
-                released = await workers.drain(config.ingester.workers.shutdown_grace_s)
-                log.warning("run-batch interrupted", released=released)
-        finally:
-            heartbeat.cancel()
-            with contextlib.suppress(BaseException):
-                await heartbeat
-            bar.stop()
+        with stop_on_signals() as stop:
+            assert app.queue is not None
+            names = list(app.databases)
+            dead_before = app.queue.jobs.dead_files(names)
+            for name, runtime in app.databases.items():
+                database = report.database(name)
+                for source in runtime.sources.values():
+                    try:
+                        result = await sweep_once(app, source)
+                    except SweepError as exc:
+                        database.sweep_failures.append(exc)
+                        continue
+                    database.planned["add"] += result.added
+                    database.planned["update"] += result.updated
+                    database.planned["delete"] += result.deletes
+            workers = await drain_queue(app, stop, names, progress=progress, command="run-batch")
+            report.interrupted = stop.is_set()
         dead_after = app.queue.jobs.dead_files(names)
         for name in names:
             report.database(name).jobs = workers.tally.of(name)
@@ -138,10 +109,59 @@ async def run_batch(config: AppConfig, database_name: str | None = None, *, prog
             )
         app.queue.jobs.prune(config.ingester.queue.retention_days)
     finally:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(sig)
         await app.close()
         if owner is not None:
             owner.release()
     return report
 
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[asyncio.Event]:
+    """An event SIGTERM and SIGINT set, for as long as the block runs."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        yield stop
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+
+
+async def drain_queue(
+    app: IngesterApp, stop: asyncio.Event, names: list[str], *, progress: bool | None, command: str
+) -> WorkerPool:
+    """Run the queued jobs of ``names`` until none is left, or ``stop`` is set (the rest stay queued).
+
+    A progress bar shows on stderr when it is a terminal. A full disk stops it and is raised.
+    """
+    from haiku.core.embedders import get_embedder
+
+    config = app.config
+    assert app.queue is not None
+    bar = _Progress(sys.stderr.isatty() if progress is None else progress)
+
+    def finished(job: Job, status: str) -> None:
+        bar.advance(lambda: app.queue.jobs.live_count(names) if app.queue else 0)
+
+    workers = WorkerPool(
+        app, in_flight=max(config.ingester.workers.worker_count, 8 * get_embedder(config).batch_size),
+        on_finished=finished, stop_when_engine_lost=True,
+    )
+    bar.start(app.queue.jobs.live_count(names))
+    heartbeat = asyncio.create_task(workers.heartbeat_forever())
+    try:
+        await workers.run(stop, until_drained=True)
+        if workers.fatal is not None:  # a full disk, a lost cluster: stop now, the unfinished jobs stay queued
+            await workers.drain(config.ingester.workers.shutdown_grace_s)
+            raise workers.fatal
+        if stop.is_set():
+            released = await workers.drain(config.ingester.workers.shutdown_grace_s)
+            get_logger().warning(f"{command} interrupted", released=released)
+    finally:
+        heartbeat.cancel()
+        with contextlib.suppress(BaseException):
+            await heartbeat
+        bar.stop()
+    return workers

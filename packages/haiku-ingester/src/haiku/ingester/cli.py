@@ -221,6 +221,9 @@ def status(
 @app.command()
 def rebuild(
     db_name: Annotated[str, typer.Option("--db-name", help="The database to re-embed.")],
+    reprocess: Annotated[
+        bool, typer.Option("--reprocess", help="Then convert and chunk every document again (as `reprocess`).")
+    ] = False,
 ) -> None:
     """Re-embed every chunk of one database with the configured embedder, then record it."""
     from haiku.ingester.rebuild import rebuild as run_rebuild
@@ -231,11 +234,35 @@ def rebuild(
             f"Database '{report.database}' already holds vectors of {report.identity.describe()}: "
             "0 chunk(s) re-embedded"
         )
-        return
-    typer.echo(
-        f"Rebuilt {database_label(report.database)}: {report.chunks} chunk(s) re-embedded with "
-        f"{report.identity.describe()}"
-    )
+    else:
+        typer.echo(
+            f"Rebuilt {database_label(report.database)}: {report.chunks} chunk(s) re-embedded with "
+            f"{report.identity.describe()}"
+        )
+    if reprocess:
+        reprocess_command(db_name)
+
+
+@app.command("reprocess")
+def reprocess_command(
+    db_name: Annotated[str, typer.Option("--db-name", help="The database to re-process.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON (docs/ingester.md).")] = False,
+) -> None:
+    """Convert and chunk every document of one database again under the configured processing settings.
+
+    Vectors of unchanged chunk texts are kept; the settings are recorded when every document is done.
+    A document whose source file is gone is kept and reported. Rerunning resumes a run cut short.
+    """
+    from haiku.ingester.reprocess import reprocess
+
+    report = guarded(lambda: run_async(reprocess(load(), db_name)))
+    if as_json:
+        typer.echo(json.dumps(report.as_json(), indent=2))
+    else:
+        for line in report.lines():
+            typer.echo(line, err=True)
+        typer.echo(report.summary())
+    raise typer.Exit(0 if report.ok else 1)
 
 
 @app.command("formats")

@@ -7,6 +7,9 @@ running comes from the lock it holds beside the queue (``owner``); a
 database's document count is the files its sources have in it. ``written``
 totals what the ingester wrote to each database since it started: documents,
 chunks, and how many chunks were embedded or kept their stored vector.
+``processing`` compares the processing identity the database recorded, as the
+ingester last saw it, with the configured one (``haiku.core.processing_identity``),
+and names a re-processing left unfinished.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from haiku.ingester.deadfiles import DeadFile
 from haiku.ingester.deadfiles import iso_time as _iso
 from haiku.ingester.owner import read_owner
 from haiku.ingester.queue import JobQueue, QueueDatabase
+from haiku.ingester.queue.processing import NotedProcessing, ReprocessingRun, read_noted, read_runs
 from haiku.ingester.queue.totals import read_totals
 
 
@@ -34,6 +38,8 @@ def collect_status(config: AppConfig, database_name: str | None = None) -> dict[
     dead_files: list[DeadFile] = []
     documents: dict[str, int] = {}
     totals: dict[str, dict[str, Any]] = {}
+    noted: dict[str, NotedProcessing] = {}
+    runs: dict[str, ReprocessingRun] = {}
     if path.is_file() and names:
         db = QueueDatabase(path, read_only=True)
         marks = ",".join("?" * len(names))
@@ -54,6 +60,7 @@ def collect_status(config: AppConfig, database_name: str | None = None) -> dict[
                 )
             }
             totals = read_totals(db, names)
+            noted, runs = read_noted(db, names), read_runs(db, names)
         finally:
             db.close()
     for name in names:
@@ -80,9 +87,46 @@ def collect_status(config: AppConfig, database_name: str | None = None) -> dict[
         if written is not None:
             written = {**written, "since": _iso(written["since"])}
         report["databases"].append(
-            {"name": name, "documents": documents.get(name, 0), "sources": sources, "written": written}
+            {
+                "name": name, "documents": documents.get(name, 0), "sources": sources, "written": written,
+                "processing": processing_status(config, noted.get(name), runs.get(name)),
+            }
         )
     return report
+
+
+def processing_status(
+    config: AppConfig, noted: NotedProcessing | None, run: ReprocessingRun | None
+) -> dict[str, Any]:
+    """``{state, changes, reprocessing}``; state ``not_seen`` until the ingester has opened the database."""
+    from haiku.core.processing_identity import compare_processing, processing_identity
+
+    if noted is None:
+        entry: dict[str, Any] = {"state": "not_seen", "changes": []}
+    else:
+        entry = compare_processing(noted.recorded, processing_identity(config), documents=noted.documents).as_json()
+    entry["reprocessing"] = (
+        {"documents": run.documents, "started_at": _iso(run.started_at)} if run is not None else None
+    )
+    return entry
+
+
+def render_processing(name: str, processing: dict[str, Any]) -> str:
+    from haiku.core.processing_identity import ProcessingChange, ProcessingDrift
+
+    state = processing["state"]
+    if state == "not_seen":
+        line = "not known until the ingester opens the database"
+    else:
+        changes = tuple(ProcessingChange(**change) for change in processing["changes"])
+        line = ProcessingDrift(state, changes).predicate(name)
+    run = processing.get("reprocessing")
+    if run is not None:
+        line += (
+            f"; a reprocess started {run['started_at']} is unfinished "
+            f"(`haiku-ingester reprocess --db-name {name}` completes it)"
+        )
+    return f"  processing: {line}"
 
 
 def render_status(report: dict[str, Any]) -> str:
@@ -96,6 +140,7 @@ def render_status(report: dict[str, Any]) -> str:
         lines.append("ingester.databases names no database")
     for database in report["databases"]:
         lines.append(f"database {database['name']}: {database['documents']} document(s)")
+        lines.append(render_processing(database["name"], database["processing"]))
         written = database.get("written")
         if written is not None:
             lines.append(

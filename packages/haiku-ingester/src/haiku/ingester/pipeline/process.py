@@ -7,7 +7,8 @@ and vectors kept); (3) else convert and chunk (in a worker process),
 embed (batched across documents) the chunks whose text the stored version
 lacks, reusing the stored vectors of the others (``reuse``), and write (batched
 with other jobs' documents of the same database): the same uri keeps its
-document id.
+document id. A forced upsert (re-processing) skips (1) and (2): its file is
+converted and chunked again, and vectors of unchanged chunk texts are reused.
 
 Delete: skipped when the file is back; otherwise the document with that uri is
 deleted only if it came from the job's source.
@@ -115,11 +116,11 @@ class JobProcessor:
                 raise
             facts = await asyncio.to_thread(source.inspect, path, max_file_size=max_size)
             state = self.sync.get(job.database, job.source_id, job.uri)
-            if state is not None and state.revision == facts.revision and state.document_id:
+            if not job.forced and state is not None and state.revision == facts.revision and state.document_id:
                 return Outcome("unchanged", None, state.document_id)
-            # Same bytes as the stored document: only its revision rolls forward,
-            # unless that document is gone from the database, then it is converted again.
-            reuse = state is not None and bool(state.document_id)
+            # Same bytes as the stored document: only its revision rolls forward, unless that
+            # document is gone from the database or the job is forced (re-processing): converted again.
+            reuse = not job.forced and state is not None and bool(state.document_id)
             while True:
                 async with self._reading:
                     if self.stopping:

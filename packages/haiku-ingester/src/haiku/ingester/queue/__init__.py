@@ -6,6 +6,7 @@ from pathlib import Path
 
 from haiku.ingester.queue.database import QueueDatabase
 from haiku.ingester.queue.jobs import Job, JobQueue, Op
+from haiku.ingester.queue.processing import ProcessingNotes
 from haiku.ingester.queue.sync import SyncRecord, SyncState, SyncUpdate
 from haiku.ingester.queue.totals import WriteTotals, WrittenCounts
 
@@ -14,6 +15,7 @@ __all__ = [
     "Job",
     "JobQueue",
     "Op",
+    "ProcessingNotes",
     "QueueDatabase",
     "SyncRecord",
     "SyncState",
@@ -24,13 +26,14 @@ __all__ = [
 
 
 class IngestQueue:
-    """The queue file with its faces: jobs, sync state, and the totals of what was written."""
+    """The queue file with its faces: jobs, sync state, the totals of what was written, processing notes."""
 
     def __init__(self, path: Path, *, owner: str | None = None) -> None:
         self.db = QueueDatabase(path)
         self.jobs = JobQueue(self.db, owner=owner)
         self.sync = SyncState(self.db)
         self.totals = WriteTotals(self.db)
+        self.processing = ProcessingNotes(self.db)
 
     @property
     def path(self) -> Path:

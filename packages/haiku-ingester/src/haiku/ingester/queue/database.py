@@ -67,6 +67,25 @@ _MIGRATIONS: list[str] = [
         reused INTEGER NOT NULL DEFAULT 0
     );
     """,
+    """
+    -- A forced upsert converts its file even when unchanged (re-processing, docs/ingester.md).
+    ALTER TABLE jobs ADD COLUMN forced INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE jobs ADD COLUMN followup_forced INTEGER NOT NULL DEFAULT 0;
+    -- The processing identity each database recorded, as the ingester last saw it (for `status`),
+    -- and the re-processing under way per database.
+    CREATE TABLE processing (
+        database TEXT PRIMARY KEY,
+        recorded TEXT,
+        documents INTEGER NOT NULL DEFAULT 0,
+        noted_at REAL NOT NULL
+    );
+    CREATE TABLE reprocessing (
+        database TEXT PRIMARY KEY,
+        target TEXT NOT NULL,
+        documents INTEGER NOT NULL,
+        started_at REAL NOT NULL
+    );
+    """,
 ]
 
 

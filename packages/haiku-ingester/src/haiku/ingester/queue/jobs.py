@@ -38,6 +38,7 @@ class Job:
     lease_token: str | None
     last_error: str | None
     finished_at: float | None = None
+    forced: bool = False  # convert even when the file is unchanged (re-processing)
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Job:
@@ -53,6 +54,7 @@ class Job:
             lease_token=row["lease_token"],
             last_error=row["last_error"],
             finished_at=row["finished_at"],
+            forced=bool(row["forced"]),
         )
 
 
@@ -77,45 +79,58 @@ class JobQueue:
             return self._enqueue(conn, database, source_id, uri, op, revision, now)
 
     def enqueue_many(
-        self, database: str, source_id: str, items: Iterable[tuple[str, Op, str | None]]
+        self, database: str, source_id: str, items: Iterable[tuple[str, Op, str | None]], *, forced: bool = False
     ) -> dict[EnqueueOutcome, int]:
+        """``forced``: upserts that convert their file even when it is unchanged (re-processing)."""
         counts: dict[EnqueueOutcome, int] = {"inserted": 0, "coalesced": 0, "followup": 0, "unchanged": 0}
         now = time.time()
         with self.db.transaction() as conn:
             for uri, op, revision in items:
-                counts[self._enqueue(conn, database, source_id, uri, op, revision, now)] += 1
+                counts[self._enqueue(conn, database, source_id, uri, op, revision, now, forced)] += 1
         return counts
 
     @staticmethod
     def _enqueue(
-        conn: sqlite3.Connection, database: str, source_id: str, uri: str, op: Op, revision: str | None, now: float
+        conn: sqlite3.Connection,
+        database: str,
+        source_id: str,
+        uri: str,
+        op: Op,
+        revision: str | None,
+        now: float,
+        forced: bool = False,
     ) -> EnqueueOutcome:
+        """A forced job stays forced when an ordinary change coalesces into it."""
         row = conn.execute(
-            "SELECT id, status, op, revision, followup_op, followup_revision FROM jobs "
+            "SELECT id, status, op, revision, forced, followup_op, followup_revision, followup_forced FROM jobs "
             f"WHERE database = ? AND source_id = ? AND uri = ? AND {LIVE_STATUS}",
             (database, source_id, uri),
         ).fetchone()
         if row is None:
             conn.execute(
-                "INSERT INTO jobs (database, source_id, uri, op, revision, status, enqueued_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, 'queued', ?, ?)",
-                (database, source_id, uri, op, revision, now, now),
+                "INSERT INTO jobs (database, source_id, uri, op, revision, forced, status, enqueued_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?)",
+                (database, source_id, uri, op, revision, int(forced), now, now),
             )
             return "inserted"
         if row["status"] == "queued":
-            if (row["op"], row["revision"]) == (op, revision):
+            if (row["op"], row["revision"]) == (op, revision) and (row["forced"] or not forced):
                 return "unchanged"
             conn.execute(
-                "UPDATE jobs SET op = ?, revision = ?, updated_at = ? WHERE id = ?", (op, revision, now, row["id"])
+                "UPDATE jobs SET op = ?, revision = ?, forced = MAX(forced, ?), updated_at = ? WHERE id = ?",
+                (op, revision, int(forced), now, row["id"]),
             )
             return "coalesced"
-        if (row["op"], row["revision"]) == (op, revision) and row["followup_op"] is None:
+        same = (row["op"], row["revision"]) == (op, revision) and (row["forced"] or not forced)
+        if same and row["followup_op"] is None:
             return "unchanged"
-        if (row["followup_op"], row["followup_revision"]) == (op, revision):
+        same_followup = (row["followup_op"], row["followup_revision"]) == (op, revision)
+        if same_followup and (row["followup_forced"] or not forced):
             return "unchanged"
         conn.execute(
-            "UPDATE jobs SET followup_op = ?, followup_revision = ?, updated_at = ? WHERE id = ?",
-            (op, revision, now, row["id"]),
+            "UPDATE jobs SET followup_op = ?, followup_revision = ?, followup_forced = MAX(followup_forced, ?), "
+            "updated_at = ? WHERE id = ?",
+            (op, revision, int(forced), now, row["id"]),
         )
         return "followup"
 
@@ -272,9 +287,12 @@ class JobQueue:
         if row["followup_op"] is None:
             return
         conn.execute(
-            "INSERT INTO jobs (database, source_id, uri, op, revision, status, enqueued_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, 'queued', ?, ?)",
-            (row["database"], row["source_id"], row["uri"], row["followup_op"], row["followup_revision"], now, now),
+            "INSERT INTO jobs (database, source_id, uri, op, revision, forced, status, enqueued_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?)",
+            (
+                row["database"], row["source_id"], row["uri"], row["followup_op"], row["followup_revision"],
+                row["followup_forced"], now, now,
+            ),
         )
 
     # --- housekeeping and questions ------------------------------------------------
@@ -325,7 +343,9 @@ class JobQueue:
         queued = 0
         with self.db.transaction() as conn:
             for job in jobs:
-                outcome = self._enqueue(conn, job.database, job.source_id, job.uri, job.op, job.revision, now)
+                outcome = self._enqueue(
+                    conn, job.database, job.source_id, job.uri, job.op, job.revision, now, job.forced
+                )
                 queued += outcome == "inserted"
         return queued
 

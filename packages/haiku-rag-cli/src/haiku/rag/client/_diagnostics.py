@@ -82,6 +82,15 @@ def identity_check(recorded: EmbedderIdentity | None, configured: EmbedderIdenti
     return Check("embedder", "ok", recorded.describe())
 
 
+def processing_check(recorded: dict[str, Any] | None, config: AppConfig, documents: int, name: str) -> Check:
+    """The settings the database's chunks were made with against the configured ones (docs/ingester.md)."""
+    from haiku.core.processing_identity import compare_processing, processing_identity
+
+    drift = compare_processing(recorded, processing_identity(config), documents=documents)
+    status: Status = "ok" if drift.state in ("matches", "empty") else "warn"
+    return Check("processing", status, drift.predicate(name))
+
+
 def shared_embedder_check(identities: list[tuple[str | None, EmbedderIdentity | None]]) -> Check:
     """Whether the databases that opened record one embedder; not checked with fewer than two."""
     from haiku.core.embedders import check_selection_identities
@@ -144,6 +153,7 @@ async def database_checks(ref: DatabaseRef, config: AppConfig) -> tuple[list[Che
         )
         configured = EmbedderIdentity.from_config(config.embeddings.model)
         checks.append(identity_check(store.identity, configured, ref.label))
+        checks.append(processing_check(store.processing_identity, config, await store.count_documents(), ref.label))
         checks.append(fts_check((await store.index_state())["fts"], await store.count_chunks()))
         checks.append(orphan_check(await store.count_orphan_chunks()))
         return checks, store.identity

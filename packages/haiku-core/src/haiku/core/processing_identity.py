@@ -1,0 +1,189 @@
+"""The processing identity: the settings that shape what a database stores (docs/ingester.md, "Re-processing").
+
+A database records it, as it records its embedder, so a changed configuration
+is noticed: ``haiku-ingester serve``/``run-batch`` warn, ``haiku-ingester
+status`` and ``haiku-rag doctor`` show it, ``haiku-ingester reprocess`` makes
+the database match it again.
+
+It is one flat JSON object, each key named as the user knows it:
+
+* every ``processing.*`` key, except the few in ``NOT_STORED`` (a key added to
+  the configuration is covered without anyone listing it; a nested section
+  flattens to dotted keys);
+* ``chunker``: the chunker and the tokenizer whose tokens ``chunk_size`` counts;
+* ``converter.*``: the versions of the packages that convert (docling and its
+  parts) and ``converter.rules``, the revision of haiku's own conversion rules;
+* ``formats``: a digest of the format table (what each extension becomes).
+
+Computing it loads no model library: versions come from the installed
+distributions' metadata. Where docling is not installed (a ``haiku-rag``
+without the ``convert`` extra) the ``converter.*`` versions are left out, and
+a comparison leaves out what one side lacks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib import metadata
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from haiku.core.config import AppConfig
+
+# `processing.*` keys (dotted below a section) that do not shape what is stored: how long a conversion
+# may take, and where and how the picture model is reached, are not what they make.
+NOT_STORED: frozenset[str] = frozenset(
+    {
+        "conversion_timeout_s",
+        "picture_model.base_url",
+        "picture_model.api_key_env",
+        "picture_model.timeout_s",
+        "picture_model.concurrency",
+    }
+)
+
+# The revision of haiku's own conversion and chunking rules (cleaning, titles, serializers, code
+# blocks): raised whenever a change to them changes what an unchanged file is stored as.
+CONVERSION_RULES = 1
+
+# The distributions whose version changes what a file converts to.
+CONVERTER_PACKAGES = ("docling-slim", "docling-core", "docling-parse", "rapidocr-onnxruntime", "rapid-layout")
+
+CHUNKER = "docling HybridChunker"
+
+
+def processing_identity(config: AppConfig) -> dict[str, Any]:
+    """The identity the configuration gives, as a database records it."""
+    identity: dict[str, Any] = {}
+    settings = config.processing.model_dump(mode="json")
+    for key in sorted(settings):
+        _flatten(identity, key, settings[key])
+    identity = {f"processing.{key}": value for key, value in identity.items() if key not in NOT_STORED}
+    identity["chunker"] = f"{CHUNKER}, tokenizer {_tokenizer_name(config)}"
+    for package in CONVERTER_PACKAGES:
+        version = _version(package)
+        if version is not None:
+            identity[f"converter.{package.removesuffix('-slim')}"] = version
+    identity["converter.rules"] = CONVERSION_RULES
+    identity["formats"] = format_table_digest()
+    return identity
+
+
+def _flatten(into: dict[str, Any], key: str, value: Any) -> None:
+    if isinstance(value, dict):
+        for inner in sorted(value):
+            _flatten(into, f"{key}.{inner}", value[inner])
+    else:
+        into[key] = value
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _tokenizer_name(config: AppConfig) -> str:
+    """The model whose tokenizer the chunker counts with (the rule of ``tokenizer_dir``)."""
+    from haiku.core.convert.files import tokenizer_dir
+    from haiku.core.embedders import DEFAULT_LOCAL_MODEL, EmbeddingError, local_model_path
+
+    try:
+        default = local_model_path()
+    except EmbeddingError:  # the default model is not installed here: the configured one counts
+        return config.embeddings.model.name
+    return DEFAULT_LOCAL_MODEL if tokenizer_dir(config) == default else config.embeddings.model.name
+
+
+def format_table_digest() -> str:
+    """12 hex digits naming the format table: every extension with its converter, content type and language."""
+    from haiku.core.convert.formats import FORMATS
+
+    rows = [[ext, spec.converter, spec.content_type, spec.language] for ext, spec in sorted(FORMATS.items())]
+    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:12]
+
+
+# --- comparing ------------------------------------------------------------------------------
+
+DriftState = Literal["matches", "differs", "unknown", "empty"]
+
+
+@dataclass(frozen=True)
+class ProcessingChange:
+    key: str
+    recorded: Any  # None when the database's record lacks the key
+    configured: Any
+
+    def describe(self) -> str:
+        before = "not recorded" if self.recorded is None else _show(self.recorded)
+        return f"{self.key} {before} -> {_show(self.configured)}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"key": self.key, "recorded": self.recorded, "configured": self.configured}
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+@dataclass(frozen=True)
+class ProcessingDrift:
+    """How a database's recorded identity stands against the configured one.
+
+    ``matches``; ``differs`` (``changes`` names each key); ``unknown`` (documents
+    stored, no identity recorded: written before identities were recorded, so
+    nothing is guessed); ``empty`` (no identity and no documents: the ingester
+    records the configured one on its first run).
+    """
+
+    state: DriftState
+    changes: tuple[ProcessingChange, ...] = ()
+
+    def describe(self) -> str:
+        """The changes on one line: ``processing.chunk_size 256 -> 128, …``."""
+        return ", ".join(change.describe() for change in self.changes)
+
+    def summary(self, database: str) -> str:
+        """One sentence for the ingester's warning and ``doctor``, naming the database."""
+        from haiku.core.errors import database_label
+
+        return f"{database_label(database)} {self.predicate(database)}"
+
+    def predicate(self, database: str) -> str:
+        """The sentence without its subject (``status`` prints it under the database's name)."""
+        hint = f"`haiku-ingester reprocess --db-name {database}`"
+        if self.state == "matches":
+            return "was processed with the configured settings"
+        if self.state == "empty":
+            return "holds no documents yet; the ingester records its settings on its first run"
+        if self.state == "unknown":
+            return (
+                "records no processing settings (it was written by an older haiku-ingester), so whether "
+                f"its chunks match the configuration is unknown; {hint} re-processes it and records them"
+            )
+        return (
+            f"was processed with other settings than configured ({self.describe()}); files ingested "
+            f"from now on use the configured ones, {hint} re-processes the others"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {"state": self.state, "changes": [change.as_json() for change in self.changes]}
+
+
+def compare_processing(recorded: dict[str, Any] | None, configured: dict[str, Any], *, documents: int) -> ProcessingDrift:
+    """The drift of ``recorded`` (a database's record, None if none) from ``configured``.
+
+    Only keys the configured identity has are compared (a version this machine
+    cannot read is not a change); a key the record lacks is a change.
+    """
+    if recorded is None:
+        return ProcessingDrift("empty" if documents == 0 else "unknown")
+    changes = tuple(
+        ProcessingChange(key, recorded.get(key), value)
+        for key, value in configured.items()
+        if recorded.get(key) != value
+    )
+    return ProcessingDrift("differs" if changes else "matches", changes)

@@ -26,10 +26,7 @@ def _converter(settings: dict[str, Any]) -> Any:
     key = tuple(sorted((name, repr(value)) for name, value in settings.items()))
     converter = _converters.get(key)
     if converter is None:
-        converter = _converters[key] = build_converter(
-            settings["tokenizer_dir"], int(settings["chunk_size"]), settings.get("ocr", "auto"),
-            settings.get("pdf_layout", "auto"), settings.get("structure"),
-        )
+        converter = _converters[key] = build_converter(settings)
     return converter
 
 

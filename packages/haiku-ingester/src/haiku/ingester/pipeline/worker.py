@@ -21,6 +21,8 @@ import os
 import signal
 import sys
 import types
+from collections.abc import Mapping
+from typing import Any
 
 
 def die_with_parent() -> None:
@@ -67,20 +69,27 @@ def let_torch_in() -> None:
         del sys.modules[name]
 
 
-def build_converter(
-    tokenizer_dir: str, chunk_size: int, ocr: str, pdf_layout: str = "auto", structure: dict | None = None
-):
+def build_converter(settings: Mapping[str, Any]):
+    """The converter ``settings`` describe (``engine.converter_settings``: the hello frame, a Ray task's)."""
     from haiku.core.convert.converter import Converter
     from haiku.core.convert.structure import StructureOptions
 
-    options = StructureOptions(**(structure or {}))
+    def build() -> Converter:
+        return Converter(
+            tokenizer_dir=settings["tokenizer_dir"],
+            chunk_size=int(settings["chunk_size"]),
+            ocr=settings.get("ocr", "auto"),
+            pdf_layout=settings.get("pdf_layout", "auto"),
+            structure=StructureOptions(**(settings.get("structure") or {})),
+        )
+
     _keep_torch_out()
     try:
-        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, pdf_layout=pdf_layout, structure=options)
+        return build()
     except ImportError:
         # A docling release that needs torch where this one did not: pay for it.
         let_torch_in()
-        return Converter(tokenizer_dir=tokenizer_dir, chunk_size=chunk_size, ocr=ocr, pdf_layout=pdf_layout, structure=options)
+        return build()
 
 
 def main() -> int:
@@ -100,10 +109,7 @@ def main() -> int:
     if hello is None:
         return 0
     try:
-        converter = build_converter(
-            hello["tokenizer_dir"], int(hello["chunk_size"]), hello.get("ocr", "auto"),
-            hello.get("pdf_layout", "auto"), hello.get("structure"),
-        )
+        converter = build_converter(hello)
     except Exception as exc:
         write_frame(channel, {"ok": False, "kind": type(exc).__name__, "message": str(exc)})
         return 1

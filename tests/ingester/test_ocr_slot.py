@@ -9,14 +9,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "convert"))
 
-from format_samples import text_image  # noqa: E402
+from format_samples import text_image
 
-from haiku.core.convert.ocr_slot import TRACE_ENV  # noqa: E402
-from haiku.core.embedders import local_model_path  # noqa: E402
-from haiku.ingester.pipeline.pool import ConversionPool  # noqa: E402
+from haiku.core.convert.ocr_slot import TRACE_ENV
+from haiku.core.embedders import local_model_path
+from haiku.ingester.pipeline.pool import ConversionPool
 
 
-async def test_two_workers_reading_two_scans_take_turns_and_the_slot_file_goes_with_the_pool(tmp_path, monkeypatch):
+async def test_two_workers_reading_two_scans_take_turns_and_the_slot_file_goes_with_the_pool(
+    tmp_path, monkeypatch
+):
     trace = tmp_path / "slot.trace"
     monkeypatch.setenv(TRACE_ENV, str(trace))
     pool = ConversionPool(size=2, initial=2, tokenizer_dir=local_model_path(), chunk_size=64, timeout_s=240)

@@ -235,24 +235,17 @@ async def test_expansion_never_changes_which_results_there_are_or_their_order(gu
 
 # --- PDF structure: the offline layout step --------------------------------------------------
 
-# The layout step reads the guide's ruled table as lines of text, not as a table: a known gap
-# of the layout step (docs/ingester.md, "PDF layout").
-TABLE_NOT_YET_SEEN = pytest.mark.xfail(
-    strict=True, reason="the layout step does not yet see a ruled reportlab table as a table"
-)
-
-
 async def test_pdf_chunks_keep_their_section_headings(guides):
     hit = await _hit(guides, UNIQUE["mudflats"], "guide.pdf")
     assert SECTIONS[1][0] in hit.headings
 
 
-@TABLE_NOT_YET_SEEN
 async def test_a_pdf_table_stays_one_item_with_its_cells(guides):
     async with HaikuRAG(config=load_config(guides["config"])) as client:
         items = await client.get_document_items((await _document(client, "guide.pdf")).id)
     [table] = [item for item in items if item.label == "table"]
     assert "Dunlin" in table.text and "1875" in table.text
+    assert not any("Dunlin" in item.text for item in items if item.label != "table")
 
 
 async def test_a_pdf_hit_expands_to_its_section(guides):

@@ -4,7 +4,8 @@ The native pipeline reads a PDF's text layer as one ``text`` item per line. This
 step rebuilds the document page by page: the bundled layout model
 (``layout_model``) finds the page's regions, the lines become blocks
 (``layout_blocks``): section headers with levels (``layout_headings``), tables
-with their cells (``layout_tables``), pictures with their captions, paragraphs,
+with their cells (``layout_tables``, or ``layout_rulings`` for a table drawn with
+ruling lines that the model missed), pictures with their captions, paragraphs,
 and page headers and footers, which go to docling's furniture layer so that
 neither the markdown nor the chunks carry them. Page images and the embedded
 pictures of the native document are kept. Pages read by OCR stay as OCR read
@@ -19,6 +20,7 @@ from haiku.core.convert.layout_blocks import Block, PageLayout, recurring_edge_t
 from haiku.core.convert.layout_headings import SIGNALS, HeadingRule, pdf_outline
 from haiku.core.convert.layout_lines import Line, is_ocr_page, page_lines
 from haiku.core.convert.layout_model import page_regions
+from haiku.core.convert.layout_rulings import ruled_tables
 
 PDF_LAYOUT_MODES = ("auto", "off")
 
@@ -56,9 +58,11 @@ def _rebuilt(pdf: Any, native: Any, lines: dict[int, list[Line]], signals: froze
         pdf_page = pdf[page_no - 1]
         try:
             regions = page_regions(pdf_page) if on_page else []
+            ruled = ruled_tables(pdf_page) if on_page else []
         finally:
             pdf_page.close()
-        layout = PageLayout(width, height, regions, headings, recurring, _pictures(native, page_no, height))
+        pictures = _pictures(native, page_no, height)
+        layout = PageLayout(width, height, regions, headings, recurring, pictures, ruled)
         _emit(document, page_no, height, layout.blocks(on_page))
     return document
 

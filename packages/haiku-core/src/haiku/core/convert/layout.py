@@ -3,7 +3,8 @@
 The native pipeline reads a PDF's text layer as one ``text`` item per line. This
 step rebuilds the document page by page: the bundled layout model
 (``layout_model``) finds the page's regions, the lines become blocks
-(``layout_blocks``): section headers with levels (``layout_headings``), tables
+(``layout_blocks``): section headers with levels (``layout_headings``, settled
+over the whole document by ``layout_levels``), tables
 with their cells (``layout_tables``, or ``layout_rulings`` for a table drawn with
 ruling lines that the model missed), pictures with their captions, paragraphs,
 and page headers and footers, which go to docling's furniture layer so that
@@ -18,6 +19,7 @@ from typing import Any
 
 from haiku.core.convert.layout_blocks import Block, PageLayout, recurring_edge_texts
 from haiku.core.convert.layout_headings import SIGNALS, HeadingRule, pdf_outline
+from haiku.core.convert.layout_levels import settled_levels
 from haiku.core.convert.layout_lines import Line, is_ocr_page, page_lines
 from haiku.core.convert.layout_model import page_regions
 from haiku.core.convert.layout_rulings import ruled_tables
@@ -44,7 +46,8 @@ def _rebuilt(pdf: Any, native: Any, lines: dict[int, list[Line]], signals: froze
     from docling_core.types.doc import DoclingDocument
 
     heights = {no: page.size.height for no, page in native.pages.items()}
-    headings = HeadingRule([x for page in lines.values() for x in page], pdf_outline(pdf), signals)
+    outline = pdf_outline(pdf) if "outline" in signals else []
+    headings = HeadingRule([x for page in lines.values() for x in page], outline, signals)
     recurring = recurring_edge_texts(lines, heights)
     document = DoclingDocument(name=native.name, origin=native.origin)
     for page_no in sorted(native.pages):
@@ -64,7 +67,18 @@ def _rebuilt(pdf: Any, native: Any, lines: dict[int, list[Line]], signals: froze
         pictures = _pictures(native, page_no, height)
         layout = PageLayout(width, height, regions, headings, recurring, pictures, ruled)
         _emit(document, page_no, height, layout.blocks(on_page))
+    _settle_levels(document, by_numbering=not outline)
     return document
+
+
+def _settle_levels(document: Any, *, by_numbering: bool) -> None:
+    """The document's heading levels settled over all its pages (``layout_levels``)."""
+    from docling_core.types.doc import DocItemLabel
+
+    headers = [item for item in document.texts if item.label == DocItemLabel.SECTION_HEADER]
+    levels = settled_levels([(item.text, item.level) for item in headers], by_numbering=by_numbering)
+    for item, level in zip(headers, levels, strict=True):
+        item.level = level
 
 
 def _pictures(native: Any, page_no: int, height: float) -> list[tuple[Any, tuple[float, float, float, float]]]:

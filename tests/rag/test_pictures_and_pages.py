@@ -248,6 +248,16 @@ async def test_a_pdf_table_stays_one_item_with_its_cells(guides):
     assert not any("Dunlin" in item.text for item in items if item.label != "table")
 
 
+async def test_a_paragraph_broken_by_the_page_break_is_one_item_with_a_box_on_each_page(guides):
+    async with HaikuRAG(config=load_config(guides["config"])) as client:
+        items = await client.get_document_items((await _document(client, "guide.pdf")).id)
+    [broken] = [item for item in items if item.page_numbers == [1, 2]]
+    assert broken.label == "text" and broken.text in SECTIONS[1][1]
+    assert {box.page for box in broken.boxes} == {1, 2}
+    tail = broken.text.split(" ")[-3:]
+    assert not any(item.text.startswith(tail[0]) for item in items if item.page_numbers == [2])
+
+
 async def test_a_pdf_hit_expands_to_its_section(guides):
     hit = await _hit(guides, UNIQUE["reeds"], "guide.pdf")
     async with HaikuRAG(config=load_config(guides["config"])) as client:

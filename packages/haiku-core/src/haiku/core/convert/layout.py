@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from haiku.core.convert.layout_blocks import Block, PageLayout, recurring_edge_texts
+from haiku.core.convert.layout_continuation import OpenParagraph, carry_on, continues
 from haiku.core.convert.layout_headings import SIGNALS, HeadingRule, pdf_outline
 from haiku.core.convert.layout_levels import settled_levels
 from haiku.core.convert.layout_lines import Line, is_ocr_page, page_lines
@@ -50,6 +51,7 @@ def _rebuilt(pdf: Any, native: Any, lines: dict[int, list[Line]], signals: froze
     headings = HeadingRule([x for page in lines.values() for x in page], outline, signals)
     recurring = recurring_edge_texts(lines, heights)
     document = DoclingDocument(name=native.name, origin=native.origin)
+    open_paragraph: OpenParagraph | None = None
     for page_no in sorted(native.pages):
         page = native.pages[page_no]
         document.add_page(page_no=page_no, size=page.size, image=page.image)
@@ -57,6 +59,7 @@ def _rebuilt(pdf: Any, native: Any, lines: dict[int, list[Line]], signals: froze
         width, height = page.size.width, page.size.height
         if is_ocr_page(on_page, width, height) or page_no > len(pdf):
             _copy_items(native, document, page_no)
+            open_paragraph = None
             continue
         pdf_page = pdf[page_no - 1]
         try:
@@ -66,7 +69,7 @@ def _rebuilt(pdf: Any, native: Any, lines: dict[int, list[Line]], signals: froze
             pdf_page.close()
         pictures = _pictures(native, page_no, height)
         layout = PageLayout(width, height, regions, headings, recurring, pictures, ruled)
-        _emit(document, page_no, height, layout.blocks(on_page))
+        open_paragraph = _emit(document, page_no, height, layout.blocks(on_page), open_paragraph)
     _settle_levels(document, by_numbering=not outline)
     return document
 
@@ -101,8 +104,12 @@ def _copy_items(native: Any, document: Any, page_no: int) -> None:
             document.add_picture(image=picture.image, prov=picture.prov[0])
 
 
-def _emit(document: Any, page_no: int, height: float, blocks: list[Block]) -> None:
-    """Add the page's blocks to ``document`` in order; captions then join their table or picture."""
+def _emit(
+    document: Any, page_no: int, height: float, blocks: list[Block], open_paragraph: OpenParagraph | None
+) -> OpenParagraph | None:
+    """Add the page's blocks to ``document`` in order; captions then join their table or picture.
+    A first paragraph that continues ``open_paragraph`` (``layout_continuation``) joins its item;
+    the page's last paragraph is returned, open for the next page."""
     from docling_core.types.doc import (
         BoundingBox,
         ContentLayer,
@@ -127,6 +134,10 @@ def _emit(document: Any, page_no: int, height: float, blocks: list[Block]) -> No
                 label=furniture[block.kind], text=text, prov=prov(block, text), content_layer=ContentLayer.FURNITURE
             )
             continue
+        if open_paragraph is not None and not placed and continues(open_paragraph.block, block):
+            open_paragraph = carry_on(open_paragraph, block, prov(block, text))
+            placed.append((block, open_paragraph.item))
+            continue
         if block.kind == "heading":
             item = document.add_heading(text=text, level=block.level, prov=prov(block, text))
         elif block.kind == "table":
@@ -140,6 +151,12 @@ def _emit(document: Any, page_no: int, height: float, blocks: list[Block]) -> No
             item = document.add_text(label=DocItemLabel.TEXT, text=text, prov=prov(block, text))
         placed.append((block, item))
     _attach_captions(placed)
+    if not placed or placed[-1][0].kind != "text":
+        return None
+    last, item = placed[-1]
+    if open_paragraph is not None and item is open_paragraph.item:
+        return open_paragraph
+    return OpenParagraph(last, item, item.text)
 
 
 def _attach_captions(placed: list[tuple[Block, Any]]) -> None:

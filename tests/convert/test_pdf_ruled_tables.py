@@ -13,11 +13,10 @@ FRAMED = "A boxed note: surveys stop when the wind is above force six on the ope
 
 def _pdf(*flowables_of) -> bytes:
     """One A4 page of the flowables; ``flowables_of`` gets reportlab's platypus and colors modules."""
+    import reportlab.platypus as platypus
     from reportlab.lib import colors
     from reportlab.lib.pagesizes import A4
     from reportlab.platypus import SimpleDocTemplate
-
-    import reportlab.platypus as platypus
 
     out = io.BytesIO()
     story = [flowable for make in flowables_of for flowable in make(platypus, colors)]

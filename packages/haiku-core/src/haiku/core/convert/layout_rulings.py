@@ -14,6 +14,7 @@ fewer than two rows and two columns is a drawing, not a table.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 RULE_THICKNESS = 3.0  # points: a path no thicker than this, one way, is a rule
@@ -128,7 +129,7 @@ def _table(grid: list[Rule], text: Any, height: float) -> RuledTable | None:
         return None
     verticals = [r for r in grid if not r.horizontal]
     cells = []
-    for r, (top, bottom) in enumerate(zip(rows, rows[1:])):
+    for r, (top, bottom) in enumerate(pairwise(rows)):
         middle = (top + bottom) / 2
         c = 0
         while c < len(columns) - 1:

@@ -17,7 +17,7 @@ from haiku.core.convert import ConvertedDocument
 from haiku.core.convert.document import ConvertedChunk, embed_text
 from haiku.core.picture_holder import holding_chunk
 from haiku.ingester.logs import get_logger
-from haiku.ingester.pipeline.describe import Described, PictureDescriber, VisionModel
+from haiku.ingester.pipeline.describe import Described, PictureDescriber, VisionModel, api_key
 from haiku.ingester.pipeline.description_cache import CACHE_FILE, DescriptionCache
 
 DESCRIPTION_LABEL = "Picture:"
@@ -62,6 +62,13 @@ async def describe_pictures(
     for failure in described.failed:
         log.warning("picture left without a description", why=failure)
     return described
+
+
+def check_picture_model(config: AppConfig) -> None:
+    """What ``picture_describer`` would refuse, checked before anything opens or is created."""
+    processing = config.processing
+    if processing.pictures == "description" and processing.picture_model is not None:
+        api_key(processing.picture_model)
 
 
 def picture_describer(config: AppConfig) -> PictureDescriber | None:

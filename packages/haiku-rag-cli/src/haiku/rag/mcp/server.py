@@ -1,4 +1,4 @@
-"""The ``haiku-rag`` MCP server: one shared read-only client, seven tools.
+"""The ``haiku-rag`` MCP server: one shared read-only client, eight tools.
 
 ``sources`` restricts a call to some databases ([] reads none); ``source``
 names the database holding a document, and without it every covered database

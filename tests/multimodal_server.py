@@ -15,14 +15,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
-import json
 import threading
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
 
-from support import LoopbackServer
+from support import LoopbackServer, json_handler
 
 DIM = 16
 MODEL = "scripted-multimodal"
@@ -53,29 +51,16 @@ class MultimodalServer:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                with server._lock:
-                    server.requests.append(body)
-                status, payload = server._answer(self.path, body)
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._http = LoopbackServer(Handler)
+        self._http = LoopbackServer(json_handler(self._record_and_answer))
 
     @property
     def base_url(self) -> str:
         return self._http.base_url
+
+    def _record_and_answer(self, path: str, body: dict[str, Any], headers: Any) -> tuple[int, dict[str, Any]]:
+        with self._lock:
+            self.requests.append(body)
+        return self._answer(path, body)
 
     def image_requests(self) -> list[dict[str, Any]]:
         return [body for body in self.requests if "messages" in body]

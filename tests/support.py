@@ -86,6 +86,38 @@ async def as_schema_version(location: Path, version: int) -> None:
     db.close()
 
 
+def send_json(handler: Any, status: int, payload: Any) -> None:
+    """Answer one request of a ``BaseHTTPRequestHandler`` with ``payload`` as JSON (a client gone is ignored)."""
+    import json
+
+    data = json.dumps(payload).encode()
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting
+        pass
+
+
+def json_handler(answer: Any) -> type:
+    """A quiet request handler: each POST's JSON body goes to ``answer(path, body, headers)``,
+    which returns ``(status, payload)``."""
+    import json
+    from http.server import BaseHTTPRequestHandler
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:  # keep test output clean
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            send_json(self, *answer(self.path, body, self.headers))
+
+    return Handler
+
+
 class LoopbackServer:
     """A real HTTP server on 127.0.0.1, in a daemon thread, for the scripted model endpoints
     the tests stand up where no real model can run; ``base_url`` ends in ``/v1``."""

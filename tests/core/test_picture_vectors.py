@@ -12,13 +12,13 @@ import warnings
 
 import numpy as np
 import pytest
-from multimodal_server import DIM, MODEL, MultimodalServer, image_vector, multimodal_embeddings, text_vector
 
 from haiku.core.embedders import EmbedderIdentity, check_identity_on_open, get_embedder
 from haiku.core.errors import ConfigMismatchError, ImageQueryError
 from haiku.core.models import Chunk, Document, DocumentItem, DocumentStructure
 from haiku.core.scope import DatabaseScope
 from haiku.core.store import Store, current_schema_version
+from multimodal_server import DIM, MODEL, MultimodalServer, image_vector, multimodal_embeddings, text_vector
 from support import as_schema_version, solid_png
 
 RED, BLUE, GREEN = solid_png((255, 0, 0)), solid_png((0, 0, 255)), solid_png((0, 160, 0))
@@ -40,6 +40,14 @@ def mm_config(db_config, endpoint):
 
 async def _open(config, **options) -> Store:
     return await Store.open(DatabaseScope.resolve(config).databases[0], config, **options)
+
+
+@pytest.fixture
+async def store(mm_config):
+    """An empty writable database of the multimodal embedder."""
+    opened = await _open(mm_config, create=True)
+    yield opened
+    await opened.close()
 
 
 def _structure(pictures: dict[str, bytes], *, vectors: bool = True) -> DocumentStructure:
@@ -135,45 +143,33 @@ def test_an_image_query_that_is_no_picture_is_refused_naming_the_file(tmp_path):
 # --- the store -----------------------------------------------------------------------------
 
 
-async def test_each_stored_picture_keeps_its_vector_and_an_image_finds_the_chunk_holding_it(mm_config):
-    store = await _open(mm_config, create=True)
-    try:
-        assert store.schema_version == current_schema_version() == 4
-        herons = await _write(store, "file:///herons.docx", {"#/pictures/0": RED, "#/pictures/1": BLUE})
-        assert await store.count_picture_vectors() == 2
-        [best, *_] = await store.picture_candidates(image_vector(BLUE), limit=2)
-        assert best.document_id == herons.id and best.picture_ref == "#/pictures/1"
-        assert best.content == "Figure 2" and best.source == "wiki"
-        assert best.document_uri == "file:///herons.docx"  # enriched
-        assert best.score == pytest.approx(1.0, abs=1e-4)
-    finally:
-        await store.close()
+async def test_each_stored_picture_keeps_its_vector_and_an_image_finds_the_chunk_holding_it(store):
+    assert store.schema_version == current_schema_version() == 4
+    herons = await _write(store, "file:///herons.docx", {"#/pictures/0": RED, "#/pictures/1": BLUE})
+    assert await store.count_picture_vectors() == 2
+    [best, *_] = await store.picture_candidates(image_vector(BLUE), limit=2)
+    assert best.document_id == herons.id and best.picture_ref == "#/pictures/1"
+    assert best.content == "Figure 2" and best.source == "wiki"
+    assert best.document_uri == "file:///herons.docx"  # enriched
+    assert best.score == pytest.approx(1.0, abs=1e-4)
 
 
-async def test_updates_and_deletes_carry_the_picture_vectors(mm_config):
-    store = await _open(mm_config, create=True)
-    try:
-        doc = await _write(store, "file:///herons.docx", {"#/pictures/0": RED, "#/pictures/1": BLUE})
-        await _write(store, "file:///herons.docx", {"#/pictures/0": GREEN})  # the document changed
-        assert await store.count_picture_vectors() == 1
-        [found] = await store.picture_candidates(image_vector(RED), limit=5)
-        assert found.picture_ref == "#/pictures/0" and found.document_id == doc.id
-        assert found.score < 0.9  # the red picture is gone: only the green one is left
-        await store.delete_document(doc.id)
-        assert await store.count_picture_vectors() == 0
-        assert await store.picture_candidates(image_vector(GREEN), limit=5) == []
-    finally:
-        await store.close()
+async def test_updates_and_deletes_carry_the_picture_vectors(store):
+    doc = await _write(store, "file:///herons.docx", {"#/pictures/0": RED, "#/pictures/1": BLUE})
+    await _write(store, "file:///herons.docx", {"#/pictures/0": GREEN})  # the document changed
+    assert await store.count_picture_vectors() == 1
+    [found] = await store.picture_candidates(image_vector(RED), limit=5)
+    assert found.picture_ref == "#/pictures/0" and found.document_id == doc.id
+    assert found.score < 0.9  # the red picture is gone: only the green one is left
+    await store.delete_document(doc.id)
+    assert await store.count_picture_vectors() == 0
+    assert await store.picture_candidates(image_vector(GREEN), limit=5) == []
 
 
-async def test_a_document_written_without_picture_vectors_has_none(mm_config):
-    store = await _open(mm_config, create=True)
-    try:
-        await _write(store, "file:///herons.docx", {"#/pictures/0": RED}, vectors=False)
-        assert await store.count_picture_vectors() == 0
-        assert await store.picture_candidates(image_vector(RED), limit=3) == []
-    finally:
-        await store.close()
+async def test_a_document_written_without_picture_vectors_has_none(store):
+    await _write(store, "file:///herons.docx", {"#/pictures/0": RED}, vectors=False)
+    assert await store.count_picture_vectors() == 0
+    assert await store.picture_candidates(image_vector(RED), limit=3) == []
 
 
 async def test_a_version_3_database_migrates_to_picture_vectors_and_resumes(mm_config):
@@ -197,18 +193,14 @@ async def test_a_version_3_database_migrates_to_picture_vectors_and_resumes(mm_c
         await store.close()
 
 
-async def test_replacing_picture_vectors_rewrites_them_in_one_commit(mm_config):
-    store = await _open(mm_config, create=True)
-    try:
-        doc = await _write(store, "file:///herons.docx", {"#/pictures/0": RED, "#/pictures/1": BLUE})
-        pictures = [entry async for batch in store.iter_pictures() for entry in batch]
-        assert sorted(key for key, _ in pictures) == [(doc.id, "#/pictures/0"), (doc.id, "#/pictures/1")]
-        assert dict(pictures)[(doc.id, "#/pictures/1")] == BLUE
-        swapped = {key: image_vector(GREEN) for key, _ in pictures}
-        assert await store.replace_picture_vectors(swapped, DIM) == 2
-        [first, second] = await store.picture_candidates(image_vector(GREEN), limit=2)
-        assert first.score == pytest.approx(1.0, abs=1e-4) and second.score == pytest.approx(1.0, abs=1e-4)
-        assert await store.replace_picture_vectors({}, DIM) == 0
-        assert await store.count_picture_vectors() == 0
-    finally:
-        await store.close()
+async def test_replacing_picture_vectors_rewrites_them_in_one_commit(store):
+    doc = await _write(store, "file:///herons.docx", {"#/pictures/0": RED, "#/pictures/1": BLUE})
+    pictures = [entry async for batch in store.iter_pictures() for entry in batch]
+    assert sorted(key for key, _ in pictures) == [(doc.id, "#/pictures/0"), (doc.id, "#/pictures/1")]
+    assert dict(pictures)[(doc.id, "#/pictures/1")] == BLUE
+    swapped = {key: image_vector(GREEN) for key, _ in pictures}
+    assert await store.replace_picture_vectors(swapped, DIM) == 2
+    [first, second] = await store.picture_candidates(image_vector(GREEN), limit=2)
+    assert first.score == pytest.approx(1.0, abs=1e-4) and second.score == pytest.approx(1.0, abs=1e-4)
+    assert await store.replace_picture_vectors({}, DIM) == 0
+    assert await store.count_picture_vectors() == 0

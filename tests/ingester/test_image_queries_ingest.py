@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 from ingester_support import CliResult, fs_source, run_cli, write_ingester_config
-from multimodal_server import DIM, MODEL, MultimodalServer, multimodal_embeddings
 
+from multimodal_server import DIM, MODEL, MultimodalServer, multimodal_embeddings
 from support import cli_env, solid_png, write_config
 
 RED, BLUE, GREEN = solid_png((255, 0, 0), (200, 150)), solid_png((0, 0, 255), (180, 120)), solid_png((0, 160, 0))
@@ -208,3 +208,47 @@ def test_an_image_and_a_text_query_together_are_a_usage_error(world):
     neither = world.search()
     assert both.returncode == 2 and "not both" in both.stderr
     assert neither.returncode == 2 and "--image FILE" in neither.stderr
+
+
+async def _picture_vectors(config_path: Path, name: str) -> tuple[int, Any]:
+    from haiku.core.config import load_config
+    from haiku.core.scope import DatabaseScope
+    from haiku.core.store import Store
+
+    config = load_config(config_path)
+    ref = next(r for r in DatabaseScope.resolve(config).databases if r.name == name)
+    store = await Store.open(ref, config, read_only=True, skip_validation=True)
+    try:
+        return await store.count_picture_vectors(), store.identity
+    finally:
+        await store.close()
+
+
+async def test_rebuild_removes_picture_vectors_for_a_text_only_embedder_and_embeds_them_again(world):
+    import yaml
+
+    from support import copy_database
+
+    copy_database(world.root / "birds.lancedb", world.root / "birds-copy.lancedb")
+    data = yaml.safe_load(world.config.read_text())
+    data["lancedb"]["databases"] = {"birds": str(world.root / "birds-copy.lancedb")}
+    data["ingester"]["databases"] = {"birds": data["ingester"]["databases"]["birds"]}
+    data["storage"]["data_dir"] = str(world.root / "rebuild-data")
+    multimodal = write_config(world.root / "rebuild-multimodal.yaml", data)
+    text_only = _variant(
+        World(world.root, multimodal, world.server, world.run, world.pictures),
+        "rebuild-text-only",
+        {"model": {"provider": "openai", "name": MODEL, "vector_dim": DIM, "base_url": world.server.base_url}},
+    )
+    down = run_cli(["rebuild", "--db-name", "birds"], config=text_only, timeout=300)
+    assert down.returncode == 0, down.stderr[-2000:]
+    count, identity = await _picture_vectors(text_only, "birds")
+    assert (count, identity.multimodal) == (0, False)
+    asked = len(world.server.image_requests())
+    up = run_cli(["rebuild", "--db-name", "birds"], config=multimodal, timeout=300)
+    assert up.returncode == 0, up.stderr[-2000:]
+    count, identity = await _picture_vectors(multimodal, "birds")
+    assert (count, identity.multimodal) == (2, True)
+    assert len(world.server.image_requests()) == asked + 2
+    found = _json(rag_cli("search", "--image", str(world.pictures / "blue.png"), "--json", config=multimodal))
+    assert found[0]["document_uri"].endswith("herons.docx") and found[0]["score"] == pytest.approx(1.0, abs=1e-3)

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import fcntl
 import json
 import os
 import random
@@ -52,6 +51,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.beir import load_beir  # noqa: E402
+from bench.bench_lock import alone  # noqa: E402
 from bench.docs_section import write_section  # noqa: E402
 from bench.embed_cache import EmbeddingCache  # noqa: E402
 from bench.search import build_layout  # noqa: E402
@@ -61,7 +61,6 @@ RESULTS = REPO / "bench" / "results" / "cli.json"
 DOCS = REPO / "docs" / "benchmarks.md"
 SECTION = "## Command-line latency"
 LAYOUTS = {"single": 1, "split3": 3}
-LOCK = Path("/tmp/haiku_bench.lock")
 # What the issue asks of each command (median seconds on an idle 2-core machine).
 TARGETS = {
     "search hybrid, 3 dbs": 1.5,
@@ -356,8 +355,7 @@ def main() -> None:
         before_configs = prepare_for(args.before.resolve(), args.scifact)
         tables["before"] = only(commands(haiku_rag, before_configs), args.only, parser)
         data_dirs += [p.parent / "data" for p in before_configs.values()]
-    with LOCK.open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with alone(log):
         load_start = " ".join(f"{x:.1f}" for x in os.getloadavg())
         subprocess.run([haiku_rag, "download-models"], env=sides["after"], capture_output=True, timeout=600)
         times = measure(tables, queries, args.runs, sides, data_dirs)

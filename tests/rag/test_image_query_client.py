@@ -7,13 +7,13 @@ The multimodal endpoint is ``MultimodalServer``, a scripted stand-in on
 from __future__ import annotations
 
 import pytest
-from multimodal_server import MultimodalServer, multimodal_embeddings
 from rag_support import cli, config_data
 
 from haiku.core.config import config_from_dict
 from haiku.core.errors import ImageQueryError
 from haiku.core.scope import DatabaseScope
 from haiku.core.store import Store
+from multimodal_server import MultimodalServer, multimodal_embeddings
 from support import solid_png, write_config
 
 RED = solid_png((255, 0, 0))
@@ -51,5 +51,5 @@ async def test_a_text_only_client_refuses_an_image_query_before_opening_or_readi
     absent = {name: str(tmp_path / f"{name}.lancedb") for name in ("a", "b")}
     config = config_from_dict(config_data(tmp_path / "data", absent))
     async with HaikuRAG(config=config, read_only=True) as client:  # a set opens lazily
-        with pytest.raises(ImageQueryError, match="^image queries need a multimodal embedder"):
+        with pytest.raises(ImageQueryError, match=r"^image queries need a multimodal embedder"):
             await client.search_by_image(tmp_path / "absent.png")  # refused before the file is read

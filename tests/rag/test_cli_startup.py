@@ -20,6 +20,7 @@ from support import cli_env, write_config
 HEAVY = (
     "torch", "transformers", "sentence_transformers", "pandas", "lance_namespace_urllib3_client.api", "structlog",
     "filelock", "lancedb", "textual", "textual_serve", "aiohttp", "PIL", "docling", "docling_core",
+    "haiku.core.embedders.multimodal", "haiku.rag.client._image_search",
 )
 REPORT = (
     "import atexit, sys\n"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from haiku.core.store.fulltext import query_words
@@ -200,3 +202,33 @@ async def test_a_poisoned_counts_file_neither_crashes_nor_changes_the_statistics
         finally:
             await reopened.close()
         assert '"cells":2' in counts_file.read_text()  # rewritten with the true count
+
+
+@pytest.fixture
+async def kept_store(store, write_doc):
+    """TEXTS plus one more document, with the word statistics its writer keeps (the file is back)."""
+    await write_doc(store, "file:///more.md", "membrane proteins")
+    await store.word_stats.settle()
+    return store
+
+
+async def test_without_the_tokenizer_loaded_a_word_no_chunk_spells_is_counted_alike(kept_store, monkeypatch):
+    from haiku.core.store import fulltext
+
+    counted: list[str] = []
+    original = fulltext._count_matches
+
+    async def counting(table, word, chunks):
+        counted.append(word)
+        return await original(table, word, chunks)
+
+    def no_tokenizer(word):
+        raise AssertionError("the tokenizer was loaded")
+
+    monkeypatch.setattr(fulltext, "_count_matches", counting)
+    monkeypatch.setattr(fulltext, "index_tokens", no_tokenizer)
+    monkeypatch.delitem(sys.modules, "lance", raising=False)  # a reader that never loaded it
+    # "membranes" stems like "membrane", which two chunks hold; no chunk spells it.
+    stats = await kept_store.fts_statistics(["membranes", "zebra", "cells"])
+    assert dict(stats.frequencies) == {"membranes": 2, "zebra": 0, "cells": 2}
+    assert sorted(counted) == ["membranes", "zebra"]

@@ -23,7 +23,8 @@ word once per database version, not once per run.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -104,7 +105,7 @@ class FullTextStats:
         _, chunks, counts = cached
         missing = [word for word in wanted if word not in counts]
         if missing and self.word_stats is not None:
-            kept = self.word_stats.lookup(stamp_of(self.handles, version), missing, index_tokens)
+            kept = self.word_stats.lookup(stamp_of(self.handles, version), missing, _loaded_tokenizer())
             if kept is not None and kept[0] == chunks:
                 counts.update(kept[1])
                 missing = [word for word in missing if word not in counts]
@@ -117,7 +118,7 @@ class FullTextStats:
     async def _fresh_counts(self, table: AsyncTable, version: int) -> tuple[int, int, dict[str, int]]:
         """No counts yet for this version: the chunk count from the kept statistics, or counted."""
         if self.word_stats is not None:
-            kept = self.word_stats.lookup(stamp_of(self.handles, version), [], index_tokens)
+            kept = self.word_stats.lookup(stamp_of(self.handles, version), [], None)
             if kept is not None:
                 return version, kept[0], {}
         return version, await table.count_rows(), {}
@@ -126,6 +127,18 @@ class FullTextStats:
         # A tagged read gets a file of its own: its version never changes.
         uri, tag = self.handles.location.uri, self.handles.tag
         return CountsFile.for_database(self.handles.config.data_dir, uri if tag is None else f"{uri}@{tag}")
+
+
+def _loaded_tokenizer() -> Callable[[str], list[str]] | None:
+    """The index's tokenizer when this process has already loaded it; else None.
+
+    A word no stored chunk spells is then counted by a one-word query instead
+    (the same count: the query stems the word as the index did). Loading the
+    tokenizer (the ``lance`` package) costs a command-line search more than
+    the few such queries do, and their counts are kept between processes
+    (docs/fusion.md, "Word statistics kept with the database").
+    """
+    return index_tokens if "lance" in sys.modules else None
 
 
 async def _count_matches(table: AsyncTable, word: str, chunks: int) -> int:

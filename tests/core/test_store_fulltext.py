@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -227,8 +227,31 @@ async def test_without_the_tokenizer_loaded_a_word_no_chunk_spells_is_counted_al
 
     monkeypatch.setattr(fulltext, "_count_matches", counting)
     monkeypatch.setattr(fulltext, "index_tokens", no_tokenizer)
-    monkeypatch.delitem(sys.modules, "lance", raising=False)  # a reader that never loaded it
+    monkeypatch.setattr(fulltext, "sys", SimpleNamespace(modules={}))  # a reader that never loaded it
+    monkeypatch.setattr(fulltext, "_counted_unspelled", [0])  # that has counted nothing yet
     # "membranes" stems like "membrane", which two chunks hold; no chunk spells it.
     stats = await kept_store.fts_statistics(["membranes", "zebra", "cells"])
     assert dict(stats.frequencies) == {"membranes": 2, "zebra": 0, "cells": 2}
     assert sorted(counted) == ["membranes", "zebra"]
+
+
+async def test_a_process_that_counted_as_much_as_loading_costs_loads_the_tokenizer(kept_store, monkeypatch):
+    from haiku.core.store import fulltext
+    from haiku.core.store.word_stats import index_tokens
+
+    asked: list[str] = []
+
+    def tokenize(word):
+        asked.append(word)
+        return index_tokens(word)
+
+    async def no_counting(*args, **kwargs):
+        raise AssertionError("a word was counted")
+
+    monkeypatch.setattr(fulltext, "index_tokens", tokenize)
+    monkeypatch.setattr(fulltext, "_count_matches", no_counting)
+    monkeypatch.setattr(fulltext, "sys", SimpleNamespace(modules={}))
+    monkeypatch.setattr(fulltext, "_counted_unspelled", [fulltext._COUNTS_BEFORE_TOKENIZER])
+    stats = await kept_store.fts_statistics(["membranes", "zebra", "cells"])
+    assert dict(stats.frequencies) == {"membranes": 2, "zebra": 0, "cells": 2}
+    assert sorted(asked) == ["membranes", "zebra"]

@@ -43,6 +43,10 @@ _MAX_CACHED_WORDS = 50_000
 # The most distinct words of one query that are counted (and searched) with the federation's
 # IDF: each word costs one index query per database, so a pasted page must not cost thousands.
 MAX_QUERY_WORDS = 64
+# Words no chunk spells that a process counts by query before it loads the index's tokenizer
+# instead (``_loaded_tokenizer``); the words so counted, process-wide.
+_COUNTS_BEFORE_TOKENIZER = 50
+_counted_unspelled = [0]
 
 
 def query_words(text: str) -> list[str]:
@@ -110,6 +114,7 @@ class FullTextStats:
                 counts.update(kept[1])
                 missing = [word for word in missing if word not in counts]
         if missing and chunks:
+            _counted_unspelled[0] += len(missing)
             found = await asyncio.gather(*(_count_matches(table, word, chunks) for word in missing))
             counts.update(zip(missing, found, strict=True))
             self._counts_file().save(cached)
@@ -130,15 +135,20 @@ class FullTextStats:
 
 
 def _loaded_tokenizer() -> Callable[[str], list[str]] | None:
-    """The index's tokenizer when this process has already loaded it; else None.
+    """The index's tokenizer, or None while counting words is still the cheaper way.
 
-    A word no stored chunk spells is then counted by a one-word query instead
-    (the same count: the query stems the word as the index did). Loading the
-    tokenizer (the ``lance`` package) costs a command-line search more than
-    the few such queries do, and their counts are kept between processes
-    (docs/fusion.md, "Word statistics kept with the database").
+    A word no stored chunk spells is either made into its token by the
+    index's tokenizer or counted by a one-word query (the same count: the
+    query stems the word as the index did). Loading the tokenizer (the
+    ``lance`` package) costs 50-100 ms, a count 1-2 ms, so a process counts
+    until its counts have cost about what loading would (a command-line
+    search never gets there), then loads it; a process that has it loaded
+    already (a writer) uses it from the start (docs/fusion.md, "Word
+    statistics kept with the database").
     """
-    return index_tokens if "lance" in sys.modules else None
+    if "lance" in sys.modules or _counted_unspelled[0] >= _COUNTS_BEFORE_TOKENIZER:
+        return index_tokens
+    return None
 
 
 async def _count_matches(table: AsyncTable, word: str, chunks: int) -> int:

@@ -212,46 +212,40 @@ async def kept_store(store, write_doc):
     return store
 
 
-async def test_without_the_tokenizer_loaded_a_word_no_chunk_spells_is_counted_alike(kept_store, monkeypatch):
-    from haiku.core.store import fulltext
-
-    counted: list[str] = []
-    original = fulltext._count_matches
-
-    async def counting(table, word, chunks):
-        counted.append(word)
-        return await original(table, word, chunks)
-
-    def no_tokenizer(word):
-        raise AssertionError("the tokenizer was loaded")
-
-    monkeypatch.setattr(fulltext, "_count_matches", counting)
-    monkeypatch.setattr(fulltext, "index_tokens", no_tokenizer)
-    monkeypatch.setattr(fulltext, "sys", SimpleNamespace(modules={}))  # a reader that never loaded it
-    monkeypatch.setattr(fulltext, "_counted_unspelled", [0])  # that has counted nothing yet
-    # "membranes" stems like "membrane", which two chunks hold; no chunk spells it.
-    stats = await kept_store.fts_statistics(["membranes", "zebra", "cells"])
-    assert dict(stats.frequencies) == {"membranes": 2, "zebra": 0, "cells": 2}
-    assert sorted(counted) == ["membranes", "zebra"]
-
-
-async def test_a_process_that_counted_as_much_as_loading_costs_loads_the_tokenizer(kept_store, monkeypatch):
+@pytest.fixture
+def unspelled(monkeypatch) -> SimpleNamespace:
+    """A reader that never loaded the tokenizer; records the words it tokenises and those it counts."""
     from haiku.core.store import fulltext
     from haiku.core.store.word_stats import index_tokens
 
-    asked: list[str] = []
+    seen = SimpleNamespace(tokenised=[], counted=[])
+    count = fulltext._count_matches
 
-    def tokenize(word):
-        asked.append(word)
-        return index_tokens(word)
+    async def counting(table, word, chunks):
+        seen.counted.append(word)
+        return await count(table, word, chunks)
 
-    async def no_counting(*args, **kwargs):
-        raise AssertionError("a word was counted")
-
-    monkeypatch.setattr(fulltext, "index_tokens", tokenize)
-    monkeypatch.setattr(fulltext, "_count_matches", no_counting)
+    monkeypatch.setattr(fulltext, "_count_matches", counting)
+    monkeypatch.setattr(fulltext, "index_tokens", lambda word: seen.tokenised.append(word) or index_tokens(word))
     monkeypatch.setattr(fulltext, "sys", SimpleNamespace(modules={}))
-    monkeypatch.setattr(fulltext, "_counted_unspelled", [fulltext._COUNTS_BEFORE_TOKENIZER])
-    stats = await kept_store.fts_statistics(["membranes", "zebra", "cells"])
-    assert dict(stats.frequencies) == {"membranes": 2, "zebra": 0, "cells": 2}
-    assert sorted(asked) == ["membranes", "zebra"]
+    monkeypatch.setattr(fulltext, "_counted_unspelled", [0])
+    return seen
+
+
+# "membranes" stems like "membrane", which two chunks hold; no chunk spells it (nor "zebra").
+WORDS, FREQUENCIES = ["membranes", "zebra", "cells"], {"membranes": 2, "zebra": 0, "cells": 2}
+
+
+async def test_without_the_tokenizer_loaded_a_word_no_chunk_spells_is_counted_alike(kept_store, unspelled):
+    stats = await kept_store.fts_statistics(WORDS)
+    assert dict(stats.frequencies) == FREQUENCIES
+    assert (sorted(unspelled.counted), unspelled.tokenised) == (["membranes", "zebra"], [])
+
+
+async def test_a_process_that_counted_as_much_as_loading_costs_loads_the_tokenizer(kept_store, unspelled):
+    from haiku.core.store import fulltext
+
+    fulltext._counted_unspelled[0] = fulltext._COUNTS_BEFORE_TOKENIZER
+    stats = await kept_store.fts_statistics(WORDS)
+    assert dict(stats.frequencies) == FREQUENCIES
+    assert (unspelled.counted, sorted(unspelled.tokenised)) == ([], ["membranes", "zebra"])

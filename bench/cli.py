@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import fcntl
 import json
 import os
 import random
@@ -53,6 +52,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.beir import load_beir  # noqa: E402
+from bench.bench_lock import alone  # noqa: E402
 from bench.docs_section import write_section  # noqa: E402
 from bench.embed_cache import EmbeddingCache  # noqa: E402
 from bench.search import build_layout  # noqa: E402
@@ -62,7 +62,6 @@ RESULTS = REPO / "bench" / "results" / "cli.json"
 DOCS = REPO / "docs" / "benchmarks.md"
 SECTION = "## Command-line latency"
 LAYOUTS = {"single": 1, "split3": 3}
-LOCK = Path("/tmp/haiku_bench.lock")
 # What the issue asks of each command (median seconds on an idle 2-core machine).
 TARGETS = {
     "search hybrid, 3 dbs": 1.5,
@@ -374,8 +373,7 @@ def main() -> None:
         data_dirs += [p.parent / "data" for p in before_configs.values()]
     for root in [REPO, *([args.before.resolve()] if args.before is not None else [])]:
         compile_sources(root)
-    with LOCK.open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with alone(log):
         load_start = " ".join(f"{x:.1f}" for x in os.getloadavg())
         subprocess.run([haiku_rag, "download-models"], env=sides["after"], capture_output=True, timeout=600)
         times = measure(tables, queries, args.runs, sides, data_dirs)

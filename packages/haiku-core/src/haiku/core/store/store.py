@@ -301,8 +301,13 @@ class Store:
     # --- structure (``structure``) ---------------------------------------------------
     @names_read_failures
     async def has_structure(self, document_id: str) -> bool:
-        """Whether the document keeps a page layout: items placed on pages (see ``StructureReads``)."""
+        """Whether the document has stored items, in any format (see ``StructureReads``)."""
         return await self.structure.has_structure(document_id)
+
+    @names_read_failures
+    async def has_page_layout(self, document_id: str) -> bool:
+        """Whether the document's items are placed on pages: a PDF (see ``StructureReads``)."""
+        return await self.structure.has_page_layout(document_id)
 
     @names_read_failures
     async def get_document_items(self, document_id: str) -> list[DocumentItem]:

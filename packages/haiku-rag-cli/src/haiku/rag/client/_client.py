@@ -17,6 +17,7 @@ from haiku.core.config import AppConfig, load_config
 from haiku.core.convert.document import ConvertedChunk, ReadDocument
 from haiku.core.convert.files import FileConverter
 from haiku.core.errors import AmbiguousDatabaseError, EmptyQueryError
+from haiku.core.malloc_arenas import limit_malloc_arenas
 from haiku.core.models import Chunk, Citation, Document, DocumentItem, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.core.store.filters import check_document_filter
@@ -178,6 +179,7 @@ class HaikuRAG:
             _coverage.refuse_create_on_set(scope)
         scope = _coverage.apply_tag(scope, self._tag)
         self._effective_scope = scope
+        limit_malloc_arenas()  # a search over many databases: docs/storage.md, "Memory"
         self._federation = Federation(
             self._config,
             scope,

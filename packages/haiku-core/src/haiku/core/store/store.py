@@ -21,7 +21,7 @@ from haiku.core.models import Chunk, Document, DocumentItem, PageImage, SearchRe
 from haiku.core.scope import DatabaseRef
 from haiku.core.store._failures import names_read_failures
 from haiku.core.store.fulltext import FullTextStats, TermStatistics
-from haiku.core.store.gate import WriteGate
+from haiku.core.store.gate import Commits, WriteGate
 from haiku.core.store.indexes import Indexes
 from haiku.core.store.info import InfoReport
 from haiku.core.store.maintenance import Maintenance, VacuumReport
@@ -108,6 +108,15 @@ class Store:
         self.reads.kept_rows.stop()
         self.maintenance.after_write()
         self.word_stats.after_write()
+
+    def tell_commits(self, listener: Callable[[Commits], None]) -> None:
+        """Have ``listener`` told, before the writer lock is released, of the commits made under each hold of it.
+
+        ``{table: (version before, version after)}``, the first read fresh
+        when the lock was taken (see ``gate``): whatever committed (a write,
+        auto-maintenance, a vacuum, a rebuild, a restore), from this store.
+        """
+        self.gate.on_commits.append(listener)
 
     async def __aenter__(self) -> Store:
         return self

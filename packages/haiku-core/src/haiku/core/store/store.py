@@ -61,6 +61,7 @@ class Store:
         self.maintenance = Maintenance(handles, gate, self.indexes)
         self.word_stats = WordStatsKeeper(handles)
         gate.on_written = self._written
+        gate.on_commits.append(self.word_stats.after_commits)
         self.tags = Tags(handles, gate)
         self.processing = ProcessingRecord(handles, gate)
         self.migrator = Migrator(handles, gate, self)
@@ -93,21 +94,17 @@ class Store:
         """Close; a store that wrote anything maintains itself first, bounded (``storage.auto_vacuum``). Idempotent."""
         if self.handles.closed:
             return
-        await self.word_stats.settle()
-        written = self.gate.dirty  # then the closing maintenance moves the version once more
         await self.maintenance.before_close()
-        if written:
-            await self.word_stats.refresh()
+        await self.word_stats.settle()  # brought to the last commit, the closing maintenance's included
         self.handles.release()
 
     def _written(self) -> None:
-        """After a committed write: the auto-maintenance's turn, and the word statistics' (``word_stats``).
+        """After a committed write: the auto-maintenance's turn (``maintenance``).
 
         A store that writes stops keeping its document rows in memory (``reads``).
         """
         self.reads.kept_rows.stop()
         self.maintenance.after_write()
-        self.word_stats.after_write()
 
     def tell_commits(self, listener: Callable[[Commits], None]) -> None:
         """Have ``listener`` told, before the writer lock is released, of the commits made under each hold of it.
@@ -397,10 +394,10 @@ class Store:
     ) -> VacuumReport | None:
         """Compact, optimise indexes and drop old untagged versions (``Maintenance.vacuum``).
 
-        Then the word statistics are brought to the new version (``word_stats``).
+        It returns once the word statistics follow the new version (``word_stats``).
         """
         report = await self.maintenance.vacuum(retention_seconds, lock_timeout_s=lock_timeout_s)
-        await self.word_stats.refresh()
+        await self.word_stats.settle()
         return report
 
     def pending_migrations(self) -> list[tuple[int, str]]:

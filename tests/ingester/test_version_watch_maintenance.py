@@ -117,6 +117,41 @@ async def test_a_restore_from_outside_between_two_maintenance_steps_stays_to_rec
         await store.close()
 
 
+async def test_a_restore_from_outside_is_reconciled_from_what_it_left_though_the_handles_lag(make_config, tmp_path):
+    from haiku.ingester.pipeline.process import SOURCE_ID
+    from haiku.ingester.queue import IngestQueue
+    from haiku.ingester.reconcile import reconcile
+
+    config = make_config(lancedb={"databases": {"notes": str(tmp_path / "notes.lancedb")},
+                                  "read_consistency_interval_seconds": 3600})  # reads follow other writers late
+    ref = DatabaseScope.resolve(config).databases[0]
+    runtime = DatabaseRuntime(name="notes", ref=ref, sources={})  # its source "notes", never swept here
+    await runtime.attach(await Store.open(ref, config, create=True))
+    queue = IngestQueue(tmp_path / "queue.db")
+
+    async def job(n: int) -> None:  # a job's write, its sync state recorded from what the database holds
+        text = f"note number {n}"
+        document = Document(uri=f"file:///{n}.md", content=text, metadata={SOURCE_ID: "notes"})
+        await runtime.store.upsert_document(document, [Chunk(content=text, order=0)], [VECTOR])
+        await reconcile("notes", runtime.store, queue.sync, {"notes"})
+
+    app = SimpleNamespace(databases={"notes": runtime}, wake=SimpleNamespace(set=lambda: None),
+                          reconcile=lambda runtime: reconcile("notes", runtime.store, queue.sync, {"notes"}))
+    other = await Store.open(ref, config)
+    try:
+        await job(1)
+        await other.create_tag("before")
+        await job(2)
+        await other.restore_tag("before")  # 2.md is gone from the database
+        assert await VersionWatch(app).check() == ["notes"]
+        assert set(uri for _, uri in queue.sync.records("notes")) == {"file:///1.md"}
+        assert await VersionWatch(app).check() == []  # its own reconcile's commits are its own
+    finally:
+        await other.close()
+        await runtime.store.close()
+        queue.close()
+
+
 async def test_the_watch_does_not_look_while_the_ingesters_store_holds_its_writer_lock(make_config, tmp_path):
     _, _, store, runtime = await served(make_config, tmp_path)
     watch, reconciled = watching(runtime)

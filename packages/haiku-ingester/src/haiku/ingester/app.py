@@ -89,6 +89,7 @@ class DatabaseRuntime:
 
         table = await self.store.connection.open_table(DOCUMENTS)
         try:
+            await table.checkout_latest()  # a handle opened on the connection may follow others' commits late
             return await table.version()
         finally:
             with contextlib.suppress(Exception):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+from haiku.core.store.schema import DOCUMENTS
 from haiku.ingester.app import DatabaseRuntime, IngesterApp
 from haiku.ingester.discovery import sweep_once
 from haiku.ingester.errors import SweepError
@@ -72,10 +73,13 @@ class VersionWatch:
         runtime.reconciling = True
         try:
             await runtime.idle.wait()
-            # Read before reconciling: what the reconcile sees is then known, and its own commits
-            # (removing orphan chunks) move it on; a commit from outside after the read stays to see.
-            runtime.known_version = await runtime.latest_version()
-            await self.app.reconcile(runtime)
+            # Under the writer lock the store's handles are at the latest version (without it they follow
+            # another process's commit only after lancedb.read_consistency_interval_seconds), so the
+            # reconcile reads what the other process left, that version is the one known, and the
+            # reconcile's own commits (removing orphan chunks) are told on top of it.
+            async with runtime.store.writer_lock("reconciling the database with its sources"):
+                runtime.known_version = await runtime.store.table(DOCUMENTS).version()
+                await self.app.reconcile(runtime)
             for source in runtime.sources.values():
                 with contextlib.suppress(SweepError):  # logged; the periodic sweep tries again
                     await sweep_once(self.app, source)

@@ -189,9 +189,9 @@ async def test_a_search_after_background_maintenance_compacted_the_chunks_counts
     from structlog.testing import capture_logs
 
     from haiku.core.fusion.global_idf import global_idf_boosts
-    from haiku.core.store import indexes, maintenance
+    from haiku.core.store import maintenance, maintenance_steps
 
-    monkeypatch.setattr(indexes, "COMPACT_AT_FRAGMENTS", 10_000)  # writes leave their fragments to maintenance
+    monkeypatch.setattr(maintenance_steps, "COMPACT_AT_FRAGMENTS", 10_000)  # writes leave their fragments to maintenance
     monkeypatch.setattr(maintenance, "AUTO_MAINTENANCE_INTERVAL_S", 0.0)
     with capture_logs() as logs:
         await write_doc(store, "file:///yeast.md", "yeast cells divide")  # a write that starts a background run

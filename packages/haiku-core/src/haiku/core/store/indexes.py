@@ -36,18 +36,18 @@ first (the main part again left as it is).
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from haiku.core.logs import get_logger
 from haiku.core.store.gate import WriteGate
 from haiku.core.store.handles import Handles
+from haiku.core.store.lance_ops import optimize_indices
+from haiku.core.store.maintenance_steps import compact_after_write
 from haiku.core.store.reports import ChunkIndexes, IndexState
 from haiku.core.store.schema import CHUNKS, DOCUMENTS
 
 if TYPE_CHECKING:
-    from lance.optimize import CompactionOptions
     from lancedb.index import FTS, BTree, IvfSq
     from lancedb.table import AsyncTable
 
@@ -79,25 +79,6 @@ _WANTED: dict[str, tuple[tuple[str, Any], ...]] = {
 }
 
 
-async def optimize_indices(table: AsyncTable, names: list[str], merge: int) -> None:
-    """Index the rows the named indexes lack: each into a new delta (``merge=0``), or merged with its newest ``merge`` parts."""
-    dataset = await table.to_lance()
-    await asyncio.to_thread(dataset.optimize.optimize_indices, index_names=names, num_indices_to_merge=merge)
-    await table.checkout_latest()
-
-
-def small_fragment_compaction(dataset: Any, target_rows: int) -> CompactionOptions:
-    """Compaction of the fragments under ``target_rows`` rows into ones of about that many; larger ones stay.
-
-    A larger fragment is left out even when rows were deleted from it:
-    rewriting it would cost what it holds (``vacuum`` does that).
-    """
-    from lance.optimize import CompactionOptions
-
-    large = [f.fragment_id for f in dataset.get_fragments() if f.metadata.physical_rows >= target_rows]
-    return CompactionOptions(target_rows_per_fragment=target_rows, excluded_fragment_ids=large)
-
-
 async def _merge_needed(table: AsyncTable, name: str, *, full: bool) -> int | None:
     """How many of an index's parts to merge with the rows it lacks; ``None``: leave it as it is."""
     stats = await table.index_stats(name)
@@ -121,8 +102,6 @@ class Indexes:
 
     async def upkeep_after_write(self, tables: tuple[str, ...] = (DOCUMENTS, CHUNKS)) -> None:
         """Compact fragmented tables, one bounded step each, then build or refresh indexes (caller holds the writer lock)."""
-        from haiku.core.store.maintenance_steps import compact_after_write  # it builds on this module
-
         for name in tables:
             rows = await compact_after_write(name, self.handles.tables[name])
             if rows:

@@ -33,8 +33,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from haiku.core.store import indexes
-from haiku.core.store.indexes import optimize_indices
+from haiku.core.store.lance_ops import optimize_indices, small_fragment_compaction
 
 if TYPE_CHECKING:
     from lancedb.table import AsyncTable
@@ -104,7 +103,7 @@ async def _delta_step(name: str, table: AsyncTable, dataset: Any, retention_seco
 async def _compaction_step(name: str, table: AsyncTable, dataset: Any, retention_seconds: int) -> Step | None:
     from lance.optimize import Compaction
 
-    plan = await asyncio.to_thread(Compaction.plan, dataset, indexes.small_fragment_compaction(dataset, STEP_ROWS))
+    plan = await asyncio.to_thread(Compaction.plan, dataset, small_fragment_compaction(dataset, STEP_ROWS))
     if plan.num_tasks() == 0:
         return None
     task = plan.tasks[0]

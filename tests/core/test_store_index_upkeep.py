@@ -88,6 +88,16 @@ async def test_a_compacting_write_rewrites_one_steps_worth_of_small_fragments_no
     assert len(await store.search("small write", search_type="fts", limit=20)) == 13
 
 
+async def test_a_bulk_load_compacts_step_after_step_until_few_small_fragments_are_left(store, fake_embed, monkeypatch):
+    monkeypatch.setattr(maintenance_steps, "STEP_ROWS", 4)
+    monkeypatch.setattr(maintenance_steps, "COMPACT_AT_FRAGMENTS", 4)
+    await store.load_documents([_item(f"file:///{n}.md", f"bulk text {n}", fake_embed) for n in range(20)],
+                               batch_size=1)  # twenty fragments of one row
+    rows = [f.count_rows() for f in (await store.table("chunks").to_lance()).get_fragments()]
+    assert len([n for n in rows if n < 4]) < 4 and sum(rows) == 20
+    assert len(await store.search("bulk text", search_type="fts", limit=30)) == 20
+
+
 def _item(uri: str, text: str, fake_embed):
     from haiku.core.models import Chunk, Document
 

@@ -100,10 +100,17 @@ class Indexes:
         self.handles = handles
         self.gate = gate
 
-    async def upkeep_after_write(self, tables: tuple[str, ...] = (DOCUMENTS, CHUNKS)) -> None:
-        """Compact fragmented tables, one bounded step each, then build or refresh indexes (caller holds the writer lock)."""
+    async def upkeep_after_write(
+        self, tables: tuple[str, ...] = (DOCUMENTS, CHUNKS), *, load: bool = False
+    ) -> None:
+        """Compact fragmented tables, one bounded step each, then build or refresh indexes (caller holds the writer lock).
+
+        After a bulk load (``load``), the steps go on until fewer small fragments are left than a write compacts.
+        """
         for name in tables:
             rows = await compact_after_write(name, self.handles.tables[name])
+            while load and rows and (more := await compact_after_write(name, self.handles.tables[name])):
+                rows += more
             if rows:
                 log.debug("store.compacted", database=self.handles.name, table=name, rows=rows)
         await self.refresh_indexes(tables)

@@ -17,6 +17,9 @@ $(STAMP): pyproject.toml packages/haiku-core/pyproject.toml packages/haiku-inges
 	@# CPU torch first: otherwise pip pulls a multi-GB CUDA build.
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -e 'packages/haiku-core[local,convert]' -e 'packages/haiku-ingester[ray,s3]' -e packages/haiku-rag-cli -e '.[dev]'
+	@# The packages' bytecode, written once: where PYTHONDONTWRITEBYTECODE is set, every command
+	@# would otherwise compile the haiku sources again (docs/cli.md, "Start-up time").
+	@$(PY) -m compileall -q packages/*/src > /dev/null
 	@# The query encoder's ONNX export, made once so that no first search waits for it.
 	@HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(VENV)/bin/haiku-rag download-models > /dev/null \
 		|| echo "note: the query encoder will be prepared by the first search (haiku-rag download-models failed)"

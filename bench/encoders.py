@@ -19,7 +19,6 @@ Results: ``bench/results/encoders.json`` and stdout. Takes ``/tmp/haiku_bench.lo
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import os
 import statistics
@@ -33,6 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.beir import load_beir  # noqa: E402
+from bench.bench_lock import alone  # noqa: E402
 from bench.docs_section import write_section  # noqa: E402
 from bench.process_memory import peak_rss_mib  # noqa: E402
 
@@ -149,8 +149,7 @@ def main() -> None:
     torch_encode, onnx_encode = found["torch"], found["onnx"]
     torch_encode(), onnx_encode()  # warm both: first calls allocate
     rates: dict[str, list[float]] = {"torch": [], "onnx": []}
-    with open("/tmp/haiku_bench.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with alone():
         load_start = os.getloadavg()[0]
         for _ in range(args.rounds):
             for name, encode in (("torch", torch_encode), ("onnx", onnx_encode)):

@@ -7,6 +7,10 @@ with ``processing.pdf_layout`` ``off`` and ``auto``:
 * headings: the reference headings found as section headers (recall), and how
   many section headers the document has in all, its tables and pictures, and the
   page headers and footers kept out of the text;
+* heading levels: of the reference headings found, the share at the level the
+  reference gives (``LEVEL | heading`` lines), counted from the document's own
+  top level: ``level_offset`` is how many levels stand above the reference's
+  chapters (a title page heading: 1), the most common difference;
 * speed, in a real conversion worker (the process the ingester runs, at nice 10):
   pages/s (wall clock) and pages per CPU-second of the worker;
 * memory: the worker's peak RSS (VmHWM) after all the PDFs and one scanned page
@@ -42,16 +46,40 @@ print(peak_rss_mib())
 """
 
 
-def references() -> list[tuple[str, Path, list[str]]]:
-    """(name, PDF, reference headings) of each reference whose PDF is on this machine."""
+def references() -> list[tuple[str, Path, list[tuple[int, str]]]]:
+    """(name, PDF, reference (level, heading) pairs) of each reference whose PDF is on this machine."""
     found = []
     for path in sorted(REFERENCES.glob("*.txt")):
         lines = path.read_text(encoding="utf-8").splitlines()
         source = Path(lines[0].lstrip("# ").split()[0])
-        headings = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+        headings = []
+        for line in lines:
+            if line.strip() and not line.startswith("#"):
+                level, _, heading = line.partition(" | ")
+                headings.append((int(level), heading.strip()))
         if source.is_file():
             found.append((f"{path.stem}.pdf", source, headings))
     return found
+
+
+def level_accuracy(reference: list[tuple[int, str]], levels: dict[str, int]) -> dict:
+    """Of the reference headings found, the share at the reference's level, counted from the
+    document's own top (the most common difference between the two levels). ``levels``: by the
+    heading's text as printed, numbering and all (two sections may share a title)."""
+    from collections import Counter
+
+    from haiku.core.convert.layout_lines import normalized
+
+    pairs = [(level, levels[normalized(h)]) for level, h in reference if normalized(h) in levels]
+    if not pairs:
+        return {"level_accuracy": 0.0, "level_offset": None, "levels_used": []}
+    offset = Counter(found - wanted for wanted, found in pairs).most_common(1)[0][0]
+    right = sum(1 for wanted, found in pairs if found - wanted == offset)
+    return {
+        "level_accuracy": round(right / len(pairs), 3),
+        "level_offset": offset,
+        "levels_used": sorted(set(levels.values())),
+    }
 
 
 def pdf_bytes(path: Path) -> bytes:
@@ -59,23 +87,28 @@ def pdf_bytes(path: Path) -> bytes:
     return gzip.decompress(data) if path.suffix == ".gz" else data
 
 
-def structure(document, reference: list[str]) -> dict:
+def structure(document, levelled: list[tuple[int, str]]) -> dict:
     from docling_core.types.doc import DocItemLabel
 
     from haiku.core.convert.layout_headings import title_key
+    from haiku.core.convert.layout_lines import normalized
 
+    reference = [h for _, h in levelled]
     labels: dict[str, int] = {}
-    headers = set()
+    headers: set[str] = set()
+    levels: dict[str, int] = {}
     for item, _level in document.iterate_items(included_content_layers={"body", "furniture"}):
         labels[item.label.value] = labels.get(item.label.value, 0) + 1
         if item.label == DocItemLabel.SECTION_HEADER:
             headers.add(title_key(item.text))
+            levels.setdefault(normalized(item.text), item.level)
     found = [h for h in reference if title_key(h) in headers]
     return {
         "reference_headings": len(reference),
         "recognised": len(found),
         "recall": round(len(found) / max(len(reference), 1), 3),
         "missed": [h for h in reference if title_key(h) not in headers],
+        **level_accuracy(levelled, levels),
         "section_headers": labels.get("section_header", 0),
         "tables": labels.get("table", 0),
         "pictures": labels.get("picture", 0),
@@ -93,7 +126,7 @@ CANDIDATES = {
 }
 
 
-def candidates(name: str, data: bytes, reference: list[str]) -> dict:
+def candidates(name: str, data: bytes, reference: list[tuple[int, str]]) -> dict:
     """Recall and the number of section headers found by each heading signal alone and together."""
     from haiku.core.convert.backends import DoclingBackends
     from haiku.core.convert.layout import lay_out

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import fcntl
 import json
 import os
 import platform
@@ -36,6 +35,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from bench.beir import load_beir  # noqa: E402
+from bench.bench_lock import alone  # noqa: E402
 from bench.docs_section import write_section  # noqa: E402
 from bench.embed_cache import EmbeddingCache  # noqa: E402
 from bench.metrics import evaluate  # noqa: E402
@@ -46,7 +46,6 @@ from bench.quality_report import anchor_check, federation_checks, markdown_secti
 from bench.quality_run import ARMS, run_arm  # noqa: E402
 
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "quality.json"
-LOCK = Path("/tmp/haiku_bench.lock")
 
 
 def load_average() -> str:
@@ -151,8 +150,7 @@ async def main(argv: list[str] | None = None) -> int:
     diagnostics = exact_diagnostics(args, dataset, docs, queries, qrels, cache, embedder)
     results: dict[str, dict[str, dict]] = {}
     # Timed alone among the benchmarks: they share one lock (docs/benchmarks.md).
-    with open(LOCK, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with alone():
         load_start = load_average()
         search_started = time.perf_counter()
         for arm in [a for a in ARMS if a.name in args.arms]:

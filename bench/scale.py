@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import fcntl
 import json
 import os
 import random
@@ -62,6 +61,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.beir import load_beir  # noqa: E402
+from bench.bench_lock import alone  # noqa: E402
 from bench.docs_section import write_section  # noqa: E402
 from bench.embed_cache import EmbeddingCache  # noqa: E402
 from bench.scale_children import child, save_queries, vacuum_with_reader  # noqa: E402
@@ -318,8 +318,7 @@ async def run(args: argparse.Namespace) -> None:
         await build_set(CACHE / "scale" / "set-25", lambda k: Corpus(texts, source_vectors, seed=SEED + 1 + k),
                         build, log)
     results: dict[str, Any] = {}
-    with open("/tmp/haiku_bench.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with alone(log):
         load_start = round(os.getloadavg()[0], 1)
         loads = [os.getloadavg()[0]]
         for size in sizes:

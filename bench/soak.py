@@ -21,6 +21,8 @@ the operations done and the load average. Not part of ``make test``; run it by h
 
     flock /tmp/haiku_bench.lock python bench/soak.py [--minutes 20] [--rate 3] [--json OUT]
 
+(the other timing benchmarks take the lock themselves, see bench/bench_lock.py)
+
 docs/benchmarks.md, "Soak", has the figures.
 """
 

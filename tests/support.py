@@ -52,11 +52,11 @@ def absolute_import(module: str, is_package: bool, node: ast.ImportFrom) -> str:
 
 
 async def as_schema_version(location: Path, version: int) -> None:
-    """Rewrite a local database as the code of schema ``version`` (1 or 2) left it.
+    """Rewrite a local database as the code of schema ``version`` (1, 2 or 3) left it.
 
-    Before version 3: no structure columns, no document_items or page_images
-    table, settings without the processing column; before version 2: no
-    revision column either.
+    Before version 4: no picture_vectors table. Before version 3: no structure
+    columns, no document_items or page_images table, settings without the
+    processing column; before version 2: no revision column either.
     """
     import shutil as _shutil
 
@@ -64,23 +64,58 @@ async def as_schema_version(location: Path, version: int) -> None:
     import pyarrow as pa
 
     db = await lancedb.connect_async(str(location))
-    drops = {
-        "documents": ["docling_document", "docling_version", "structure_revision", "structure_digest"],
-        "chunks": ["item_refs", "boxes"],
-    }
-    for name, columns in drops.items():
-        table = await db.open_table(name)
-        gone = [*columns, "revision"] if version < 2 else columns
-        await table.drop_columns([c for c in gone if c in (await table.schema()).names])
-    for name in ("document_items", "page_images"):
-        _shutil.rmtree(location / f"{name}.lance", ignore_errors=True)
+    _shutil.rmtree(location / "picture_vectors.lance", ignore_errors=True)
     settings = await db.open_table("settings")
     row = (await settings.query().to_list())[0]
-    row.pop("processing", None)
     row["schema_version"] = version
-    old = pa.schema([f for f in await settings.schema() if f.name != "processing"])
-    await settings.add(pa.Table.from_pylist([row], schema=old), mode="overwrite")
+    schema = await settings.schema()
+    if version < 3:
+        drops = {
+            "documents": ["docling_document", "docling_version", "structure_revision", "structure_digest"],
+            "chunks": ["item_refs", "boxes"],
+        }
+        for name, columns in drops.items():
+            table = await db.open_table(name)
+            gone = [*columns, "revision"] if version < 2 else columns
+            await table.drop_columns([c for c in gone if c in (await table.schema()).names])
+        for name in ("document_items", "page_images"):
+            _shutil.rmtree(location / f"{name}.lance", ignore_errors=True)
+        row.pop("processing", None)
+        schema = pa.schema([f for f in schema if f.name != "processing"])
+    await settings.add(pa.Table.from_pylist([row], schema=schema), mode="overwrite")
     db.close()
+
+
+def send_json(handler: Any, status: int, payload: Any) -> None:
+    """Answer one request of a ``BaseHTTPRequestHandler`` with ``payload`` as JSON (a client gone is ignored)."""
+    import json
+
+    data = json.dumps(payload).encode()
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting
+        pass
+
+
+def json_handler(answer: Any) -> type:
+    """A quiet request handler: each POST's JSON body goes to ``answer(path, body, headers)``,
+    which returns ``(status, payload)``."""
+    import json
+    from http.server import BaseHTTPRequestHandler
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:  # keep test output clean
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            send_json(self, *answer(self.path, body, self.headers))
+
+    return Handler
 
 
 class LoopbackServer:

@@ -2,7 +2,8 @@
 
 Each maker returns the file's bytes; ``SAMPLES`` names each file and a sentence
 its converted chunks must hold. python-pptx, openpyxl, odfdo, python-docx and
-PIL make the binary ones, as a user's tools would.
+PIL make the binary ones, as a user's tools would; aspose-email-foss (a pure
+Python writer of the OLE compound file) makes the Outlook ``.msg``.
 """
 
 from __future__ import annotations
@@ -139,6 +140,23 @@ def _text(template: str) -> Callable[[str], bytes]:
     return lambda sentence: template.format(sentence=sentence).encode()
 
 
+def outlook_msg(sentence: str) -> bytes:
+    """An Outlook message (an OLE compound file of MAPI properties), as Outlook saves one."""
+    import tempfile
+    from email.message import EmailMessage
+    from pathlib import Path
+
+    from aspose.email_foss.msg.mapi_message import MapiMessage
+
+    mail = EmailMessage()
+    mail["Subject"], mail["From"], mail["To"] = "Field notes", "Ann <ann@example.org>", "bo@example.org"
+    mail.set_content(f"{sentence}.\n")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "notes.msg"
+        MapiMessage.from_email_message(mail).save(path)
+        return path.read_bytes()
+
+
 # file name -> (maker, a sentence the chunks must hold)
 SAMPLES: dict[str, tuple[Callable[[str], bytes], str]] = {
     "deck.pptx": (pptx, "Kestrels hover above the meadow"),
@@ -161,6 +179,7 @@ SAMPLES: dict[str, tuple[Callable[[str], bytes], str]] = {
         _text("From: a@example.org\nTo: b@example.org\nSubject: Field notes\nContent-Type: text/plain\n\n{sentence}.\n"),
         "Knots gather in huge flocks",
     ),
+    "mail.msg": (outlook_msg, "Ruffs display on the lek"),
     "notes.rst": (_text("Field notes\n===========\n\n{sentence}.\n"), "Lapwings tumble in spring"),
     "birds.py": (_text('def note():\n\treturn "{sentence}"\n'), "Merlins chase pipits"),
     "birds.go": (_text('package birds\n\n// {sentence}\nfunc Note() {{}}\n'), "Nightjars churr at dusk"),

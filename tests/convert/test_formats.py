@@ -22,6 +22,29 @@ def test_each_format_converts_and_its_chunks_hold_the_sentence(converter, name):
     assert sentence in " ".join(c.embed_text for c in document.chunks), [c.content for c in document.chunks]
 
 
+def test_an_outlook_message_is_read_from_its_ole_file_with_its_sender(converter):
+    from format_samples import outlook_msg
+
+    data = outlook_msg("Ruffs display on the lek")
+    assert data.startswith(b"\xd0\xcf\x11\xe0")  # an OLE compound file, as Outlook writes
+    document = _convert(converter, "mail.msg", data)
+    assert document.title == "Field notes" and "From: Ann <ann@example.org>" in document.chunks[0].content
+
+
+@pytest.mark.parametrize("extension", [".pages", ".numbers", ".key"])
+def test_a_zip_that_is_no_iwork_package_is_refused_by_the_iwork_backend(converter, extension):
+    import io
+    import zipfile
+
+    from haiku.core.errors import ConversionError
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("word/document.xml", "<w:document/>")
+    with pytest.raises(ConversionError, match=f"not a readable {extension[1:]} file"):
+        _convert(converter, f"notes{extension}", buffer.getvalue())
+
+
 def test_the_table_holds_more_than_87_extensions_and_60_code_or_text_ones():
     code_or_text = [ext for ext, spec in FORMATS.items() if spec.converter in ("code", "text")]
     assert len(FORMATS) > 87 and len(code_or_text) >= 60

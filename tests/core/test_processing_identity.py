@@ -8,6 +8,7 @@ from haiku.core.config import AppConfig, ProcessingConfig
 from haiku.core.processing_identity import (
     NOT_STORED,
     compare_processing,
+    format_entries,
     format_table_digest,
     processing_identity,
 )
@@ -50,21 +51,46 @@ def test_a_key_added_to_the_processing_section_is_covered_without_being_listed()
     assert identity["processing.max_pictures"] == 7 and identity["processing.pictures.min_px"] == 32
 
 
-def test_the_identity_names_the_converter_versions_the_chunker_and_the_format_table(make_config):
+def test_the_identity_names_the_converter_versions_the_chunker_and_each_format(make_config):
     from importlib import metadata
 
     identity = processing_identity(make_config())
     assert identity["converter.docling"] == metadata.version("docling-slim")
     assert identity["chunker"].endswith("tokenizer all-MiniLM-L6-v2")
-    assert identity["formats"] == format_table_digest() and isinstance(identity["converter.rules"], int)
+    assert isinstance(identity["converter.rules"], int)
+    assert identity["formats.pdf"] == "pdf application/pdf" and identity["formats.py"] == "code text/plain python"
+    assert {k: v for k, v in identity.items() if k.startswith("formats.")} == format_entries()
 
 
-def test_the_format_digest_changes_when_an_extension_changes_converter(monkeypatch):
+def test_an_extension_added_to_the_format_table_is_no_change(make_config, monkeypatch):
     from haiku.core.convert import formats
 
-    before = format_table_digest()
+    recorded = processing_identity(make_config())
+    monkeypatch.setitem(formats.FORMATS, ".newfmt", formats.FileFormat("text", "text/plain"))
+    drift = compare_processing(recorded, processing_identity(make_config()), documents=3)
+    assert drift.state == "matches" and drift.formats_added == ("newfmt",)
+    assert drift.as_json()["formats_added"] == ["newfmt"]
+
+
+def test_an_extension_given_another_converter_is_a_change_of_that_extension_only(make_config, monkeypatch):
+    from haiku.core.convert import formats
+
+    recorded = processing_identity(make_config())
     monkeypatch.setitem(formats.FORMATS, ".md", formats.FileFormat("text", "text/plain"))
-    assert format_table_digest() != before
+    drift = compare_processing(recorded, processing_identity(make_config()), documents=3)
+    assert drift.state == "differs" and [c.key for c in drift.changes] == ["formats.md"]
+    assert "formats.md md text/markdown -> text text/plain" in drift.describe()
+
+
+def test_a_record_holding_the_older_table_digest_matches_the_same_table(make_config, monkeypatch):
+    from haiku.core.convert import formats
+
+    configured = processing_identity(make_config())
+    older = {k: v for k, v in configured.items() if not k.startswith("formats.")} | {"formats": format_table_digest()}
+    assert compare_processing(older, configured, documents=3).state == "matches"
+    monkeypatch.setitem(formats.FORMATS, ".md", formats.FileFormat("text", "text/plain"))
+    drift = compare_processing(older, processing_identity(make_config()), documents=3)
+    assert [c.key for c in drift.changes] == ["formats"]
 
 
 def test_a_changed_chunk_size_is_named_with_both_values(make_config):

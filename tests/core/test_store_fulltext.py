@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from haiku.core.store.fulltext import query_words
@@ -200,3 +202,50 @@ async def test_a_poisoned_counts_file_neither_crashes_nor_changes_the_statistics
         finally:
             await reopened.close()
         assert '"cells":2' in counts_file.read_text()  # rewritten with the true count
+
+
+@pytest.fixture
+async def kept_store(store, write_doc):
+    """TEXTS plus one more document, with the word statistics its writer keeps (the file is back)."""
+    await write_doc(store, "file:///more.md", "membrane proteins")
+    await store.word_stats.settle()
+    return store
+
+
+@pytest.fixture
+def unspelled(monkeypatch) -> SimpleNamespace:
+    """A reader that never loaded the tokenizer; records the words it tokenises and those it counts."""
+    from haiku.core.store import fulltext
+    from haiku.core.store.word_stats import index_tokens
+
+    seen = SimpleNamespace(tokenised=[], counted=[])
+    count = fulltext._count_matches
+
+    async def counting(table, word, chunks):
+        seen.counted.append(word)
+        return await count(table, word, chunks)
+
+    monkeypatch.setattr(fulltext, "_count_matches", counting)
+    monkeypatch.setattr(fulltext, "index_tokens", lambda word: seen.tokenised.append(word) or index_tokens(word))
+    monkeypatch.setattr(fulltext, "sys", SimpleNamespace(modules={}))
+    monkeypatch.setattr(fulltext, "_counted_unspelled", [0])
+    return seen
+
+
+# "membranes" stems like "membrane", which two chunks hold; no chunk spells it (nor "zebra").
+WORDS, FREQUENCIES = ["membranes", "zebra", "cells"], {"membranes": 2, "zebra": 0, "cells": 2}
+
+
+async def test_without_the_tokenizer_loaded_a_word_no_chunk_spells_is_counted_alike(kept_store, unspelled):
+    stats = await kept_store.fts_statistics(WORDS)
+    assert dict(stats.frequencies) == FREQUENCIES
+    assert (sorted(unspelled.counted), unspelled.tokenised) == (["membranes", "zebra"], [])
+
+
+async def test_a_process_that_counted_as_much_as_loading_costs_loads_the_tokenizer(kept_store, unspelled):
+    from haiku.core.store import fulltext
+
+    fulltext._counted_unspelled[0] = fulltext._COUNTS_BEFORE_TOKENIZER
+    stats = await kept_store.fts_statistics(WORDS)
+    assert dict(stats.frequencies) == FREQUENCIES
+    assert (unspelled.counted, sorted(unspelled.tokenised)) == ([], ["membranes", "zebra"])

@@ -75,11 +75,11 @@ async def test_a_version_1_database_is_migrated_to_revisions_and_its_documents_s
     await write_doc(store, "file:///a.md", "alpha text", "beta text")
     await store.close()
     await as_schema_version(ref.location, 1)
-    with pytest.raises(MigrationRequiredError, match="from 1 to 3"):
+    with pytest.raises(MigrationRequiredError, match="from 1 to 4"):
         await Store.open(ref, config, read_only=True)
     store = await Store.open(ref, config, skip_validation=True)
     try:
-        assert [line.split(":")[0] for line in await store.migrate()] == ["2", "3"]
+        assert [line.split(":")[0] for line in await store.migrate()] == ["2", "3", "4"]
         document = await store.get_document_by_uri("file:///a.md")
         assert [c.content for c in await store.get_chunks(document.id)] == ["alpha text", "beta text"]
         found = await store.search("alpha", search_type="fts", limit=5)
@@ -284,7 +284,9 @@ async def test_info_reports_what_haiku_rag_info_prints(wiki, write_doc):
     assert (info.documents, info.chunks, info.tags) == (1, 2, 1)
     assert info.fts_index["exists"] and info.fts_index["indexed_rows"] == 2
     assert info.vector_index["exists"] is False
-    assert set(info.table_versions) == {"documents", "chunks", "document_items", "page_images", "settings"}
+    assert set(info.table_versions) == {
+        "documents", "chunks", "document_items", "page_images", "picture_vectors", "settings"
+    }
 
 
 async def test_recording_a_new_embedder_retrains_an_existing_vector_index(wiki, fake_embed):

@@ -42,7 +42,7 @@ async def test_a_new_database_is_created_at_version_3_with_the_structure_tables(
     config, ref = wiki
     store = await Store.open(ref, config, create=True)
     try:
-        assert store.schema_version == current_schema_version() == 3
+        assert store.schema_version == current_schema_version() == 4
         assert store.processing_identity is None
     finally:
         await store.close()
@@ -76,12 +76,12 @@ async def test_the_processing_identity_is_recorded_once_and_survives_reopening(w
 
 async def test_a_version_2_database_migrates_to_version_3_keeping_its_documents(old_wiki, write_doc):
     config, ref = old_wiki
-    with pytest.raises(MigrationRequiredError, match="from 2 to 3"):
+    with pytest.raises(MigrationRequiredError, match="from 2 to 4"):
         await Store.open(ref, config, read_only=True)
     store = await Store.open(ref, config, skip_validation=True)
     try:
-        assert [line.split(":")[0] for line in await store.migrate()] == ["3"]
-        assert store.schema_version == 3 and store.processing_identity is None
+        assert [line.split(":")[0] for line in await store.migrate()] == ["3", "4"]
+        assert store.schema_version == 4 and store.processing_identity is None
         document = await store.get_document_by_uri("file:///a.md")
         assert [c.content for c in await store.get_chunks(document.id)] == ["alpha text", "beta text"]
         assert [r.content for r in await store.search("beta", search_type="fts", limit=5)] == ["beta text"]
@@ -95,7 +95,7 @@ async def test_a_version_2_database_migrates_to_version_3_keeping_its_documents(
     try:
         assert reopened.pending_migrations() == [] and reopened.processing_identity == IDENTITY
         assert set((await reopened.info()).table_versions) == {
-            "documents", "chunks", "document_items", "page_images", "settings",
+            "documents", "chunks", "document_items", "page_images", "picture_vectors", "settings",
         }  # fmt: skip
     finally:
         await reopened.close()
@@ -140,11 +140,11 @@ async def test_restoring_a_tag_from_before_the_migration_asks_for_it_again(old_w
         assert store.schema_version == 2 and not store.handles.structured
     finally:
         await store.close()
-    with pytest.raises(MigrationRequiredError, match="from 2 to 3"):
+    with pytest.raises(MigrationRequiredError, match="from 2 to 4"):
         await Store.open(ref, config, read_only=True)
     store = await Store.open(ref, config, skip_validation=True)
     try:
-        assert [line.split(":")[0] for line in await store.migrate()] == ["3"]
+        assert [line.split(":")[0] for line in await store.migrate()] == ["3", "4"]
         [document] = await store.list_documents()
         assert [c.content for c in await store.get_chunks(document.id)] == ["alpha text", "beta text"]
     finally:

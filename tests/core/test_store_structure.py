@@ -66,7 +66,7 @@ async def rows(store, table: str) -> int:
 async def test_a_written_structure_reads_back_items_pictures_pages_and_chunk_boxes(store, fake_embed):
     written = structure()
     document = await write(store, fake_embed, structure=written)
-    assert await store.has_structure(document.id)
+    assert await store.has_structure(document.id) and await store.has_page_layout(document.id)
     items = await store.get_document_items(document.id)
     assert [(i.self_ref, i.label, i.document_id) for i in items] == [
         ("#/texts/0", "section_header", document.id),
@@ -97,18 +97,19 @@ async def test_a_missing_picture_or_document_raises_a_named_error(store, fake_em
 
 async def test_a_document_without_structure_reports_none(store, fake_embed):
     document = await write(store, fake_embed, structure=None)
-    assert not await store.has_structure(document.id)
+    assert not await store.has_structure(document.id) and not await store.has_page_layout(document.id)
     assert await store.get_document_items(document.id) == []
     assert await store.get_page_images(document.id, [1]) == {}
     assert await store.get_docling_document(document.id) is None
 
 
-async def test_a_structure_with_no_page_layout_keeps_its_items_but_reports_no_structure(store, fake_embed):
+async def test_a_structure_with_no_page_layout_has_structure_but_no_page_layout(store, fake_embed):
     flat = structure()
     flat.items = [item.model_copy(update={"boxes": [], "page_numbers": []}) for item in flat.items]
     flat.pages = []
     document = await write(store, fake_embed, structure=flat)
-    assert not await store.has_structure(document.id)  # markdown, HTML, Word: items without a layout
+    assert await store.has_structure(document.id)  # markdown, HTML, Word: items without a layout
+    assert not await store.has_page_layout(document.id)
     assert [i.text for i in await store.get_document_items(document.id)] == TEXTS
 
 

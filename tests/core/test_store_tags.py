@@ -45,7 +45,7 @@ async def test_a_tag_covers_every_table_and_is_listed(env):
     _, _, store = env
     [info] = await store.list_tags()
     assert info.name == "r1" and info.complete
-    assert set(info.versions) == {"documents", "chunks", "document_items", "page_images", "settings"}
+    assert set(info.versions) == {"documents", "chunks", "document_items", "page_images", "picture_vectors", "settings"}
 
 
 async def test_delete_tag_removes_it_from_every_table(env):
@@ -168,7 +168,7 @@ async def test_vacuum_with_zero_retention_drops_untagged_old_versions_and_says_h
 async def test_history_lists_versions_newest_first_with_tags(env):
     _, _, store = env
     history = await store.history()
-    assert set(history) == {"documents", "chunks", "document_items", "page_images", "settings"}
+    assert set(history) == {"documents", "chunks", "document_items", "page_images", "picture_vectors", "settings"}
     versions = [e.version for e in history["documents"]]
     assert versions == sorted(versions, reverse=True)
     assert any(e.tags == ["r1"] for e in history["settings"])
@@ -190,7 +190,7 @@ async def test_history_returns_its_notices_with_the_versions_and_keeps_none_on_t
 
 async def test_history_of_an_unknown_table_lists_the_valid_ones(env):
     _, _, store = env
-    with pytest.raises(ValueError, match="chunks, document_items, documents, page_images, settings"):
+    with pytest.raises(ValueError, match="chunks, document_items, documents, page_images, picture_vectors, settings"):
         await store.history(table="nope")
 
 

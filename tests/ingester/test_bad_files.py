@@ -19,7 +19,9 @@ EXPECTED_ERRORS = {
     "big.md": "max_file_size",
     "loop.md": "symlink loop",
     "zipped.pdf": "the bytes are not .pdf content",  # a zip named .pdf: never converted as docx
+    "server.key": "a PEM private key file, not a Keynote presentation",  # skipped, never indexed
 }
+PEM_KEY = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n"
 
 
 def _zip_bytes() -> bytes:
@@ -45,6 +47,7 @@ async def bad_world(tmp_path_factory):
             "binary.md": bytes(range(256)) * 8,
             "big.md": "# Big\n\n" + "word " * 1000,
             "zipped.pdf": _zip_bytes(),
+            "server.key": PEM_KEY,
         },
     )
     os.mkfifo(folder / "pipe.md")

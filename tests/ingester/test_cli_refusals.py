@@ -167,3 +167,20 @@ def test_a_bad_engine_choice_for_one_run_is_one_error_line(folders, args, words)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [f"Error: {result.stderr.strip()[len('Error: '):]}"]
     assert words in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_unset_picture_model_key_is_refused_before_any_database_is_created(folders):
+    config = write_ingester_config(
+        folders / "cfg.yaml",
+        data_dir=folders / "data",
+        databases={"a": folders / "a.lancedb"},
+        ingested={"a": [fs_source(folders / "A")]},
+        processing={
+            "pictures": "description",
+            "picture_model": {"base_url": "http://127.0.0.1:9/v1", "name": "v", "api_key_env": "HAIKU_TEST_UNSET_KEY"},
+        },
+    )
+    result = run_cli(["run-batch"], config=config)
+    assert result.returncode == 1
+    assert "api_key_env names HAIKU_TEST_UNSET_KEY" in result.stderr.strip().splitlines()[-1]
+    assert not (folders / "a.lancedb").exists()

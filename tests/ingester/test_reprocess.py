@@ -278,7 +278,7 @@ def test_a_document_whose_file_is_gone_is_kept_as_it_was_and_reported(world):
 
 def test_status_and_doctor_say_the_settings_match_after_reprocess(world):
     [database] = json.loads(world.runs["status_after"].stdout)["databases"]
-    assert database["processing"] == {"state": "matches", "changes": [], "reprocessing": None}
+    assert database["processing"] == {"state": "matches", "changes": [], "formats_added": [], "reprocessing": None}
     assert "ok    processing: was processed with the configured settings" in world.facts["doctor_after"].stdout
 
 

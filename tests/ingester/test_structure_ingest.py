@@ -44,7 +44,8 @@ async def test_a_pdf_is_ingested_with_items_a_picture_and_a_page_image_per_page_
         documents = {d.uri.rsplit("/", 1)[-1]: d for d in await store.list_documents()}
         pdf = documents["birds.pdf"]
         notes = documents["notes.md"].id
-        assert await store.has_structure(pdf.id) and not await store.has_structure(notes)  # markdown: no layout
+        assert await store.has_page_layout(pdf.id) and not await store.has_page_layout(notes)  # markdown: no pages
+        assert await store.has_structure(pdf.id) and await store.has_structure(notes)
         assert [i.label for i in await store.get_document_items(notes)] == ["title", "text"]
         pages = await store.get_page_images(pdf.id, [1, 2, 3])
         assert [(p.page, p.width, p.height, p.scale) for p in pages.values()] == [

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from support import LoopbackServer
+from support import LoopbackServer, json_handler
 
 DATA_URL = "data:image/png;base64,"
 
@@ -50,26 +48,9 @@ class VisionServer:
         self.max_in_flight = 0
         self._lock = threading.Lock()
         self._release = threading.Event()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                status, payload = server._answer(self.path, body, self.headers.get("Authorization"))
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting
-                    pass
-
-        self._http = LoopbackServer(Handler)
+        self._http = LoopbackServer(
+            json_handler(lambda path, body, headers: self._answer(path, body, headers.get("Authorization")))
+        )
 
     @property
     def base_url(self) -> str:

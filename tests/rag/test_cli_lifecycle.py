@@ -71,7 +71,7 @@ async def test_tag_restore_returns_to_the_tagged_state_and_keeps_a_safety_tag(pa
     assert restored.returncode == 0, restored.stderr
     tags = cli("--db-name", "papers", "tag", "list", config=config)
     assert tags.stdout.startswith("Tags\n")
-    tables = r"chunks=v\d+ document_items=v\d+ documents=v\d+ page_images=v\d+ settings=v\d+"
+    tables = r"chunks=v\d+ document_items=v\d+ documents=v\d+ page_images=v\d+ picture_vectors=v\d+ settings=v\d+"
     assert re.search(rf"^  r1: {tables}$", tags.stdout, re.M)
     assert re.search(r"^  before-restore-\d{8}T\d{6}Z: ", tags.stdout, re.M)
     async with HaikuRAG(db_path=papers_copy["path"], config=app_config, read_only=True) as client:
@@ -189,12 +189,12 @@ def test_history_lists_versions_newest_first_and_an_unknown_table_exits_1(papers
     )
     assert history.returncode == 0, history.stderr
     tables = json.loads(history.stdout)
-    assert set(tables) == {"chunks", "documents", "document_items", "page_images", "settings"}
+    assert set(tables) == {"chunks", "documents", "document_items", "page_images", "picture_vectors", "settings"}
     versions = [entry["version"] for entry in tables["chunks"]]
     assert versions == sorted(versions, reverse=True) and len(versions) <= 2
     # One line, no traceback, listing the tables there are.
     assert (unknown.returncode, unknown.stderr) == (
-        1, "Error: unknown table 'nope'; the tables are chunks, document_items, documents, page_images, settings\n"
+        1, "Error: unknown table 'nope'; the tables are chunks, document_items, documents, page_images, picture_vectors, settings\n"
     )
 
 

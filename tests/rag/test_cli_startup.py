@@ -2,7 +2,8 @@
 
 Each command runs as a real process; at exit it reports which of the heavy
 modules it imported. A search over two databases embeds its query without
-torch, and LanceDB comes without its REST namespace client or pandas, and
+torch, and LanceDB comes without its REST namespace client or pandas (nor the
+`lance` package, whose tokenizer a word no chunk spells would need: it is counted), and
 nothing loads PIL or docling (only `visualize` draws, only a conversion converts); a
 read-only command never loads the file-lock library, and only the screens
 load Textual.
@@ -19,7 +20,8 @@ from support import cli_env, write_config
 
 HEAVY = (
     "torch", "transformers", "sentence_transformers", "pandas", "lance_namespace_urllib3_client.api", "structlog",
-    "filelock", "lancedb", "textual", "textual_serve", "aiohttp", "PIL", "docling", "docling_core",
+    "filelock", "lancedb", "lance", "textual", "textual_serve", "aiohttp", "PIL", "docling", "docling_core",
+    "haiku.core.embedders.multimodal", "haiku.rag.client._image_search",
 )
 REPORT = (
     "import atexit, sys\n"
@@ -44,12 +46,13 @@ def test_help_imports_no_database_or_model_library():
     assert (code, loaded) == (0, [])
 
 
-def test_a_federated_search_loads_lancedb_but_no_torch_pandas_or_rest_client(built, tmp_path):
+def test_a_federated_search_loads_lancedb_but_no_torch_pandas_rest_client_or_tokenizer(built, tmp_path):
     config = write_config(
         tmp_path / "haiku.rag.yaml",
         config_data(tmp_path / "data", {"papers": str(built["papers"]), "wiki": str(built["wiki"])}),
     )
     for search_type in ("hybrid", "fts"):
+        # No chunk of wiki spells "photosynthesis" or "plants".
         code, loaded = _loaded("--config", str(config), "search", "-s", search_type, "photosynthesis in plants")
         assert (code, loaded) == (0, ["lancedb"]), search_type
 

@@ -235,24 +235,27 @@ async def test_expansion_never_changes_which_results_there_are_or_their_order(gu
 
 # --- PDF structure: the offline layout step --------------------------------------------------
 
-# The layout step reads the guide's ruled table as lines of text, not as a table: a known gap
-# of the layout step (docs/ingester.md, "PDF layout").
-TABLE_NOT_YET_SEEN = pytest.mark.xfail(
-    strict=True, reason="the layout step does not yet see a ruled reportlab table as a table"
-)
-
-
 async def test_pdf_chunks_keep_their_section_headings(guides):
     hit = await _hit(guides, UNIQUE["mudflats"], "guide.pdf")
     assert SECTIONS[1][0] in hit.headings
 
 
-@TABLE_NOT_YET_SEEN
 async def test_a_pdf_table_stays_one_item_with_its_cells(guides):
     async with HaikuRAG(config=load_config(guides["config"])) as client:
         items = await client.get_document_items((await _document(client, "guide.pdf")).id)
     [table] = [item for item in items if item.label == "table"]
     assert "Dunlin" in table.text and "1875" in table.text
+    assert not any("Dunlin" in item.text for item in items if item.label != "table")
+
+
+async def test_a_paragraph_broken_by_the_page_break_is_one_item_with_a_box_on_each_page(guides):
+    async with HaikuRAG(config=load_config(guides["config"])) as client:
+        items = await client.get_document_items((await _document(client, "guide.pdf")).id)
+    [broken] = [item for item in items if item.page_numbers == [1, 2]]
+    assert broken.label == "text" and broken.text in SECTIONS[1][1]
+    assert {box.page for box in broken.boxes} == {1, 2}
+    tail = broken.text.split(" ")[-3:]
+    assert not any(item.text.startswith(tail[0]) for item in items if item.page_numbers == [2])
 
 
 async def test_a_pdf_hit_expands_to_its_section(guides):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from support import LoopbackServer
+from support import LoopbackServer, send_json
 
 
 @dataclass(frozen=True)
@@ -124,12 +124,7 @@ class ScriptedModel:
                 if stream is not None and body.get("stream") and model.streams:
                     self._stream(*stream)
                     return
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, payload)
 
             def _stream(self, message: dict[str, Any], pieces: tuple[str, ...] | None, hold: Any) -> None:
                 self.send_response(200)

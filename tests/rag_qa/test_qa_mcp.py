@@ -65,7 +65,7 @@ async def stdio_calls(qa_databases, scripted_model, tmp_path_factory) -> dict[st
     return recorded
 
 
-def test_mcp_offers_the_seven_read_only_tools(stdio_calls):
+def test_mcp_offers_the_eight_read_only_tools(stdio_calls):
     assert stdio_calls["tools"] == [
         "execute_code",
         "get_document",
@@ -74,6 +74,7 @@ def test_mcp_offers_the_seven_read_only_tools(stdio_calls):
         "get_result_pictures",
         "list_documents",
         "search_documents",
+        "search_documents_by_image",
     ]
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "ConverterUnavailableError",
     "DatabaseLockedError",
     "HaikuError",
+    "ImageQueryError",
     "InvalidConfigError",
     "LimitTooLargeError",
     "MigrationRequiredError",
@@ -384,3 +385,15 @@ def _rebuild(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, A
     error.args = args
     error.__dict__.update(state)
     return error
+
+
+class ImageQueryError(HaikuError, ValueError):
+    """An image query cannot run: no multimodal embedder is configured, or the image is unreadable
+    (docs/pictures.md, "Image queries")."""
+
+    @classmethod
+    def text_only(cls, identity: str) -> ImageQueryError:
+        return cls(
+            f"image queries need a multimodal embedder (embeddings.model.provider: openai-multimodal), "
+            f"but the configured embedder {identity} embeds text only"
+        )

@@ -103,6 +103,8 @@ class DocumentStructure(BaseModel):
     items: list[DocumentItem] = Field(default_factory=list)
     images: dict[str, bytes] = Field(default_factory=dict, repr=False)
     pages: list[PageImage] = Field(default_factory=list, repr=False)
+    # A multimodal embedder's vector of each stored picture, by item ref (docs/pictures.md).
+    image_vectors: dict[str, list[float]] = Field(default_factory=dict, repr=False)
 
 
 class Chunk(BaseModel):
@@ -135,6 +137,8 @@ class SearchResult(BaseModel):
     page_numbers: list[int] = Field(default_factory=list)
     item_refs: list[str] = Field(default_factory=list)
     boxes: list[Box] = Field(default_factory=list)
+    # The picture an image query found (its item ref); the result is the chunk holding it.
+    picture_ref: str | None = None
     # Stored vector, read back only for cosine fusion; never serialised.
     vector: list[float] | None = Field(default=None, exclude=True, repr=False)
     # The stored chunk's revision ("" for none), set when read from a store, which
@@ -172,6 +176,8 @@ class SearchResult(BaseModel):
             lines.append("Section: " + " > ".join(self.headings))
         if self.page_numbers:
             lines.append("Pages: " + ", ".join(str(p) for p in self.page_numbers))
+        if self.picture_ref:
+            lines.append(f"Picture: {self.picture_ref}")
         if with_boxes and self.boxes:
             lines.append("Boxes: " + "; ".join(box_text(box) for box in self.boxes))
         lines.append(f"Score: {self.score:.4f}")

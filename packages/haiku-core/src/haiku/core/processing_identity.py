@@ -13,7 +13,10 @@ It is one flat JSON object, each key named as the user knows it:
 * ``chunker``: the chunker and the tokenizer whose tokens ``chunk_size`` counts;
 * ``converter.*``: the versions of the packages that convert (docling and its
   parts) and ``converter.rules``, the revision of haiku's own conversion rules;
-* ``formats``: a digest of the format table (what each extension becomes).
+* ``formats.EXT``: what each extension of the format table becomes (its
+  converter, content type and language), one key per extension, so a change of
+  the table is a change only for the extensions it touches; an extension added
+  to the table is no change at all (a database holds no file of it yet).
 
 Computing it loads no model library: versions come from the installed
 distributions' metadata. Where docling is not installed (a ``haiku-rag``
@@ -46,7 +49,7 @@ NOT_STORED: frozenset[str] = frozenset(
 
 # The revision of haiku's own conversion and chunking rules (cleaning, titles, serializers, code
 # blocks): raised whenever a change to them changes what an unchanged file is stored as.
-CONVERSION_RULES = 1
+CONVERSION_RULES = 2  # 2: PDF ruled tables, compacted heading levels, paragraphs joined across pages
 
 # The distributions whose version changes what a file converts to.
 CONVERTER_PACKAGES = ("docling-slim", "docling-core", "docling-parse", "rapidocr-onnxruntime", "rapid-layout")
@@ -67,7 +70,7 @@ def processing_identity(config: AppConfig) -> dict[str, Any]:
         if version is not None:
             identity[f"converter.{package.removesuffix('-slim')}"] = version
     identity["converter.rules"] = CONVERSION_RULES
-    identity["formats"] = format_table_digest()
+    identity.update(format_entries())
     return identity
 
 
@@ -98,8 +101,23 @@ def _tokenizer_name(config: AppConfig) -> str:
     return DEFAULT_LOCAL_MODEL if tokenizer_dir(config) == default else config.embeddings.model.name
 
 
+FORMAT_PREFIX = "formats."
+# What records written before the per-extension entries hold instead: one digest of the whole table.
+_LEGACY_FORMATS_KEY = "formats"
+
+
+def format_entries() -> dict[str, str]:
+    """``formats.EXT`` -> ``converter content-type [language]`` for each extension of the format table."""
+    from haiku.core.convert.formats import FORMATS
+
+    return {
+        f"{FORMAT_PREFIX}{ext.removeprefix('.')}": " ".join(filter(None, (spec.converter, spec.content_type, spec.language)))
+        for ext, spec in sorted(FORMATS.items())
+    }
+
+
 def format_table_digest() -> str:
-    """12 hex digits naming the format table: every extension with its converter, content type and language."""
+    """12 hex digits naming the whole format table, as records of older releases hold it under ``formats``."""
     from haiku.core.convert.formats import FORMATS
 
     rows = [[ext, spec.converter, spec.content_type, spec.language] for ext, spec in sorted(FORMATS.items())]
@@ -136,11 +154,13 @@ class ProcessingDrift:
     ``matches``; ``differs`` (``changes`` names each key); ``unknown`` (documents
     stored, no identity recorded: written before identities were recorded, so
     nothing is guessed); ``empty`` (no identity and no documents: the ingester
-    records the configured one on its first run).
+    records the configured one on its first run). ``formats_added`` names the
+    extensions the format table gained since the record, whatever the state.
     """
 
     state: DriftState
     changes: tuple[ProcessingChange, ...] = ()
+    formats_added: tuple[str, ...] = ()  # extensions the format table gained since the record: no change
 
     def describe(self) -> str:
         """The changes on one line: ``processing.chunk_size 256 -> 128, …``."""
@@ -170,20 +190,37 @@ class ProcessingDrift:
         )
 
     def as_json(self) -> dict[str, Any]:
-        return {"state": self.state, "changes": [change.as_json() for change in self.changes]}
+        return {
+            "state": self.state,
+            "changes": [change.as_json() for change in self.changes],
+            "formats_added": list(self.formats_added),
+        }
 
 
 def compare_processing(recorded: dict[str, Any] | None, configured: dict[str, Any], *, documents: int) -> ProcessingDrift:
     """The drift of ``recorded`` (a database's record, None if none) from ``configured``.
 
     Only keys the configured identity has are compared (a version this machine
-    cannot read is not a change); a key the record lacks is a change.
+    cannot read is not a change); a key the record lacks is a change, except an
+    extension's ``formats.EXT`` entry: an extension added to the format table is
+    listed in ``formats_added`` and changes nothing the database holds. A record
+    of an older release holds one digest of the table (``formats``) instead: the
+    table is a change only when that digest differs from the configured table's.
     """
     if recorded is None:
         return ProcessingDrift("empty" if documents == 0 else "unknown")
-    changes = tuple(
-        ProcessingChange(key, recorded.get(key), value)
-        for key, value in configured.items()
-        if recorded.get(key) != value
-    )
-    return ProcessingDrift("differs" if changes else "matches", changes)
+    legacy = recorded.get(_LEGACY_FORMATS_KEY)
+    changes: list[ProcessingChange] = []
+    added: list[str] = []
+    for key, value in configured.items():
+        if key.startswith(FORMAT_PREFIX) and isinstance(legacy, str):
+            continue  # compared as one digest below
+        if key.startswith(FORMAT_PREFIX) and key not in recorded:
+            added.append(key.removeprefix(FORMAT_PREFIX))
+        elif recorded.get(key) != value:
+            changes.append(ProcessingChange(key, recorded.get(key), value))
+    if isinstance(legacy, str) and any(key.startswith(FORMAT_PREFIX) for key in configured):
+        digest = format_table_digest()
+        if legacy != digest:
+            changes.append(ProcessingChange(_LEGACY_FORMATS_KEY, legacy, digest))
+    return ProcessingDrift("differs" if changes else "matches", tuple(changes), tuple(added))

@@ -31,7 +31,7 @@ from haiku.ingester.errors import NothingToIngestError
 from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.embed import EmbedBatcher
 from haiku.ingester.pipeline.engine import Engine, build_engine, check_engine
-from haiku.ingester.pipeline.pictures import picture_describer
+from haiku.ingester.pipeline.pictures import check_picture_model, picture_describer
 from haiku.ingester.pipeline.process import JobProcessor
 from haiku.ingester.processing import check_processing
 from haiku.ingester.queue import IngestQueue
@@ -148,6 +148,7 @@ class IngesterApp:
     # --- lifecycle ---------------------------------------------------------------
     async def start(self, *, require_databases: bool = False) -> None:
         check_engine(self.config)
+        check_picture_model(self.config)  # before any database is created (docs/pictures.md)
         names = self.selected_names()
         if not names and require_databases:
             raise NothingToIngestError(

@@ -245,24 +245,37 @@ def rebuild(
 
 @app.command("reprocess")
 def reprocess_command(
-    db_name: Annotated[str, typer.Option("--db-name", help="The database to re-process.")],
+    db_name: Annotated[str | None, typer.Option("--db-name", help="The database to re-process.")] = None,
+    all_databases: Annotated[
+        bool, typer.Option("--all", help="Re-process every ingested database in one run (the model loads once).")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON (docs/ingester.md).")] = False,
 ) -> None:
-    """Convert and chunk every document of one database again under the configured processing settings.
+    """Convert and chunk every document of one database (or all of them) again under the configured
+    processing settings.
 
     Vectors of unchanged chunk texts are kept; the settings are recorded when every document is done.
     A document whose source file is gone is kept and reported. Rerunning resumes a run cut short.
     """
-    from haiku.ingester.reprocess import reprocess
+    from haiku.ingester.reprocess import ReprocessRefusedError, reprocess, reprocess_all
 
-    report = guarded(lambda: run_async(reprocess(load(), db_name)))
+    def run() -> list:
+        if all_databases and db_name is not None:
+            raise ReprocessRefusedError("--all re-processes every database; leave out --db-name, or --all")
+        if all_databases:
+            return run_async(reprocess_all(load()))
+        return [run_async(reprocess(load(), db_name))]
+
+    reports = guarded(run)
     if as_json:
-        typer.echo(json.dumps(report.as_json(), indent=2))
+        payload = [r.as_json() for r in reports]
+        typer.echo(json.dumps({"databases": payload} if all_databases else payload[0], indent=2))
     else:
-        for line in report.lines():
-            typer.echo(line, err=True)
-        typer.echo(report.summary())
-    raise typer.Exit(0 if report.ok else 1)
+        for report in reports:
+            for line in report.lines():
+                typer.echo(line, err=True)
+            typer.echo(report.summary())
+    raise typer.Exit(0 if all(report.ok for report in reports) else 1)
 
 
 @app.command("formats")

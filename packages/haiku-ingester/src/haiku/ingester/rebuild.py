@@ -23,6 +23,7 @@ from haiku.core.convert import embed_text
 from haiku.core.embedders import EmbedderIdentity, get_embedder
 from haiku.ingester.checks import ingested_refs, select_databases
 from haiku.ingester.logs import get_logger
+from haiku.ingester.picture_rebuild import rebuild_picture_vectors
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,9 @@ async def rebuild(
                     on_progress(done, total)
             if held:
                 await store.replace_vectors(held)
+            pictures = await rebuild_picture_vectors(store, embedder, identity.vector_dim)
+            if pictures:
+                log.info("picture vectors rebuilt", pictures=pictures)
             await store.record_identity(identity)
             await store.set_rebuild_marker(None)
             log.info("rebuild complete", chunks=done, identity=identity.describe())

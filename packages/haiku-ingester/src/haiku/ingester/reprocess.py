@@ -33,7 +33,7 @@ from haiku.ingester.errors import IngesterError
 from haiku.ingester.logs import get_logger
 from haiku.ingester.owner import OwnerRecord
 from haiku.ingester.pipeline.process import SOURCE_ID
-from haiku.ingester.workers import Counts
+from haiku.ingester.workers import Counts, Tally
 
 
 class ReprocessRefusedError(IngesterError):
@@ -159,58 +159,92 @@ async def _plan(runtime: DatabaseRuntime) -> _Plan:
 
 
 async def reprocess(config: AppConfig, database_name: str | None, *, progress: bool | None = None) -> ReprocessReport:
+    """Re-process one database (``reprocess --db-name NAME``)."""
     if database_name is None:
-        raise ReprocessRefusedError("name the database to re-process with --db-name")
-    [name] = select_databases(config, database_name)
-    app = IngesterApp(config, database_name=name)
+        raise ReprocessRefusedError("name the database to re-process with --db-name, or re-process them all with --all")
+    [report] = await _reprocess(config, database_name, progress=progress)
+    return report
+
+
+async def reprocess_all(config: AppConfig, *, progress: bool | None = None) -> list[ReprocessReport]:
+    """Re-process every ingested database in one run (``reprocess --all``): one conversion pool and
+    one embedding model serve them all, loaded once, not once per database."""
+    return await _reprocess(config, None, progress=progress)
+
+
+async def _reprocess(config: AppConfig, database_name: str | None, *, progress: bool | None) -> list[ReprocessReport]:
+    names = select_databases(config, database_name)
+    app = IngesterApp(config, database_name=database_name)
     app.warns_processing = False  # this is what the warning asks for
     await app.start(require_databases=True)
     owner = OwnerRecord.take(config.queue_path, "reprocess")  # for `status`
-    log = get_logger(database=name)
     try:
-        assert app.queue is not None
-        queue, runtime = app.queue, app.databases[name]
-        store = runtime.store
         target = processing_identity(config)
-        previous = store.processing_identity
-        documents = await store.count_documents()
-        drift = compare_processing(previous, target, documents=documents)
-        report = ReprocessReport(name, target, previous, list(drift.changes))
-        run = queue.processing.run_of(name)
-        report.resumed = run is not None and run.target == target
-        if drift.state in ("matches", "empty") and not report.resumed:
-            report.unchanged = True
-            return report
-        plan = await _plan(runtime)
-        report.kept = plan.kept
-        if report.resumed:
-            assert run is not None
-            # The files whose forced job died in the run cut short are tried again.
-            again = [j for j in queue.jobs.dead_jobs([name]) if j.forced and plan.has(j.source_id, j.uri)]
-            queue.jobs.requeue_dead(again)
-            report.documents = run.documents
-        else:
-            for source_id, entries in plan.files.items():
-                queue.jobs.enqueue_many(name, source_id, [(uri, "upsert", rev) for uri, rev in entries], forced=True)
-            queue.processing.run_started(name, target, plan.count)  # after the jobs: see the module docstring
-            report.documents = plan.count
-        log.info(
-            "reprocess started", documents=report.documents, kept=len(plan.kept), resumed=report.resumed,
-            changed=[change.key for change in drift.changes] or None,
-        )
+        reports = [await _queue_database(app, name, target) for name in names]
+        busy = [report for report in reports if not report.unchanged]
+        if not busy:
+            return reports
         with stop_on_signals() as stop:
-            workers = await drain_queue(app, stop, [name], progress=progress, command="reprocess")
-            report.interrupted = stop.is_set()
-        report.jobs = workers.tally.of(name)
-        report.failed = [FailedDocument(j.source_id, j.uri, error) for j, error in workers.tally.dead_jobs if j.forced]
-        if not report.interrupted and not report.failed:
-            await store.record_processing(target)
-            queue.processing.note(name, target, await store.count_documents())
-            queue.processing.run_finished(name)
-            report.recorded = True
-            log.info("reprocess complete", **report.jobs.as_dict(), kept=len(report.kept))
-        return report
+            workers = await drain_queue(
+                app, stop, [report.database for report in busy], progress=progress, command="reprocess"
+            )
+            interrupted = stop.is_set()
+        for report in busy:
+            await _finish_database(app, report, workers.tally, interrupted=interrupted)
+        return reports
     finally:
         await app.close()
         if owner is not None:
             owner.release()
+
+
+async def _queue_database(app: IngesterApp, name: str, target: dict[str, Any]) -> ReprocessReport:
+    """The database's report, its forced jobs queued (or its run cut short resumed); ``unchanged`` when
+    it already matches ``target``."""
+    assert app.queue is not None
+    queue, runtime = app.queue, app.databases[name]
+    store = runtime.store
+    previous = store.processing_identity
+    drift = compare_processing(previous, target, documents=await store.count_documents())
+    report = ReprocessReport(name, target, previous, list(drift.changes))
+    run = queue.processing.run_of(name)
+    report.resumed = run is not None and run.target == target
+    if drift.state in ("matches", "empty") and not report.resumed:
+        report.unchanged = True
+        return report
+    plan = await _plan(runtime)
+    report.kept = plan.kept
+    if report.resumed:
+        assert run is not None
+        # The files whose forced job died in the run cut short are tried again.
+        again = [j for j in queue.jobs.dead_jobs([name]) if j.forced and plan.has(j.source_id, j.uri)]
+        queue.jobs.requeue_dead(again)
+        report.documents = run.documents
+    else:
+        for source_id, entries in plan.files.items():
+            queue.jobs.enqueue_many(name, source_id, [(uri, "upsert", rev) for uri, rev in entries], forced=True)
+        queue.processing.run_started(name, target, plan.count)  # after the jobs: see the module docstring
+        report.documents = plan.count
+    get_logger(database=name).info(
+        "reprocess started", documents=report.documents, kept=len(plan.kept), resumed=report.resumed,
+        changed=[change.key for change in drift.changes] or None,
+    )
+    return report
+
+
+async def _finish_database(app: IngesterApp, report: ReprocessReport, tally: Tally, *, interrupted: bool) -> None:
+    """Count what the run did for the database, and record its identity when every forced job is done."""
+    assert app.queue is not None
+    name = report.database
+    store = app.databases[name].store
+    report.interrupted = interrupted
+    report.jobs = tally.of(name)
+    report.failed = [
+        FailedDocument(j.source_id, j.uri, error) for j, error in tally.dead_jobs if j.forced and j.database == name
+    ]
+    if not report.interrupted and not report.failed:
+        await store.record_processing(report.identity)
+        app.queue.processing.note(name, report.identity, await store.count_documents())
+        app.queue.processing.run_finished(name)
+        report.recorded = True
+        get_logger(database=name).info("reprocess complete", **report.jobs.as_dict(), kept=len(report.kept))

@@ -102,7 +102,7 @@ def processing_status(
     from haiku.core.processing_identity import compare_processing, processing_identity
 
     if noted is None:
-        entry: dict[str, Any] = {"state": "not_seen", "changes": []}
+        entry: dict[str, Any] = {"state": "not_seen", "changes": [], "formats_added": []}
     else:
         entry = compare_processing(noted.recorded, processing_identity(config), documents=noted.documents).as_json()
     entry["reprocessing"] = (

@@ -219,11 +219,17 @@ MODEL_CACHE_ENV = "HAIKU_MODEL_CACHE_DIR"
 
 
 class EmbeddingModelConfig(_Section):
-    provider: Literal["sentence-transformers", "openai"] = "sentence-transformers"
+    # openai-multimodal: an OpenAI-compatible /embeddings endpoint that also embeds
+    # images into the space of its texts (vLLM's multimodal embeddings; docs/pictures.md).
+    provider: Literal["sentence-transformers", "openai", "openai-multimodal"] = "sentence-transformers"
     name: str = "all-MiniLM-L6-v2"
     vector_dim: int = Field(default=384, gt=0)
     base_url: str | None = None
     api_key: str | None = None
+    # openai-multimodal only: text sent beside each image (some models want an instruction).
+    image_prompt: str | None = None
+    # openai-multimodal only: images embedded at once (one request each).
+    image_concurrency: int = Field(default=4, gt=0)
 
 
 class EmbeddingsConfig(_Section):

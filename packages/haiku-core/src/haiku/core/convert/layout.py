@@ -3,8 +3,10 @@
 The native pipeline reads a PDF's text layer as one ``text`` item per line. This
 step rebuilds the document page by page: the bundled layout model
 (``layout_model``) finds the page's regions, the lines become blocks
-(``layout_blocks``): section headers with levels (``layout_headings``), tables
-with their cells (``layout_tables``), pictures with their captions, paragraphs,
+(``layout_blocks``): section headers with levels (``layout_headings``, settled
+over the whole document by ``layout_levels``), tables
+with their cells (``layout_tables``, or ``layout_rulings`` for a table drawn with
+ruling lines that the model missed), pictures with their captions, paragraphs,
 and page headers and footers, which go to docling's furniture layer so that
 neither the markdown nor the chunks carry them. Page images and the embedded
 pictures of the native document are kept. Pages read by OCR stay as OCR read
@@ -16,9 +18,12 @@ from __future__ import annotations
 from typing import Any
 
 from haiku.core.convert.layout_blocks import Block, PageLayout, recurring_edge_texts
+from haiku.core.convert.layout_continuation import OpenParagraph, carry_on, continues
 from haiku.core.convert.layout_headings import SIGNALS, HeadingRule, pdf_outline
+from haiku.core.convert.layout_levels import settled_levels
 from haiku.core.convert.layout_lines import Line, is_ocr_page, page_lines
 from haiku.core.convert.layout_model import page_regions
+from haiku.core.convert.layout_rulings import ruled_tables
 
 PDF_LAYOUT_MODES = ("auto", "off")
 
@@ -42,9 +47,11 @@ def _rebuilt(pdf: Any, native: Any, lines: dict[int, list[Line]], signals: froze
     from docling_core.types.doc import DoclingDocument
 
     heights = {no: page.size.height for no, page in native.pages.items()}
-    headings = HeadingRule([x for page in lines.values() for x in page], pdf_outline(pdf), signals)
+    outline = pdf_outline(pdf) if "outline" in signals else []
+    headings = HeadingRule([x for page in lines.values() for x in page], outline, signals)
     recurring = recurring_edge_texts(lines, heights)
     document = DoclingDocument(name=native.name, origin=native.origin)
+    open_paragraph: OpenParagraph | None = None
     for page_no in sorted(native.pages):
         page = native.pages[page_no]
         document.add_page(page_no=page_no, size=page.size, image=page.image)
@@ -52,15 +59,29 @@ def _rebuilt(pdf: Any, native: Any, lines: dict[int, list[Line]], signals: froze
         width, height = page.size.width, page.size.height
         if is_ocr_page(on_page, width, height) or page_no > len(pdf):
             _copy_items(native, document, page_no)
+            open_paragraph = None
             continue
         pdf_page = pdf[page_no - 1]
         try:
             regions = page_regions(pdf_page) if on_page else []
+            ruled = ruled_tables(pdf_page) if on_page else []
         finally:
             pdf_page.close()
-        layout = PageLayout(width, height, regions, headings, recurring, _pictures(native, page_no, height))
-        _emit(document, page_no, height, layout.blocks(on_page))
+        pictures = _pictures(native, page_no, height)
+        layout = PageLayout(width, height, regions, headings, recurring, pictures, ruled)
+        open_paragraph = _emit(document, page_no, height, layout.blocks(on_page), open_paragraph)
+    _settle_levels(document, by_numbering=not outline)
     return document
+
+
+def _settle_levels(document: Any, *, by_numbering: bool) -> None:
+    """The document's heading levels settled over all its pages (``layout_levels``)."""
+    from docling_core.types.doc import DocItemLabel
+
+    headers = [item for item in document.texts if item.label == DocItemLabel.SECTION_HEADER]
+    levels = settled_levels([(item.text, item.level) for item in headers], by_numbering=by_numbering)
+    for item, level in zip(headers, levels, strict=True):
+        item.level = level
 
 
 def _pictures(native: Any, page_no: int, height: float) -> list[tuple[Any, tuple[float, float, float, float]]]:
@@ -83,8 +104,12 @@ def _copy_items(native: Any, document: Any, page_no: int) -> None:
             document.add_picture(image=picture.image, prov=picture.prov[0])
 
 
-def _emit(document: Any, page_no: int, height: float, blocks: list[Block]) -> None:
-    """Add the page's blocks to ``document`` in order; captions then join their table or picture."""
+def _emit(
+    document: Any, page_no: int, height: float, blocks: list[Block], open_paragraph: OpenParagraph | None
+) -> OpenParagraph | None:
+    """Add the page's blocks to ``document`` in order; captions then join their table or picture.
+    A first paragraph that continues ``open_paragraph`` (``layout_continuation``) joins its item;
+    the page's last paragraph is returned, open for the next page."""
     from docling_core.types.doc import (
         BoundingBox,
         ContentLayer,
@@ -109,6 +134,10 @@ def _emit(document: Any, page_no: int, height: float, blocks: list[Block]) -> No
                 label=furniture[block.kind], text=text, prov=prov(block, text), content_layer=ContentLayer.FURNITURE
             )
             continue
+        if open_paragraph is not None and not placed and continues(open_paragraph.block, block):
+            open_paragraph = carry_on(open_paragraph, block, prov(block, text))
+            placed.append((block, open_paragraph.item))
+            continue
         if block.kind == "heading":
             item = document.add_heading(text=text, level=block.level, prov=prov(block, text))
         elif block.kind == "table":
@@ -122,6 +151,12 @@ def _emit(document: Any, page_no: int, height: float, blocks: list[Block]) -> No
             item = document.add_text(label=DocItemLabel.TEXT, text=text, prov=prov(block, text))
         placed.append((block, item))
     _attach_captions(placed)
+    if not placed or placed[-1][0].kind != "text":
+        return None
+    last, item = placed[-1]
+    if open_paragraph is not None and item is open_paragraph.item:
+        return open_paragraph
+    return OpenParagraph(last, item, item.text)
 
 
 def _attach_captions(placed: list[tuple[Block, Any]]) -> None:

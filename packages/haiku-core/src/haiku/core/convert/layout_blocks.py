@@ -8,6 +8,8 @@ before a caption before a title before text); then:
   (numbers aside) recurs in that band on other pages, and the page has text
   outside those bands; a page number is one
   there or as the page's first or last line;
+- the lines inside a table drawn with ruling lines (``layout_rulings``) where
+  the layout model found no table are that table, its cells from the grid;
 - the lines of a table region whose runs form a grid are one table;
 - a heading-shaped line the heading rule accepts is a heading (a heading that
   wraps is one heading);
@@ -29,6 +31,7 @@ from typing import Any
 from haiku.core.convert.layout_headings import HeadingRule
 from haiku.core.convert.layout_lines import Line, without_digits
 from haiku.core.convert.layout_model import Region
+from haiku.core.convert.layout_rulings import RuledTable
 from haiku.core.convert.layout_tables import table_data
 
 EDGE_BAND = 0.1  # the share of the page height at its top and bottom where headers and footers sit
@@ -116,9 +119,12 @@ class PageLayout:
     headings: HeadingRule
     recurring: set[str]
     pictures: list[tuple[Any, tuple[float, float, float, float]]]  # native pictures and their boxes
+    ruled: list[RuledTable] = field(default_factory=list)  # tables drawn with ruling lines
 
     def blocks(self, lines: list[Line]) -> list[Block]:
         region_of = {id(line): self._region(line) for line in lines}
+        ruled = self._ruled_tables_unseen()
+        in_ruled: dict[int, list[Line]] = {}
         outermost = {id(min(lines, key=lambda x: x.top)), id(max(lines, key=lambda x: x.bottom))} if lines else set()
         body = any(not _edge(line, self.height, REGION_EDGE_BAND) for line in lines)
         figures = self._figures(lines, region_of)
@@ -130,14 +136,21 @@ class PageLayout:
             region = region_of[id(line)]
             label = region.label if region is not None else "text"
             furniture = self._furniture(line, label, outermost=id(line) in outermost, body=body)
+            grid = next((i for i, t in enumerate(ruled) if _holds(t.box, line)), None)
             if furniture:
                 blocks.append(Block(furniture, [line]))
+            elif grid is not None:
+                in_ruled.setdefault(grid, []).append(line)
             elif label == "table":
                 tables.setdefault(id(region), []).append(line)
             elif label in ("figure_caption", "table_caption"):
                 captions.setdefault(id(region), []).append(line)
             else:
                 rest.append(line)
+        for grid, grid_lines in in_ruled.items():
+            table = Block("table", sorted(grid_lines, key=lambda x: (x.top, x.left)), table=ruled[grid].data)
+            table.box = ruled[grid].box
+            blocks.append(table)
         for region_lines in tables.values():
             data = table_data(region_lines, self.height)
             if data is None:
@@ -152,6 +165,11 @@ class PageLayout:
         blocks += figures
         _captions_by_wording(blocks)
         return reading_order(blocks, self.width)
+
+    def _ruled_tables_unseen(self) -> list[RuledTable]:
+        """The ruled tables where the layout model found no table (its own tables keep its reading)."""
+        seen = [(r.left, r.top, r.right, r.bottom) for r in self.regions if r.label == "table"]
+        return [t for t in self.ruled if not any(_overlap(t.box, box) > 0.5 for box in seen)]
 
     def _region(self, line: Line) -> Region | None:
         holding = [r for r in self.regions if r.holds(line.cx, line.cy)]
@@ -224,6 +242,10 @@ def _captions_by_wording(blocks: list[Block]) -> None:
                 block.kind = "caption"
                 block.caption_of = "table" if target.kind == "table" else "figure"
                 break
+
+
+def _holds(box: tuple[float, float, float, float], line: Line) -> bool:
+    return box[0] <= line.cx <= box[2] and box[1] <= line.cy <= box[3]
 
 
 def _follows(above: Line, below: Line) -> bool:

@@ -5,8 +5,11 @@ The models are the PP-OCRv4 detection and recognition ONNX files inside the
 engine requires, but not run: pages are taken upright), passed by path:
 nothing is downloaded, ever. They read Chinese and English
 (``processing.ocr_lang: ch_en``). Lines are found on the page scaled to
-``DET_SIDE`` pixels and read at 144 dpi; the models are dropped after each
-file (``release``).
+``DET_SIDE`` pixels and read at 144 dpi, one line at a time (a batch of lines
+is padded to its widest, and costs twice the memory for no speed); the models
+are dropped after each file (``release``). In the ingester, each page is read
+holding the OCR slot (``ocr_slot``), so one page at a time is read across its
+conversion workers.
 
 ``processing.ocr``: ``auto`` OCRs the PDF pages that have no text layer (and
 every image), ``force`` every page, ``off`` none (an image then yields nothing).
@@ -21,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from haiku.core.convert.ocr_slot import ocr_slot
 from haiku.core.errors import ConversionError
 
 OCR_MODES = ("auto", "off", "force")
@@ -63,6 +67,7 @@ def _engine() -> Any:
         cls_model_path=str(paths["cls"]),
         intra_op_num_threads=1,
         inter_op_num_threads=1,
+        rec_batch_num=1,
     )
 
 
@@ -119,7 +124,9 @@ def ocr_paragraphs(image: Any) -> list[str]:
     low, high = image.convert("L").getextrema()
     if high - low < BLANK_CONTRAST:
         return []  # a blank page: nothing to read, and no model run for it
-    lines = sorted(ocr_lines(image), key=lambda line: (round(line[0] / 8), line[2]))
+    with ocr_slot():
+        read = ocr_lines(image)
+    lines = sorted(read, key=lambda line: (round(line[0] / 8), line[2]))
     paragraphs: list[list[str]] = []
     previous_bottom = None
     for top, bottom, _left, text in lines:

@@ -34,6 +34,7 @@ __all__ = [
     "check_identity_on_open",
     "check_selection_identities",
     "get_embedder",
+    "is_multimodal",
     "local_model_path",
 ]
 
@@ -52,6 +53,12 @@ class Embedder(Protocol):
     async def embed_query(self, text: str) -> list[float]: ...
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+def is_multimodal(embedder: object) -> bool:
+    """Whether ``embedder`` embeds images into its texts' space (``MultimodalEmbedder``)."""
+    identity = getattr(embedder, "identity", None)
+    return bool(getattr(identity, "multimodal", False)) and hasattr(embedder, "embed_images")
 
 
 def local_model_path(name: str = DEFAULT_LOCAL_MODEL) -> str:
@@ -271,17 +278,17 @@ class OpenAIEmbedder:
         """Nothing to load locally; the endpoint is reached on first use."""
 
     async def _request(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._post({"model": self._name, "input": list(texts)}, len(texts), "texts")
+
+    async def _post(self, body: dict[str, Any], count: int, what: str) -> list[list[float]]:
+        """POST ``body`` to ``/embeddings``: ``count`` vectors of the configured dimension, or EmbeddingError."""
         import httpx
 
         where = f"embeddings.model.base_url {self._base_url}"
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         try:
             async with httpx.AsyncClient(timeout=self._timeout_s) as http:
-                response = await http.post(
-                    f"{self._base_url}/embeddings",
-                    json={"model": self._name, "input": list(texts)},
-                    headers=headers,
-                )
+                response = await http.post(f"{self._base_url}/embeddings", json=body, headers=headers)
                 response.raise_for_status()
         except httpx.HTTPError as exc:
             reason = str(exc) or type(exc).__name__
@@ -294,8 +301,8 @@ class OpenAIEmbedder:
                 f"{where} answered with something other than an OpenAI embeddings response "
                 f"({type(exc).__name__}: {exc})"
             ) from exc
-        if len(vectors) != len(texts):
-            raise EmbeddingError(f"{where} returned {len(vectors)} vectors for {len(texts)} texts")
+        if len(vectors) != count:
+            raise EmbeddingError(f"{where} returned {len(vectors)} vectors for {count} {what}")
         for vector in vectors:
             if len(vector) != self.identity.vector_dim:
                 raise EmbeddingError(
@@ -327,12 +334,16 @@ def get_embedder(config: AppConfig | EmbeddingsConfig) -> Embedder:
     model = embeddings.model
     key = (
         model.provider, model.name, model.vector_dim, model.base_url, model.api_key, embeddings.batch_size,
-        embeddings.query_runtime, cache_dir,
+        embeddings.query_runtime, cache_dir, model.image_prompt, model.image_concurrency,
     )
     with _EMBEDDERS_LOCK:
         embedder = _EMBEDDERS.get(key)
         if embedder is None:
-            if model.provider == "openai":
+            if model.provider == "openai-multimodal":
+                from haiku.core.embedders.multimodal import MultimodalEmbedder
+
+                embedder = MultimodalEmbedder(model, embeddings.batch_size)
+            elif model.provider == "openai":
                 embedder = OpenAIEmbedder(model, embeddings.batch_size)
             else:
                 embedder = SentenceTransformerEmbedder(

@@ -10,28 +10,47 @@ from typing import Any
 from haiku.core.config.models import EmbeddingModelConfig
 from haiku.core.errors import ConfigMismatchError, database_label
 
+MULTIMODAL_PROVIDERS = frozenset({"openai-multimodal"})
+
 
 @dataclass(frozen=True)
 class EmbedderIdentity:
+    """What the stored vectors come from; ``multimodal``: images share the space of texts (docs/pictures.md)."""
+
     provider: str
     model: str
     vector_dim: int
+    multimodal: bool = False
 
     @classmethod
     def from_config(cls, model: EmbeddingModelConfig) -> EmbedderIdentity:
-        return cls(provider=model.provider, model=model.name, vector_dim=model.vector_dim)
+        return cls(
+            provider=model.provider,
+            model=model.name,
+            vector_dim=model.vector_dim,
+            multimodal=model.provider in MULTIMODAL_PROVIDERS,
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> EmbedderIdentity | None:
         if not data or not data.get("model"):
             return None
-        return cls(provider=str(data["provider"]), model=str(data["model"]), vector_dim=int(data["vector_dim"]))
+        return cls(
+            provider=str(data["provider"]),
+            model=str(data["model"]),
+            vector_dim=int(data["vector_dim"]),
+            multimodal=bool(data.get("multimodal", False)),
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"provider": self.provider, "model": self.model, "vector_dim": self.vector_dim}
+        out: dict[str, Any] = {"provider": self.provider, "model": self.model, "vector_dim": self.vector_dim}
+        if self.multimodal:  # recorded only when true: identities recorded before it read the same
+            out["multimodal"] = True
+        return out
 
     def describe(self) -> str:
-        return f"{self.provider}/{self.model} at {self.vector_dim} dimensions"
+        kind = ", multimodal" if self.multimodal else ""
+        return f"{self.provider}/{self.model} at {self.vector_dim} dimensions{kind}"
 
 
 class EmbedderDriftWarning(UserWarning):
@@ -41,6 +60,10 @@ class EmbedderDriftWarning(UserWarning):
 def _advice(name: str | None) -> str:
     target = f"--db-name {name}" if name else "--db-name NAME"
     return f"re-embed it with `haiku-ingester rebuild {target}` or configure the recorded embedder"
+
+
+def _kind(identity: EmbedderIdentity) -> str:
+    return "the multimodal" if identity.multimodal else "the text-only"
 
 
 def check_identity_on_open(
@@ -54,6 +77,12 @@ def check_identity_on_open(
     if recorded is None:
         return
     label = database_label(name or None)
+    if recorded.multimodal != configured.multimodal:
+        # Picture vectors exist only beside a multimodal embedder's: never a mere drift warning.
+        raise ConfigMismatchError(
+            f"{label} records {_kind(recorded)} embedder {recorded.describe()}, but the configuration uses "
+            f"{_kind(configured)} embedder {configured.describe()}; {_advice(name)}"
+        )
     if recorded.vector_dim != configured.vector_dim:
         raise ConfigMismatchError(
             f"{label} records {recorded.describe()}, but the configuration uses "

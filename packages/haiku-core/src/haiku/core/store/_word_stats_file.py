@@ -67,12 +67,13 @@ class WordStatsFile:
 
     # --- reading (any process) ---------------------------------------------------
     def lookup(
-        self, stamp: Stamp, words: Sequence[str], tokenize: Callable[[str], list[str]]
+        self, stamp: Stamp, words: Sequence[str], tokenize: Callable[[str], list[str]] | None
     ) -> tuple[int, dict[str, int]] | None:
         """The chunk count and the counts of those lower-case ``words`` the file can answer; None: not usable.
 
         A word is found through its spelling; a word no chunk spells is made
-        into tokens by ``tokenize`` (the index's tokenizer, loaded only then).
+        into tokens by ``tokenize`` (the index's tokenizer, loaded only then),
+        or, with ``tokenize=None``, left to be counted.
         A word the index splits in several tokens is left to be counted.
         """
         import sqlite3
@@ -89,10 +90,9 @@ class WordStatsFile:
             if not all(token is None or isinstance(token, str) for token in spelled.values()):
                 self._ignored("a spelling's token is not text")
                 return None
-            for word in lower:
-                if word not in spelled:
-                    tokens = tokenize(word)
-                    spelled[word] = (tokens[0] if tokens else "") if len(tokens) <= 1 else None
+            for word in (word for word in lower if word not in spelled):
+                tokens = None if tokenize is None else tokenize(word)
+                spelled[word] = None if tokens is None or len(tokens) > 1 else (tokens[0] if tokens else "")
             tokens = sorted({token for token in spelled.values() if token})
             found = dict(_select(connection, "words", "token", tokens))
         except sqlite3.Error as error:

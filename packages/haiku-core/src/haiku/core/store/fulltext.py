@@ -23,7 +23,8 @@ word once per database version, not once per run.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,10 @@ _MAX_CACHED_WORDS = 50_000
 # The most distinct words of one query that are counted (and searched) with the federation's
 # IDF: each word costs one index query per database, so a pasted page must not cost thousands.
 MAX_QUERY_WORDS = 64
+# Words no chunk spells that a process counts by query before it loads the index's tokenizer
+# instead (``_loaded_tokenizer``); the words so counted, process-wide.
+_COUNTS_BEFORE_TOKENIZER = 50
+_counted_unspelled = [0]
 
 
 def query_words(text: str) -> list[str]:
@@ -105,11 +110,12 @@ class FullTextStats:
         _, chunks, counts = cached
         missing = [word for word in wanted if word not in counts]
         if missing and self.word_stats is not None:
-            kept = self.word_stats.lookup(stamp_of(self.handles, version), missing, index_tokens)
+            kept = self.word_stats.lookup(stamp_of(self.handles, version), missing, _loaded_tokenizer())
             if kept is not None and kept[0] == chunks:
                 counts.update(kept[1])
                 missing = [word for word in missing if word not in counts]
         if missing and chunks:
+            _counted_unspelled[0] += len(missing)
             found = await asyncio.gather(*(_count_matches(table, word, chunks) for word in missing))
             self.words_counted += len(missing)
             counts.update(zip(missing, found, strict=True))
@@ -119,7 +125,7 @@ class FullTextStats:
     async def _fresh_counts(self, table: AsyncTable, version: int) -> tuple[int, int, dict[str, int]]:
         """No counts yet for this version: the chunk count from the kept statistics, or counted."""
         if self.word_stats is not None:
-            kept = self.word_stats.lookup(stamp_of(self.handles, version), [], index_tokens)
+            kept = self.word_stats.lookup(stamp_of(self.handles, version), [], None)
             if kept is not None:
                 return version, kept[0], {}
         return version, await table.count_rows(), {}
@@ -128,6 +134,23 @@ class FullTextStats:
         # A tagged read gets a file of its own: its version never changes.
         uri, tag = self.handles.location.uri, self.handles.tag
         return CountsFile.for_database(self.handles.config.data_dir, uri if tag is None else f"{uri}@{tag}")
+
+
+def _loaded_tokenizer() -> Callable[[str], list[str]] | None:
+    """The index's tokenizer, or None while counting words is still the cheaper way.
+
+    A word no stored chunk spells is either made into its token by the
+    index's tokenizer or counted by a one-word query (the same count: the
+    query stems the word as the index did). Loading the tokenizer (the
+    ``lance`` package) costs 50-100 ms, a count 1-2 ms, so a process counts
+    until its counts have cost about what loading would (a command-line
+    search never gets there), then loads it; a process that has it loaded
+    already (a writer) uses it from the start (docs/fusion.md, "Word
+    statistics kept with the database").
+    """
+    if "lance" in sys.modules or _counted_unspelled[0] >= _COUNTS_BEFORE_TOKENIZER:
+        return index_tokens
+    return None
 
 
 async def _count_matches(table: AsyncTable, word: str, chunks: int) -> int:

@@ -25,6 +25,7 @@ from haiku.core.store.schema import (
     DOCUMENT_ITEMS,
     DOCUMENTS,
     PAGE_IMAGES,
+    PICTURE_VECTORS,
     REVISION,
     SETTINGS,
     TABLES,
@@ -100,6 +101,11 @@ class Handles:
     def structured(self) -> bool:
         """Whether this database (at its tag) has the structure tables: schema version 3 on."""
         return DOCUMENT_ITEMS in self.tables and PAGE_IMAGES in self.tables
+
+    @property
+    def picture_vectors(self) -> AsyncTable | None:
+        """The picture vectors table (schema version 4 on; at a tag taken before it, ``None``)."""
+        return self.tables.get(PICTURE_VECTORS)
 
     def keep_tables_of(self, schema_version: int) -> None:
         """Close the handles of tables a database at ``schema_version`` does not have (a restored old tag)."""

@@ -105,6 +105,25 @@ async def _add_structure(store: MigratingStore) -> None:
             table.close()
 
 
+async def _add_picture_vectors(store: MigratingStore) -> None:
+    """Create the picture vectors table at the stored vector dimension, empty.
+
+    Resumable: a table an earlier run created is kept, emptied of any rows (no
+    picture of a database before this step was embedded as an image). Pictures
+    get vectors when their documents are next written by a multimodal
+    embedder, or by ``haiku-ingester rebuild``.
+    """
+    from haiku.core.store.schema import CHUNKS, PICTURE_VECTORS, picture_vectors_schema, vector_dim_of
+
+    dim = vector_dim_of(await store.table(CHUNKS).schema())
+    table = await store.connection.create_table(PICTURE_VECTORS, schema=picture_vectors_schema(dim), exist_ok=True)
+    try:
+        if await table.count_rows():
+            await table.delete("true")
+    finally:
+        table.close()
+
+
 MIGRATIONS: list[Migration] = [
     Migration(
         2,
@@ -115,6 +134,12 @@ MIGRATIONS: list[Migration] = [
         3,
         "documents keep their converted structure, items and page images; settings a processing identity",
         _add_structure,
+        tag_readable=True,
+    ),
+    Migration(
+        4,
+        "stored pictures keep a vector from a multimodal embedder, for image queries",
+        _add_picture_vectors,
         tag_readable=True,
     ),
 ]

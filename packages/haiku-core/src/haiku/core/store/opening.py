@@ -46,6 +46,7 @@ from haiku.core.store.schema import (
     DOCUMENT_ITEMS,
     DOCUMENTS,
     PAGE_IMAGES,
+    PICTURE_VECTORS,
     SETTINGS,
     TABLES,
     StoreSettings,
@@ -53,6 +54,7 @@ from haiku.core.store.schema import (
     document_items_schema,
     documents_schema,
     page_images_schema,
+    picture_vectors_schema,
     tables_at,
 )
 
@@ -192,6 +194,7 @@ async def _create(handles: Handles, lock: WriterLock) -> bool:
         await db.create_table(CHUNKS, schema=chunks_schema(dim), exist_ok=True)
         await db.create_table(DOCUMENT_ITEMS, schema=document_items_schema(), exist_ok=True)
         await db.create_table(PAGE_IMAGES, schema=page_images_schema(), exist_ok=True)
+        await db.create_table(PICTURE_VECTORS, schema=picture_vectors_schema(dim), exist_ok=True)
         settings = StoreSettings(
             schema_version=current_schema_version(),
             identity=EmbedderIdentity.from_config(config.embeddings.model),

@@ -21,6 +21,10 @@
   current while their ``revision`` equals the document row's
   ``structure_revision``: an update whose structure is unchanged (same
   ``structure_digest``) keeps the rows it has instead of rewriting them.
+* Picture vectors (schema version 4 on): ``picture_vectors`` holds one row per
+  stored picture embedded by a multimodal embedder (docs/pictures.md, "Image
+  queries"), keyed like its item row and current by the same revision rule; a
+  database written by a text-only embedder keeps it empty.
 """
 
 from __future__ import annotations
@@ -41,11 +45,13 @@ DOCUMENTS = "documents"
 CHUNKS = "chunks"
 DOCUMENT_ITEMS = "document_items"
 PAGE_IMAGES = "page_images"
+PICTURE_VECTORS = "picture_vectors"
 SETTINGS = "settings"
 # The creation order: settings last, its presence marks a complete database.
-TABLES: tuple[str, ...] = (DOCUMENTS, CHUNKS, DOCUMENT_ITEMS, PAGE_IMAGES, SETTINGS)
+TABLES: tuple[str, ...] = (DOCUMENTS, CHUNKS, DOCUMENT_ITEMS, PAGE_IMAGES, PICTURE_VECTORS, SETTINGS)
 STRUCTURE_TABLES: tuple[str, ...] = (DOCUMENT_ITEMS, PAGE_IMAGES)
 STRUCTURE_TABLES_SINCE = 3  # the version that added the structure tables and columns
+PICTURE_VECTORS_SINCE = 4  # the version that added the picture vectors table
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 REVISION = "revision"
@@ -78,9 +84,12 @@ def other_revision(revision: str) -> str:
 
 def tables_at(schema_version: int) -> tuple[str, ...]:
     """The tables a database at ``schema_version`` holds (the structure tables came with version 3)."""
-    if schema_version >= STRUCTURE_TABLES_SINCE:
-        return TABLES
-    return tuple(name for name in TABLES if name not in STRUCTURE_TABLES)
+    absent = set()
+    if schema_version < PICTURE_VECTORS_SINCE:
+        absent.add(PICTURE_VECTORS)
+    if schema_version < STRUCTURE_TABLES_SINCE:
+        absent.update(STRUCTURE_TABLES)
+    return tuple(name for name in TABLES if name not in absent)
 
 
 def documents_schema() -> pa.Schema:
@@ -128,6 +137,18 @@ def document_items_schema() -> pa.Schema:
             pa.field("parent_ref", pa.string()),
             pa.field("has_image", pa.bool_()),
             pa.field("image", pa.large_binary()),  # PNG, pictures only
+            pa.field(REVISION, pa.string()),
+        ]
+    )
+
+
+def picture_vectors_schema(vector_dim: int) -> pa.Schema:
+    """One stored picture's vector from a multimodal embedder, keyed and revisioned like its item row."""
+    return pa.schema(
+        [
+            pa.field("document_id", pa.string(), nullable=False),
+            pa.field("self_ref", pa.string(), nullable=False),
+            pa.field("vector", pa.list_(pa.float32(), vector_dim)),
             pa.field(REVISION, pa.string()),
         ]
     )

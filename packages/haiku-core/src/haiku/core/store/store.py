@@ -28,6 +28,8 @@ from haiku.core.store.maintenance import Maintenance, VacuumReport
 from haiku.core.store.migrations import Migrator
 from haiku.core.store.opening import OpenedDatabase, database_reachable_and_exists, open_database
 from haiku.core.store.orphans import Orphans
+from haiku.core.store.picture_rebuild import PictureKey, PictureRebuild
+from haiku.core.store.picture_search import PictureSearch
 from haiku.core.store.processing import ProcessingRecord
 from haiku.core.store.reads import Reads
 from haiku.core.store.rebuild import Rebuild
@@ -53,11 +55,13 @@ class Store:
         self.reads = Reads(handles)
         self.structure = StructureReads(handles)
         self.searcher = Search(handles, self.reads)
+        self.pictures = PictureSearch(handles, self.reads, self.structure)
         self.fulltext = FullTextStats(handles)
         self.indexes = Indexes(handles, gate)
         self.orphans = Orphans(handles, gate)
         self.writes = Writes(handles, gate, self.indexes, self.orphans)
         self.rebuild = Rebuild(handles, gate, self.indexes, self.orphans)
+        self.picture_rebuild = PictureRebuild(handles, gate)
         self.maintenance = Maintenance(handles, gate, self.indexes)
         self.word_stats = WordStatsKeeper(handles)
         gate.on_written = self._written
@@ -246,6 +250,19 @@ class Store:
         )  # fmt: skip
 
     @names_read_failures
+    async def picture_candidates(
+        self, image_vector: Sequence[float], *, limit: int, with_vectors: bool = False, enrich: bool = True
+    ) -> list[SearchResult]:
+        """The chunks holding the stored pictures nearest an image's vector (see ``PictureSearch``)."""
+        found = await self.pictures.picture_candidates(image_vector, limit=limit, with_vectors=with_vectors)
+        return await self.searcher.enrich(found) if enrich else found
+
+    @names_read_failures
+    async def count_picture_vectors(self) -> int:
+        """How many stored pictures have a vector (0 for a database written by a text-only embedder)."""
+        return await self.pictures.count_picture_vectors()
+
+    @names_read_failures
     async def enrich(self, results: list[SearchResult]) -> list[SearchResult]:
         """Fill each result's document fields; drop results that are not current (orphans)."""
         return await self.searcher.enrich(results)
@@ -307,8 +324,13 @@ class Store:
     # --- structure (``structure``) ---------------------------------------------------
     @names_read_failures
     async def has_structure(self, document_id: str) -> bool:
-        """Whether the document keeps a page layout: items placed on pages (see ``StructureReads``)."""
+        """Whether the document has stored items, in any format (see ``StructureReads``)."""
         return await self.structure.has_structure(document_id)
+
+    @names_read_failures
+    async def has_page_layout(self, document_id: str) -> bool:
+        """Whether the document's items are placed on pages: a PDF (see ``StructureReads``)."""
+        return await self.structure.has_page_layout(document_id)
 
     @names_read_failures
     async def get_document_items(self, document_id: str) -> list[DocumentItem]:
@@ -367,6 +389,14 @@ class Store:
     async def replace_vectors(self, vectors: dict[str, Sequence[float]]) -> None:
         """Replace stored vectors by chunk id (``Rebuild.replace_vectors``)."""
         await self.rebuild.replace_vectors(vectors)
+
+    def iter_pictures(self, batch_size: int = 16) -> AsyncIterator[list[tuple[PictureKey, bytes]]]:
+        """Every current stored picture's PNG, by (document id, ref), in batches (see ``PictureRebuild``)."""
+        return self.picture_rebuild.iter_pictures(batch_size)
+
+    async def replace_picture_vectors(self, vectors: dict[PictureKey, Sequence[float]], vector_dim: int) -> int:
+        """Replace every picture vector in one commit; none empties the table (see ``PictureRebuild``)."""
+        return await self.picture_rebuild.replace_picture_vectors(vectors, vector_dim)
 
     async def record_identity(self, identity: EmbedderIdentity) -> None:
         """Record the embedder the stored vectors come from."""

@@ -35,17 +35,19 @@ from haiku.core.store.schema import (
     DOCLING_VERSION,
     DOCUMENT_ITEMS,
     PAGE_IMAGES,
+    PICTURE_VECTORS,
     REVISION,
     STRUCTURE_DIGEST,
     STRUCTURE_REVISION,
     document_items_schema,
     other_revision,
     page_images_schema,
+    picture_vectors_schema,
 )
 
 log = get_logger("haiku.core.store")
 
-STRUCTURE_TABLE_NAMES = (DOCUMENT_ITEMS, PAGE_IMAGES)
+STRUCTURE_TABLE_NAMES = (DOCUMENT_ITEMS, PAGE_IMAGES, PICTURE_VECTORS)
 ITEM_BATCH = 64  # item rows per Arrow batch written
 
 
@@ -60,7 +62,15 @@ def structure_digest(structure: DocumentStructure) -> str:
     for page in structure.pages:
         digest.update(f"{page.page}:{page.width}x{page.height}@{page.scale}".encode())
         digest.update(page.png)
+    for ref in sorted(structure.image_vectors):  # none with a text-only embedder: the digest is as before
+        digest.update(f"vector:{ref}".encode())
+        digest.update(pa.array(structure.image_vectors[ref], type=pa.float32()).buffers()[1])
     return digest.hexdigest()
+
+
+def structure_tables(handles: Handles) -> list[str]:
+    """The structure tables this database (at its tag) has: the picture vectors one from schema version 4."""
+    return [name for name in STRUCTURE_TABLE_NAMES if name in handles.tables]
 
 
 @dataclass
@@ -140,6 +150,15 @@ class StructurePlan:
         if any(s.pages for s in self.written.values()):
             schema = page_images_schema()
             await handles.tables[PAGE_IMAGES].add(pa.RecordBatchReader.from_batches(schema, self._pages(schema)))
+        vectors = [row for row in self._picture_vectors() if len(row["vector"]) == handles.vector_dim]
+        if vectors and handles.picture_vectors is not None:
+            await handles.picture_vectors.add(pa.Table.from_pylist(vectors, schema=picture_vectors_schema(handles.vector_dim)))
+
+    def _picture_vectors(self) -> Iterator[dict[str, Any]]:
+        for document_id, structure in self.written.items():
+            for ref, vector in structure.image_vectors.items():
+                if ref in structure.images:
+                    yield {"document_id": document_id, "self_ref": ref, "vector": vector, REVISION: self.revision}
 
     def _items(self, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
         """Item rows in batches of ``ITEM_BATCH``: a document's pictures never become one Arrow table."""
@@ -157,7 +176,7 @@ class StructurePlan:
     async def remove_replaced(self, handles: Handles) -> None:
         """Commit 3: the rows of the written documents that their rows no longer point at."""
         kept = {d: c.get(STRUCTURE_REVISION) for d, c in self.columns.items() if d in self.replaced}
-        for name in STRUCTURE_TABLE_NAMES:
+        for name in structure_tables(handles):
             table = handles.tables[name]
             for document_id, revision in kept.items():
                 where = f"document_id = {sql_string(document_id)}"
@@ -183,7 +202,7 @@ async def remove_document_structure(handles: Handles, document_id: str) -> None:
     """Remove every item and page image of a document whose row is gone (caller holds the writer lock)."""
     if not handles.structured:
         return
-    for name in STRUCTURE_TABLE_NAMES:
+    for name in structure_tables(handles):
         await handles.tables[name].delete(f"document_id = {sql_string(document_id)}")
 
 
@@ -194,7 +213,7 @@ async def remove_structure_orphans(handles: Handles) -> int:
     rows = await handles.documents.query().select(["id", STRUCTURE_REVISION]).to_list()
     present = {row["id"]: row.get(STRUCTURE_REVISION) for row in rows}
     removed = 0
-    for name in STRUCTURE_TABLE_NAMES:
+    for name in structure_tables(handles):
         table = handles.tables[name]
         pairs = (await table.query().select(["document_id", REVISION]).to_arrow()).group_by(
             ["document_id", REVISION]

@@ -92,12 +92,18 @@ class StructureReads:
         return exists, revision, rows
 
     async def has_structure(self, document_id: str) -> bool:
-        """Whether the document has stored structure with a page layout: items placed on pages.
+        """Whether the document has stored structure: items ``get_document_items`` returns, in any
+        format (PDF, Word, markdown, HTML…), which section expansion reads.
 
         False for documents written before schema version 3 (or read at a tag
-        taken before it) and for formats with no layout (markdown, HTML, Word…),
-        whose items ``get_document_items`` still returns, without boxes.
+        taken before it) and for those converted without structure (plain text, code).
         """
+        _, _, rows = await self._current_rows(DOCUMENT_ITEMS, document_id, ["self_ref"], None, limit=1)
+        return bool(rows)
+
+    async def has_page_layout(self, document_id: str) -> bool:
+        """Whether the document's items are placed on pages (boxes: a PDF), which ``visualize`` needs.
+        Implies ``has_structure``; false for formats with no pages (markdown, HTML, Word…)."""
         where = "array_length(boxes) > 0"
         _, _, rows = await self._current_rows(DOCUMENT_ITEMS, document_id, ["self_ref"], where, limit=1)
         return bool(rows)

@@ -25,6 +25,8 @@ from haiku.core.store.schema import (
     DOCUMENT_ITEMS,
     DOCUMENTS,
     PAGE_IMAGES,
+    PICTURE_VECTORS,
+    PICTURE_VECTORS_SINCE,
     SETTINGS,
     STRUCTURE_TABLES,
     STRUCTURE_TABLES_SINCE,
@@ -40,9 +42,13 @@ RESTORE_ORDER = (CHUNKS, DOCUMENT_ITEMS, PAGE_IMAGES, SETTINGS, DOCUMENTS)
 
 
 def tag_tables(carrying: Iterable[str]) -> tuple[str, ...]:
-    """The tables a tag should be on: all of them, or those before schema version 3 when no structure table has it."""
-    if any(name in STRUCTURE_TABLES for name in carrying):
+    """The tables a tag should be on: all of them, or those of the schema version before the
+    first table added later that no table of the tag's is."""
+    carrying = set(carrying)
+    if PICTURE_VECTORS in carrying:
         return TABLES
+    if carrying & set(STRUCTURE_TABLES):
+        return tables_at(PICTURE_VECTORS_SINCE - 1)
     return tables_at(STRUCTURE_TABLES_SINCE - 1)
 
 

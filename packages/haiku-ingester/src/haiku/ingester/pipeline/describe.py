@@ -69,6 +69,19 @@ class Described:
         }
 
 
+def api_key(config: PictureModelConfig) -> str | None:
+    """The key ``api_key_env`` names (``None`` without one); an unset or empty variable is a config error."""
+    if not config.api_key_env:
+        return None
+    key = os.environ.get(config.api_key_env, "").strip()
+    if not key:
+        raise InvalidConfigError(
+            f"processing.picture_model.api_key_env names {config.api_key_env}, which is unset or "
+            "empty; export it with the vision model's key, or remove api_key_env"
+        )
+    return key
+
+
 class VisionModel:
     """One OpenAI-compatible vision endpoint; ``describe`` one PNG; close with ``aclose``."""
 
@@ -76,13 +89,8 @@ class VisionModel:
         self.config = config
         self.base_url = config.base_url.rstrip("/")
         headers = {"Content-Type": "application/json"}
-        if config.api_key_env:
-            key = os.environ.get(config.api_key_env, "").strip()
-            if not key:
-                raise InvalidConfigError(
-                    f"processing.picture_model.api_key_env names {config.api_key_env}, which is unset or "
-                    "empty; export it with the vision model's key, or remove api_key_env"
-                )
+        key = api_key(config)
+        if key is not None:
             headers["Authorization"] = f"Bearer {key}"
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(config.timeout_s), headers=headers)
 

@@ -99,8 +99,23 @@ def check_bytes(facts: FileFacts, data: bytes, *, max_file_size: int) -> bytes:
     if spec is not None and spec.text:
         check_text(facts.path, data)
     else:
+        refuse_key_material(facts, data)
         check_signature(facts, data)
     return data
+
+
+# `.key` is Keynote's extension and also the usual name of a private key or certificate in PEM form.
+_PEM = b"-----BEGIN "
+
+
+def refuse_key_material(facts: FileFacts, data: bytes) -> None:
+    """A PEM key or certificate named ``.key`` is skipped, never read: a secret has no place in an index."""
+    if facts.path.suffix.lower() == ".key" and data.lstrip()[: len(_PEM)] == _PEM:
+        label = data.lstrip()[len(_PEM) :].split(b"-----", 1)[0].decode("ascii", "replace")[:40]
+        raise UnsupportedFileError(
+            f"{facts.path}: a PEM {label.lower() or 'key'} file, not a Keynote presentation; "
+            "key files are skipped so that no secret reaches the index"
+        )
 
 
 # What the first bytes of a binary format must hold. A zip named .pdf would otherwise

@@ -9,32 +9,18 @@ there. A picture without a caption takes its description as caption.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from haiku.core.config import AppConfig
 from haiku.core.convert import ConvertedDocument
 from haiku.core.convert.document import ConvertedChunk, embed_text
-from haiku.core.models import DocumentItem
+from haiku.core.picture_holder import holding_chunk
 from haiku.ingester.logs import get_logger
-from haiku.ingester.pipeline.describe import Described, PictureDescriber, VisionModel
+from haiku.ingester.pipeline.describe import Described, PictureDescriber, VisionModel, api_key
 from haiku.ingester.pipeline.description_cache import CACHE_FILE, DescriptionCache
 
 DESCRIPTION_LABEL = "Picture:"
-
-
-def _holder(chunks: Sequence[ConvertedChunk], items: Sequence[DocumentItem], ref: str) -> ConvertedChunk | None:
-    own = {ref} | {item.self_ref for item in items if item.parent_ref == ref}
-    for chunk in chunks:
-        if own.intersection(chunk.item_refs):
-            return chunk
-    position = next((i for i, item in enumerate(items) if item.self_ref == ref), None)
-    if position is None:
-        return None
-    placed = {r: chunk for chunk in reversed(chunks) for r in chunk.item_refs}
-    before = (placed.get(item.self_ref) for item in reversed(items[:position]))
-    after = (placed.get(item.self_ref) for item in items[position + 1 :])
-    return next((c for c in before if c is not None), None) or next((c for c in after if c is not None), None)
 
 
 def apply_descriptions(converted: ConvertedDocument, descriptions: Mapping[str, str]) -> None:
@@ -51,7 +37,7 @@ def apply_descriptions(converted: ConvertedDocument, descriptions: Mapping[str, 
         if not (item.caption or "").strip():
             item.caption = text
         line = f"{DESCRIPTION_LABEL} {text}"
-        chunk = _holder(converted.chunks, items, ref)
+        chunk = holding_chunk(converted.chunks, items, ref)
         if chunk is None:
             chunk = ConvertedChunk(content="", embed_text="", page_numbers=list(item.page_numbers), boxes=list(item.boxes))
             converted.chunks.append(chunk)
@@ -76,6 +62,13 @@ async def describe_pictures(
     for failure in described.failed:
         log.warning("picture left without a description", why=failure)
     return described
+
+
+def check_picture_model(config: AppConfig) -> None:
+    """What ``picture_describer`` would refuse, checked before anything opens or is created."""
+    processing = config.processing
+    if processing.pictures == "description" and processing.picture_model is not None:
+        api_key(processing.picture_model)
 
 
 def picture_describer(config: AppConfig) -> PictureDescriber | None:

@@ -9,6 +9,10 @@ A conversion that outlives
 ``processing.conversion_timeout_s`` gets its worker killed; a worker that dies
 (docling crashing on a bad file) fails only the file it held. Either way a fresh
 worker takes its place and the daemon carries on.
+
+The workers of one pool share one OCR slot (a lock file the pool makes and
+removes): one page at a time is read by OCR across them, so OCR's working
+memory is taken once, not once per worker (``haiku.core.convert.ocr_slot``).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -155,9 +160,11 @@ class ConversionPool:
         self._starving = starving or (lambda: True)
         self._growing = False
         self.timeout_s = timeout_s
+        slot_fd, self._ocr_slot = tempfile.mkstemp(prefix="haiku-ocr-slot-")
+        os.close(slot_fd)
         self._hello = {
             "tokenizer_dir": tokenizer_dir, "chunk_size": chunk_size, "ocr": ocr,
-            "pdf_layout": pdf_layout, "structure": structure,
+            "pdf_layout": pdf_layout, "structure": structure, "ocr_slot": self._ocr_slot,
         }  # fmt: skip
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._workers: set[_Worker] = set()
@@ -168,6 +175,11 @@ class ConversionPool:
     @property
     def pids(self) -> list[int]:
         return [w.pid for w in self._workers if w.pid is not None]
+
+    @property
+    def ocr_slot(self) -> str:
+        """The lock file of the workers' OCR slot (removed when the pool closes)."""
+        return self._ocr_slot
 
     @property
     def busy_pids(self) -> list[int]:
@@ -246,3 +258,5 @@ class ConversionPool:
         self._closed = True
         workers, self._workers = list(self._workers), set()
         await asyncio.gather(*(w.close() for w in workers), return_exceptions=True)
+        with contextlib.suppress(OSError):
+            os.unlink(self._ocr_slot)

@@ -25,6 +25,7 @@ from haiku.ingester.errors import SymlinkOutsideRootError
 from haiku.ingester.pipeline.describe import PictureDescriber
 from haiku.ingester.pipeline.embed import EmbedBatcher
 from haiku.ingester.pipeline.engine import FileConverter
+from haiku.ingester.pipeline.picture_vectors import embed_pictures
 from haiku.ingester.pipeline.pictures import describe_pictures
 from haiku.ingester.pipeline.reading import read_and_convert
 from haiku.ingester.pipeline.reuse import plan_embedding, stored_vectors
@@ -144,6 +145,7 @@ class JobProcessor:
                 reuse = False
             if self.describer is not None:
                 await describe_pictures(self.describer, converted, database=job.database, source=job.source_id, uri=job.uri)
+            await embed_pictures(self.batcher.embedder, converted, database=job.database, source=job.source_id, uri=job.uri)
             # Read while the batcher still counts this job as producing: its texts are on their way.
             known = await stored_vectors(store, state.document_id if state else None, self.batcher.embedder.identity)
         texts = [c.embed_text for c in converted.chunks]

@@ -6,7 +6,8 @@ without losing itself. The protocol keeps stdout to itself: anything else that
 prints, Python or native code, lands on stderr, which the daemon logs.
 
 Frames: first ``{"tokenizer_dir", "chunk_size", "ocr", "pdf_layout",
-"structure"}``, answered
+"structure", "ocr_slot"}`` (``ocr_slot``: the pool's lock file, see
+``haiku.core.convert.ocr_slot``), answered
 ``{"ready": True}`` (or ``{"ok": False, ...}``); then ``{"name", "format", "data"}``,
 answered ``{"ok": True, "document": ConvertedDocument, "pages": True}`` followed by
 one frame per page image (a ``PageImage``) and a ``None`` frame, or
@@ -113,6 +114,9 @@ def main() -> int:
     except Exception as exc:
         write_frame(channel, {"ok": False, "kind": type(exc).__name__, "message": str(exc)})
         return 1
+    from haiku.core.convert.ocr_slot import share_slot
+
+    share_slot(hello.get("ocr_slot"))
     # Below the encoder from now on (the imports above ran at full speed):
     # conversion needs a tenth of the CPU the encoder does, and must not take
     # the encoder's cores from it while there is embedding to do.

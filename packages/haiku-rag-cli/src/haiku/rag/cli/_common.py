@@ -97,6 +97,11 @@ def query_argument(help: str) -> Any:
     return typer.Argument(..., help=help, callback=_check_query)
 
 
+def optional_query_argument(help: str) -> Any:
+    """``query_argument`` for a command that can take another kind of query instead (``search --image``)."""
+    return typer.Argument(None, help=help, callback=lambda value: value if value is None else _check_query(value))
+
+
 def json_option(what: str) -> Any:
     return typer.Option(False, "--json", help=f"Print {what} as JSON (docs/cli.md).")
 

@@ -48,6 +48,8 @@ def print_results(results: Sequence[SearchResult], *, label: bool) -> None:
         pages = pages_line(result.page_numbers)
         if pages is not None:
             typer.echo(pages)
+        if result.picture_ref:  # an image query's match (docs/pictures.md)
+            typer.echo(f"picture: {result.picture_ref}")
         typer.echo(_indent(result.content))
         typer.echo()
 

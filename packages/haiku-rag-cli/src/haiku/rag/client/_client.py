@@ -17,12 +17,14 @@ from haiku.core.config import AppConfig, load_config
 from haiku.core.convert.document import ConvertedChunk, ReadDocument
 from haiku.core.convert.files import FileConverter
 from haiku.core.errors import AmbiguousDatabaseError, EmptyQueryError
+from haiku.core.malloc_arenas import limit_malloc_arenas
 from haiku.core.models import Chunk, Citation, Document, DocumentItem, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.core.store.filters import check_document_filter
 from haiku.rag.client._analysis import Analysis
 from haiku.rag.client._diagnostics import DatabaseInfo
 from haiku.rag.client._federation import Federation, Reach
+from haiku.rag.client._search import SearchResults
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -177,6 +179,7 @@ class HaikuRAG:
             _coverage.refuse_create_on_set(scope)
         scope = _coverage.apply_tag(scope, self._tag)
         self._effective_scope = scope
+        limit_malloc_arenas()  # a search over many databases: docs/storage.md, "Memory"
         self._federation = Federation(
             self._config,
             scope,
@@ -264,7 +267,7 @@ class HaikuRAG:
         search_type: SearchType | None = None,
         filter: str | None = None,
         sources: Sequence[str] | None = None,
-    ) -> _search.SearchResults:
+    ) -> SearchResults:
         """Search the selection and fuse the candidates into one ranking (docs/fusion.md).
 
         A list of results; its ``skipped`` names the databases left out under
@@ -273,6 +276,24 @@ class HaikuRAG:
         return await _search.search(
             self._reach(), query, limit=limit, search_type=search_type, filter=filter, sources=sources
         )
+
+    async def search_by_image(
+        self,
+        image: bytes | str | Path,
+        limit: int | None = None,
+        sources: Sequence[str] | None = None,
+    ) -> SearchResults:
+        """Search the selection's stored pictures with an image (its bytes, or its file's path).
+
+        Needs a multimodal embedder (docs/pictures.md, "Image queries"): the
+        image is embedded once, each database answers with the chunks holding
+        its nearest pictures (each result's ``picture_ref``), fused like a
+        vector query; no full text, no reranker. The results'
+        ``without_pictures`` names each database that holds no picture vector.
+        """
+        from haiku.rag.client._image_search import search_by_image
+
+        return await search_by_image(self._reach(), image, limit=limit, sources=sources)
 
     async def expand_context(self, results: Sequence[SearchResult]) -> list[SearchResult]:
         """Grow each result with its neighbouring chunks, through the database it came from."""

@@ -202,18 +202,27 @@ async def _fuse(
     vector = query_vector
     if search_type == "vector":
         fetch = _native(query, vector, "vector", limit, filter, with_vectors=not from_distance)
-        return await fuse_and_enrich(
-            stores,
-            fetch,
-            _sync(
-                lambda lists: fusion.fuse_by_cosine(
-                    _ranked(lists), vector, limit, from_distance=from_distance
-                )
-            ),
-        )
+        return await fuse_vector_lists(stores, fetch, vector, limit, from_distance=from_distance)
     fetch = _native(query, vector, search_type, limit, filter, with_vectors=True)
     return await fuse_and_enrich(
         stores, fetch, _sync(lambda lists: fusion.fuse_by_cosine(_ranked(lists), vector, limit))
+    )
+
+
+async def fuse_vector_lists(
+    stores: list[Member],
+    fetch: Callable[[Store, bool], Awaitable[list[SearchResult]]],
+    vector: Sequence[float],
+    limit: int,
+    *,
+    from_distance: bool,
+) -> list[SearchResult]:
+    """Each database's vector candidates, fused by cosine to ``vector`` (docs/fusion.md): the rule of a
+    vector query, and of an image query over picture vectors."""
+    return await fuse_and_enrich(
+        stores,
+        fetch,
+        _sync(lambda lists: fusion.fuse_by_cosine(_ranked(lists), vector, limit, from_distance=from_distance)),
     )
 
 

@@ -1,4 +1,4 @@
-"""The ``haiku-rag`` MCP server: one shared read-only client, seven tools.
+"""The ``haiku-rag`` MCP server: one shared read-only client, eight tools.
 
 ``sources`` restricts a call to some databases ([] reads none); ``source``
 names the database holding a document, and without it every covered database
@@ -20,10 +20,11 @@ from mcp.server.mcpserver.utilities.types import Image
 from mcp_types import TextContent
 
 from haiku.core.config import AppConfig, load_config
-from haiku.core.errors import HaikuError, names_list, skip_reason
+from haiku.core.errors import HaikuError, names_list
 from haiku.core.models import Document
 from haiku.core.scope import DatabaseScope
 from haiku.rag.mcp.outline import outline
+from haiku.rag.mcp.results import decode_image, results_text
 
 if TYPE_CHECKING:
     from haiku.rag.client import HaikuRAG
@@ -35,7 +36,8 @@ SERVER_NAME = "haiku-rag"
 def _instructions(names: tuple[str | None, ...]) -> str:
     text = (
         "Search and read the documents of haiku-rag. search_documents finds passages (each shows its "
-        "Chunk ID and Document ID); get_document_outline and get_document_section read a document by "
+        "Chunk ID and Document ID); search_documents_by_image finds the chunks holding pictures like an "
+        "image (with a multimodal embedder); get_document_outline and get_document_section read a document by "
         "section; get_result_pictures shows the pictures a result's chunk holds; execute_code runs "
         "Python in an isolated sandbox over /documents/{id}/."
     )
@@ -127,20 +129,18 @@ def create_mcp_server(
         collections ([] searches none)."""
         rag = holder.get()
         results = await _guard(rag.search(query, limit=limit, filter=filter, sources=sources))
-        # search.on_unavailable: skip left these out; the agent must know its answer is partial.
-        notes = [f"Skipped: {skip_reason(name, why)}" for name, why in results.skipped.items()]
-        if not results:
-            return "\n".join([*notes, "No results found."])
-        total = len(results)
-        return "\n\n".join(
-            [
-                *notes,
-                *(
-                    r.format_for_agent(rank, total, include_collection=multi, with_boxes=True)
-                    for rank, r in enumerate(results, 1)
-                ),
-            ]
-        )
+        return results_text(results, include_collection=multi)
+
+    @server.tool()
+    async def search_documents_by_image(
+        image: str, limit: int | None = None, sources: list[str] | None = None
+    ) -> str:
+        """Search the documents' pictures with an image: `image` is base64 PNG, JPEG, GIF or WebP (or a
+        data: URL). Needs a multimodal embedder; each result is the chunk holding a matching picture
+        (its `Picture:` line). `sources` restricts the search to those collections ([] searches none)."""
+        rag = holder.get()
+        results = await _guard(rag.search_by_image(decode_image(image), limit=limit, sources=sources))
+        return results_text(results, include_collection=multi)
 
     @server.tool()
     async def list_documents(

@@ -9,7 +9,7 @@ import pytest
 
 from haiku.core.models import Chunk, Document
 from haiku.core.scope import DatabaseScope
-from haiku.core.store import Store, indexes
+from haiku.core.store import Store, maintenance_steps
 from haiku.core.store.indexes import Indexes
 
 
@@ -108,7 +108,7 @@ async def test_a_reader_never_sees_a_batched_document_with_a_mixed_or_partial_se
     db_config, fake_embed, monkeypatch, read_while_writing
 ):
     """A writer rewrites three documents per batch, over and over; a second store polls them meanwhile."""
-    monkeypatch.setattr(indexes, "COMPACT_AT_FRAGMENTS", 3)
+    monkeypatch.setattr(maintenance_steps, "COMPACT_AT_FRAGMENTS", 3)
     config = db_config("papers")
     ref = DatabaseScope.resolve(config).databases[0]
     writer = await Store.open(ref, config, create=True)

@@ -182,3 +182,38 @@ async def test_a_vacuum_that_keeps_old_versions_tokenises_nothing(store, tokenis
     assert tokenised == []
     words = _words(TEXTS)
     assert await _kept(store, words) == (len(TEXTS), await _counted(store, words))
+
+
+async def test_a_search_after_background_maintenance_compacted_the_chunks_counts_no_word(store, write_doc,
+                                                                                        monkeypatch):
+    from structlog.testing import capture_logs
+
+    from haiku.core.fusion.global_idf import global_idf_boosts
+    from haiku.core.store import maintenance, maintenance_steps
+
+    monkeypatch.setattr(maintenance_steps, "COMPACT_AT_FRAGMENTS", 10_000)  # writes leave their fragments to maintenance
+    monkeypatch.setattr(maintenance, "AUTO_MAINTENANCE_INTERVAL_S", 0.0)
+    with capture_logs() as logs:
+        await write_doc(store, "file:///yeast.md", "yeast cells divide")  # a write that starts a background run
+        assert store.maintenance.auto_task is not None
+        await store.maintenance.auto_task
+        await store.word_stats.settle()
+    steps = [(e["table"], e["kind"]) for e in logs if e["event"] == "store.maintenance_step" and e["work"]]
+    assert ("chunks", "compaction") in steps  # every chunk row moved
+    reopened = await _reopened(store)  # a reader in another process: nothing cached in memory
+    try:
+        words = [*_words(TEXTS), "yeast"]
+        stats = await reopened.fts_statistics(words)
+        assert reopened.fulltext.words_counted == 0  # every word from the kept statistics
+        assert (stats.chunks, dict(stats.frequencies)) == (len(TEXTS) + 1, await _counted(store, words))
+        # Federated with another database, the ranking its kept statistics give is the ranking counting gives.
+        other = fulltext.TermStatistics(40, {"cells": 30, "yeast": 1})
+        counted = fulltext.TermStatistics(stats.chunks, await _counted(store, ["cells", "yeast"]))
+        rankings = []
+        for mine in (await reopened.fts_statistics(["cells", "yeast"]), counted):
+            boosts = global_idf_boosts([mine, other])[0]
+            found = await reopened.fts_candidates("cells yeast", limit=6, boosts=boosts)
+            rankings.append([(r.chunk_id, round(r.score, 6)) for r in found])
+        assert rankings[0] == rankings[1] and len(rankings[0]) == 4
+    finally:
+        await reopened.close()

@@ -11,7 +11,7 @@ import pytest
 from haiku.core.embedders import EmbedderIdentity
 from haiku.core.models import Chunk, Document
 from haiku.core.scope import DatabaseScope
-from haiku.core.store import Store, indexes
+from haiku.core.store import Store, maintenance_steps
 from haiku.core.store.schema import chunks_schema
 
 
@@ -191,7 +191,7 @@ async def test_a_reader_never_sees_a_document_with_a_mixed_or_partial_set_of_chu
 
     Compaction is made frequent so it also runs under the reader.
     """
-    monkeypatch.setattr(indexes, "COMPACT_AT_FRAGMENTS", 3)
+    monkeypatch.setattr(maintenance_steps, "COMPACT_AT_FRAGMENTS", 3)
     config = db_config("papers")
     ref = DatabaseScope.resolve(config).databases[0]
     writer = await Store.open(ref, config, create=True)
@@ -234,7 +234,7 @@ async def test_a_reader_never_sees_a_document_with_a_mixed_or_partial_set_of_chu
 
 
 async def test_many_writes_keep_the_tables_compacted(store, write_doc, monkeypatch):
-    monkeypatch.setattr(indexes, "COMPACT_AT_FRAGMENTS", 4)
+    monkeypatch.setattr(maintenance_steps, "COMPACT_AT_FRAGMENTS", 4)
     for i in range(10):
         await write_doc(store, f"file:///{i}.md", f"text number {i}")
     stats = await store.table("chunks").stats()

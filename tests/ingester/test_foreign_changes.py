@@ -70,8 +70,15 @@ async def test_a_tag_restored_under_serve_is_reconciled_with_the_folder_without_
         assert await async_wait_until(lambda: _is(location, after), PICKUP_S), serve.log_text()
         assert wait_until(lambda: _jobs_done(serve) == 4, PICKUP_S), serve.log_text()  # serve is idle
 
-        await _on_store(location, lambda store: store.restore_tag("before"))  # brings gone.md back and removes late.md
-        assert await _uris(location) == both
+        restored: set[str] = set()
+
+        async def restore(store) -> None:  # brings gone.md back and removes late.md
+            async with store.writer_lock():  # serve reconciles once it is free: read what the restore left first
+                await store.restore_tag("before")
+                restored.update(document.uri for document in await store.list_documents())
+
+        await _on_store(location, restore)
+        assert restored == both
 
         assert await async_wait_until(lambda: _is(location, after), PICKUP_S), serve.log_text()
         assert serve.proc.poll() is None

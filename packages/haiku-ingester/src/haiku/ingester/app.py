@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,18 +60,40 @@ class DatabaseRuntime:
     def __post_init__(self) -> None:
         self.idle.set()
 
-    def own_maintenance_step(self, table: str, before: int, after: int) -> None:
-        """The store's auto-maintenance committed: a documents commit on top of the version known is the ingester's own.
+    async def attach(self, store: Any) -> None:
+        """Take the opened store: its latest version is known (read before the first reconcile), and its
+        commits are told to ``own_commits``."""
+        self.store = store
+        self.known_version = await self.latest_version()
+        store.tell_commits(self.own_commits)
+
+    def own_commits(self, commits: Mapping[str, tuple[int, int]]) -> None:
+        """The store committed (a job's write, auto-maintenance, removing orphans): ``{table: (before, after)}``.
 
         Called under the writer lock, so the version watch (which skips a
-        database while its lock is held here) never sees the commit first. A
-        commit on top of another process's is not taken: that one is still to
-        reconcile.
+        database while its lock is held) never sees the commits first.
+        ``before`` is the version read fresh when the lock was taken: only
+        when it is the version known are the commits on top of it the
+        ingester's own. One on top of another process's commit leaves the
+        version known where it was, so that commit is still to reconcile
+        (docs/ingester.md, "While serve runs").
         """
         from haiku.core.store.schema import DOCUMENTS
 
-        if table == DOCUMENTS and self.known_version == before:
-            self.known_version = after
+        if DOCUMENTS in commits and commits[DOCUMENTS][0] == self.known_version:
+            self.known_version = commits[DOCUMENTS][1]
+
+    async def latest_version(self) -> int:
+        """The latest committed version of the database's documents table, read through a fresh handle."""
+        from haiku.core.store.schema import DOCUMENTS
+
+        table = await self.store.connection.open_table(DOCUMENTS)
+        try:
+            await table.checkout_latest()  # a handle opened on the connection may follow others' commits late
+            return await table.version()
+        finally:
+            with contextlib.suppress(Exception):
+                table.close()
 
     def job_started(self) -> None:
         self.inflight += 1
@@ -104,8 +127,6 @@ class IngesterApp:
         self.wake = asyncio.Event()
         self.log = get_logger()
         self._warm_task: asyncio.Task | None = None
-        # serve notes the version each commit leaves, to notice other processes' (haiku.ingester.versions)
-        self.tracks_versions = False
         # serve and run-batch warn of a database processed with other settings; reprocess is the remedy
         self.warns_processing = True
 
@@ -203,8 +224,7 @@ class IngesterApp:
 
         async def open_one(name: str) -> None:
             runtime = self.databases[name]
-            runtime.store = await Store.open(runtime.ref, self.config, create=True)
-            runtime.store.maintenance.on_step = runtime.own_maintenance_step
+            await runtime.attach(await Store.open(runtime.ref, self.config, create=True))
             self.log.info("database open", database=name, documents=await runtime.store.count_documents())
             assert self.queue is not None
             await check_processing(

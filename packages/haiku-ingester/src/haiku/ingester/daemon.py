@@ -36,7 +36,6 @@ class Daemon:
         self.config_path = config_path
         self.notifier = notifier or SystemdNotifier()
         self.app = IngesterApp(config, config_path=config_path)
-        self.app.tracks_versions = True
         self.stop = asyncio.Event()
         self._started = asyncio.Event()  # a SIGHUP during start waits for it
         self._reload_lock = asyncio.Lock()

@@ -6,17 +6,20 @@
 indexes. The ingester's sync state then no longer says what the database
 holds, and until a restart a deleted file's document stayed searchable.
 
-After each job that committed, the ingester reads the version of the
-database's documents table it left (one manifest read). Every
+The store tells the ingester of every commit it makes (a job's write, a
+step of auto-maintenance, removing orphan chunks), under the writer lock,
+with the version of the documents table read fresh when the lock was taken
+and the version it left (``Store.tell_commits``). Only commits on top of the
+version known move it on: a write that waited for another process's commit
+and went on top of it leaves that commit to reconcile. Every
 ``VERSION_CHECK_INTERVAL_S`` the daemon reads the latest version of each
-database with no job in flight: one that is not the version the ingester
-left was made by someone else, and the database is reconciled as at start
-(sync state rebuilt from what it holds, orphan chunks removed) and each of
-its sources swept at once, so the difference (a restored document whose file
-is gone, a file whose document went, an older revision) becomes jobs. No
-job of that database is claimed meanwhile; watcher events are still queued.
-A commit by another process in the moment between a job's write and its
-reading of the version is taken for the ingester's own.
+database with no job in flight and its writer lock free: one that is not the
+version known was made by someone else, and the database is reconciled as at
+start (sync state rebuilt from what it holds, orphan chunks removed) and each
+of its sources swept at once, so the difference (a restored document whose
+file is gone, a file whose document went, an older revision) becomes jobs.
+No job of that database is claimed meanwhile; watcher events are still
+queued.
 """
 
 from __future__ import annotations
@@ -31,27 +34,6 @@ from haiku.ingester.errors import SweepError
 from haiku.ingester.logs import get_logger
 
 VERSION_CHECK_INTERVAL_S = 5.0
-
-
-async def latest_version(runtime: DatabaseRuntime) -> int:
-    """The latest committed version of the database's documents table, read through a fresh handle."""
-    table = await runtime.store.connection.open_table(DOCUMENTS)
-    try:
-        return await table.version()
-    finally:
-        with contextlib.suppress(Exception):
-            table.close()
-
-
-WRITING_ACTIONS = ("written", "deleted", "revision")  # job outcomes that committed to the database
-
-
-async def note_own_write(runtime: DatabaseRuntime) -> None:
-    """Called right after a job of the ingester committed: the version it left is its own."""
-    try:
-        runtime.known_version = await latest_version(runtime)
-    except Exception as exc:  # the job's write stands; at worst the next look reconciles once more
-        get_logger().warning("could not read the database's version", database=runtime.name, error=str(exc))
 
 
 class VersionWatch:
@@ -75,10 +57,9 @@ class VersionWatch:
         return reconciled
 
     async def _check_one(self, runtime: DatabaseRuntime) -> bool:
-        version = await latest_version(runtime)
-        if runtime.known_version is None or runtime.inflight:
-            runtime.known_version = version if runtime.known_version is None else runtime.known_version
-            return False
+        version = await runtime.latest_version()
+        if runtime.inflight or runtime.store.gate.lock.held:
+            return False  # a commit of its own may have come meanwhile: look next time
         if version == runtime.known_version:
             return False
         self.log.warning(
@@ -92,8 +73,13 @@ class VersionWatch:
         runtime.reconciling = True
         try:
             await runtime.idle.wait()
-            await self.app.reconcile(runtime)
-            runtime.known_version = await latest_version(runtime)  # removing orphan chunks commits
+            # Under the writer lock the store's handles are at the latest version (without it they follow
+            # another process's commit only after lancedb.read_consistency_interval_seconds), so the
+            # reconcile reads what the other process left, that version is the one known, and the
+            # reconcile's own commits (removing orphan chunks) are told on top of it.
+            async with runtime.store.writer_lock("reconciling the database with its sources"):
+                runtime.known_version = await runtime.store.table(DOCUMENTS).version()
+                await self.app.reconcile(runtime)
             for source in runtime.sources.values():
                 with contextlib.suppress(SweepError):  # logged; the periodic sweep tries again
                     await sweep_once(self.app, source)

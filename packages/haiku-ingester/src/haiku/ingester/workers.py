@@ -21,7 +21,6 @@ from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.process import JobReleased
 from haiku.ingester.queue import Job, WrittenCounts
 from haiku.ingester.retry import backoff_delay, describe, retry_delay
-from haiku.ingester.versions import WRITING_ACTIONS, note_own_write
 
 
 @dataclass
@@ -199,8 +198,6 @@ class WorkerPool:
                 raise  # not the job's fault: stop instead of retrying it into the dead
             self._failed(job, exc, source.retry, log)
         else:
-            if app.tracks_versions and outcome.action in WRITING_ACTIONS:
-                await note_own_write(runtime)
             written = (
                 WrittenCounts(outcome.chunks, outcome.embedded, outcome.reused)
                 if outcome.action == "written"

@@ -91,6 +91,7 @@ class FullTextStats:
         self.counts: tuple[int, int, dict[str, int]] | None = None
         # The statistics its writer keeps with the database (``word_stats``).
         self.word_stats = stats_file(handles)
+        self.words_counted = 0  # words this store counted with index queries: none kept, none cached
 
     async def fts_statistics(self, words: Iterable[str]) -> TermStatistics:
         """The chunk count and each word's chunk frequency at the current table version.
@@ -116,6 +117,7 @@ class FullTextStats:
         if missing and chunks:
             _counted_unspelled[0] += len(missing)
             found = await asyncio.gather(*(_count_matches(table, word, chunks) for word in missing))
+            self.words_counted += len(missing)
             counts.update(zip(missing, found, strict=True))
             self._counts_file().save(cached)
         return TermStatistics(chunks, {word: counts.get(word, 0) for word in wanted})

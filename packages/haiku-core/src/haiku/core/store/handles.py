@@ -132,6 +132,10 @@ class Handles:
             await table.checkout_latest()
         self.pinned_chunks = None
 
+    async def versions(self) -> dict[str, int]:
+        """The version each table handle holds now."""
+        return {name: await table.version() for name, table in self.tables.items()}
+
     # --- the settings record ---------------------------------------------------------
     async def read_settings(self) -> StoreSettings:
         rows = await self.tables[SETTINGS].query().limit(2).to_list()

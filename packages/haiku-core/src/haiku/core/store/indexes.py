@@ -21,44 +21,44 @@ that covers none of a populated table's rows (every row was replaced since it
 was built) is rebuilt outright.
 
 Every write adds a data fragment, and a merge or search visits every
-fragment, so after a write a table with ``COMPACT_AT_FRAGMENTS`` fragments
-is compacted (no versions are removed: that is vacuum's job). Without this,
-writes slow down as the table grows (measured with 5-chunk documents:
-60 ms per document at 150 documents, 270 ms at 600; with it, about 60 ms
-throughout, and vector search at 3,000 chunks went from 220 ms to 30 ms).
-That compaction leaves fragments of ``WRITE_COMPACT_TARGET_ROWS`` rows or more
-alone, even when rows were deleted from them, so a write never rewrites the
-bulk of a large table; ``vacuum`` compacts fully. Lance merges only fragments that the same index parts cover,
-so the deltas are merged first (the main part again left as it is).
+fragment, so after a write a table with many small fragments is compacted,
+one bounded step of it (``maintenance_steps.compact_after_write``; no
+versions are removed: that is vacuum's job). Without this, writes slow down
+as the table grows (measured with 5-chunk documents: 60 ms per document at
+150 documents, 270 ms at 600; with it, about 60 ms throughout, and vector
+search at 3,000 chunks went from 220 ms to 30 ms). That compaction merges
+only fragments under ``maintenance_steps.STEP_ROWS`` rows, one group of
+them, so a write never rewrites the bulk of a large table, nor what earlier
+writes' compactions made; ``vacuum`` compacts fully. Lance merges only
+fragments that the same index parts cover, so the newest deltas are merged
+first (the main part again left as it is).
 """
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from haiku.core.logs import get_logger
 from haiku.core.store.gate import WriteGate
 from haiku.core.store.handles import Handles
+from haiku.core.store.lance_ops import optimize_indices
+from haiku.core.store.maintenance_steps import compact_after_write
 from haiku.core.store.reports import ChunkIndexes, IndexState
 from haiku.core.store.schema import CHUNKS, DOCUMENTS
 
 if TYPE_CHECKING:
-    from lance.optimize import CompactionOptions
     from lancedb.index import FTS, BTree, IvfSq
     from lancedb.table import AsyncTable
 
 log = get_logger("haiku.core.store")
 
 MIN_VECTOR_INDEX_ROWS = 256
-COMPACT_AT_FRAGMENTS = 32
 # LanceDB's optimize compacts, updates indexes and prunes old versions; pruning
 # is pushed out of reach here because it refuses to run past a tagged version
 # (vacuum prunes through Lance, keeping tagged versions).
 NO_PRUNE = timedelta(days=365 * 100)
 MAX_INDEX_DELTAS = 8
-WRITE_COMPACT_TARGET_ROWS = 65_536
 
 
 def fts_config() -> FTS:
@@ -79,33 +79,6 @@ _WANTED: dict[str, tuple[tuple[str, Any], ...]] = {
 }
 
 
-async def optimize_indices(table: AsyncTable, names: list[str], merge: int) -> None:
-    """Index the rows the named indexes lack: each into a new delta (``merge=0``), or merged with its newest ``merge`` parts."""
-    dataset = await table.to_lance()
-    await asyncio.to_thread(dataset.optimize.optimize_indices, index_names=names, num_indices_to_merge=merge)
-    await table.checkout_latest()
-
-
-def small_fragment_compaction(dataset: Any, target_rows: int) -> CompactionOptions:
-    """Compaction of the fragments under ``target_rows`` rows into ones of about that many; larger ones stay.
-
-    A larger fragment is left out even when rows were deleted from it:
-    rewriting it would cost what it holds (``vacuum`` does that).
-    """
-    from lance.optimize import CompactionOptions
-
-    large = [f.fragment_id for f in dataset.get_fragments() if f.metadata.physical_rows >= target_rows]
-    return CompactionOptions(target_rows_per_fragment=target_rows, excluded_fragment_ids=large)
-
-
-async def compact_small_fragments(table: AsyncTable) -> None:
-    """Merge the small fragments writes leave: those under ``WRITE_COMPACT_TARGET_ROWS`` rows."""
-    dataset = await table.to_lance()
-    options = small_fragment_compaction(dataset, WRITE_COMPACT_TARGET_ROWS)
-    await asyncio.to_thread(lambda: dataset.optimize.compact_files(**options))
-    await table.checkout_latest()
-
-
 async def _merge_needed(table: AsyncTable, name: str, *, full: bool) -> int | None:
     """How many of an index's parts to merge with the rows it lacks; ``None``: leave it as it is."""
     stats = await table.index_stats(name)
@@ -120,11 +93,6 @@ async def _merge_needed(table: AsyncTable, name: str, *, full: bool) -> int | No
     return deltas if deltas >= MAX_INDEX_DELTAS else 0
 
 
-def _fragment_count(stats: Any) -> int:
-    fragments = stats["fragment_stats"] if isinstance(stats, dict) else stats.fragment_stats
-    return int(fragments["num_fragments"] if isinstance(fragments, dict) else fragments.num_fragments)
-
-
 class Indexes:
     """The indexes of one database: built and refreshed after writes, the vector index on demand."""
 
@@ -132,15 +100,19 @@ class Indexes:
         self.handles = handles
         self.gate = gate
 
-    async def upkeep_after_write(self, tables: tuple[str, ...] = (DOCUMENTS, CHUNKS)) -> None:
-        """Compact fragmented tables, then build or refresh indexes (caller holds the writer lock)."""
+    async def upkeep_after_write(
+        self, tables: tuple[str, ...] = (DOCUMENTS, CHUNKS), *, load: bool = False
+    ) -> None:
+        """Compact fragmented tables, one bounded step each, then build or refresh indexes (caller holds the writer lock).
+
+        After a bulk load (``load``), the steps go on until fewer small fragments are left than a write compacts.
+        """
         for name in tables:
-            table = self.handles.tables[name]
-            if _fragment_count(await table.stats()) >= COMPACT_AT_FRAGMENTS:
-                # Lance only merges fragments that the same index parts cover, so the deltas go first.
-                await self._merge_deltas(table)
-                await compact_small_fragments(table)
-                log.debug("store.compacted", database=self.handles.name, table=name)
+            rows = await compact_after_write(name, self.handles.tables[name])
+            while load and rows and (more := await compact_after_write(name, self.handles.tables[name])):
+                rows += more
+            if rows:
+                log.debug("store.compacted", database=self.handles.name, table=name, rows=rows)
         await self.refresh_indexes(tables)
 
     async def refresh_indexes(
@@ -175,17 +147,6 @@ class Indexes:
                     merges.setdefault(merge, []).append(index.name)
             for merge, names in merges.items():
                 await optimize_indices(table, names, merge)
-
-    async def _merge_deltas(self, table: AsyncTable) -> None:
-        """Merge each index's deltas (and the rows it lacks) into one, leaving its main part as it is."""
-        merges: dict[int, list[str]] = {}
-        for index in await table.list_indices():
-            stats = await table.index_stats(index.name)
-            deltas = int(stats.num_indices or 1) - 1 if stats is not None else 0
-            if deltas > 0:
-                merges.setdefault(deltas, []).append(index.name)
-        for merge, names in merges.items():
-            await optimize_indices(table, names, merge)
 
     def _vector_index_config(self) -> IvfSq:
         from lancedb.index import IvfSq

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -113,8 +112,6 @@ class Maintenance:
         self.last_auto_run = time.monotonic()
         self.auto_task: asyncio.Task | None = None
         self._closing = False  # set on close: a background run stops after its current step
-        # Told of each step's commit, under the writer lock: (table, its version before, its version after).
-        self.on_step: Callable[[str, int, int], None] | None = None
 
     def _retention(self, retention_seconds: int | None) -> int:
         if retention_seconds is not None and retention_seconds < 0:
@@ -202,15 +199,11 @@ class Maintenance:
                 return False
             async with self.gate.writing("auto-maintenance", timeout_s=lock_timeout_s):
                 began = time.monotonic()
-                table = self.handles.tables[name]
-                before = await table.version()
-                step = await next_step(name, table, run.retention_seconds, skip)
+                step = await next_step(name, self.handles.tables[name], run.retention_seconds, skip)
                 if step is None:
                     return True
                 work = await step.run()
                 self.handles.pinned_chunks = None
-                if self.on_step is not None:
-                    self.on_step(name, before, await table.version())
                 held = time.monotonic() - began
             run.record(step.kind, work, held)
             if work == 0:

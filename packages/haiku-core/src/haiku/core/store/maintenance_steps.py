@@ -16,6 +16,13 @@ lock on its own, releasing the lock before the next:
 needs, or ``None``; the caller runs it and asks again, so whatever a write
 did in between is seen. Every step is one atomic commit: a process killed
 in the middle of one leaves the table at its version before the step.
+
+A write's own compaction is bounded the same way (``compact_after_write``):
+once a table holds ``COMPACT_AT_FRAGMENTS`` fragments under ``STEP_ROWS``
+rows, the write merges each index's newest deltas (at most ``STEP_ROWS``
+rows each) and one group of those small fragments, so a write never
+rewrites more than a step does, however many small fragments earlier runs
+left; auto-maintenance and ``vacuum`` do the rest.
 """
 
 from __future__ import annotations
@@ -26,8 +33,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from haiku.core.store import indexes
-from haiku.core.store.indexes import optimize_indices
+from haiku.core.store.lance_ops import optimize_indices, small_fragment_compaction
 
 if TYPE_CHECKING:
     from lancedb.table import AsyncTable
@@ -37,6 +43,9 @@ if TYPE_CHECKING:
 # step costs about what such a write does (measured: docs/benchmarks.md, "Scale").
 STEP_ROWS = 16_384
 VERSIONS_PER_STEP = 64
+# A write compacts once its table holds this many fragments under ``STEP_ROWS`` rows: a write
+# adds one, and a merge or search visits every fragment (docs/storage.md, "Indexes").
+COMPACT_AT_FRAGMENTS = 32
 
 DELTAS, COMPACTION, OLD_VERSIONS = "index deltas", "compaction", "old versions"
 KINDS = (DELTAS, COMPACTION, OLD_VERSIONS)
@@ -94,7 +103,7 @@ async def _delta_step(name: str, table: AsyncTable, dataset: Any, retention_seco
 async def _compaction_step(name: str, table: AsyncTable, dataset: Any, retention_seconds: int) -> Step | None:
     from lance.optimize import Compaction
 
-    plan = await asyncio.to_thread(Compaction.plan, dataset, indexes.small_fragment_compaction(dataset, STEP_ROWS))
+    plan = await asyncio.to_thread(Compaction.plan, dataset, small_fragment_compaction(dataset, STEP_ROWS))
     if plan.num_tasks() == 0:
         return None
     task = plan.tasks[0]
@@ -131,3 +140,30 @@ async def _versions_step(name: str, table: AsyncTable, dataset: Any, retention_s
         return int(stats.old_versions)
 
     return Step(name, OLD_VERSIONS, run)
+
+
+def small_fragments(dataset: Any) -> int:
+    """How many of the dataset's fragments hold fewer than ``STEP_ROWS`` rows."""
+    return sum(1 for fragment in dataset.get_fragments() if fragment.metadata.physical_rows < STEP_ROWS)
+
+
+async def compact_after_write(name: str, table: AsyncTable) -> int:
+    """A write's compaction, bounded like a step: rows rewritten (0 when the table has few small fragments).
+
+    Each index's newest deltas (at most ``STEP_ROWS`` rows of them) are merged
+    first, since Lance merges only fragments the same index parts cover; then
+    one group of the small fragments. The caller holds the writer lock.
+    """
+    dataset = await table.to_lance()
+    if small_fragments(dataset) < COMPACT_AT_FRAGMENTS:
+        return 0
+    merges: dict[int, list[str]] = {}  # deltas to merge -> the indexes merging that many (one commit each)
+    for index_name in dict.fromkeys(ix["name"] for ix in dataset.list_indices()):
+        stats = await asyncio.to_thread(dataset.stats.index_stats, index_name)
+        merge = newest_deltas_within([int(r) for r in stats.get("num_indexed_rows_per_delta") or []], STEP_ROWS)
+        if merge >= 2:
+            merges.setdefault(merge, []).append(index_name)
+    for merge, names in merges.items():
+        await optimize_indices(table, names, merge)
+    step = await _compaction_step(name, table, await table.to_lance(), 0)
+    return 0 if step is None else await step.run()

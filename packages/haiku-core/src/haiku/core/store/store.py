@@ -21,7 +21,7 @@ from haiku.core.models import Chunk, Document, DocumentItem, PageImage, SearchRe
 from haiku.core.scope import DatabaseRef
 from haiku.core.store._failures import names_read_failures
 from haiku.core.store.fulltext import FullTextStats, TermStatistics
-from haiku.core.store.gate import WriteGate
+from haiku.core.store.gate import Commits, WriteGate
 from haiku.core.store.indexes import Indexes
 from haiku.core.store.info import InfoReport
 from haiku.core.store.maintenance import Maintenance, VacuumReport
@@ -65,6 +65,7 @@ class Store:
         self.maintenance = Maintenance(handles, gate, self.indexes)
         self.word_stats = WordStatsKeeper(handles)
         gate.on_written = self._written
+        gate.on_commits.append(self.word_stats.after_commits)
         self.tags = Tags(handles, gate)
         self.processing = ProcessingRecord(handles, gate)
         self.migrator = Migrator(handles, gate, self)
@@ -97,21 +98,26 @@ class Store:
         """Close; a store that wrote anything maintains itself first, bounded (``storage.auto_vacuum``). Idempotent."""
         if self.handles.closed:
             return
-        await self.word_stats.settle()
-        written = self.gate.dirty  # then the closing maintenance moves the version once more
         await self.maintenance.before_close()
-        if written:
-            await self.word_stats.refresh()
+        await self.word_stats.settle()  # brought to the last commit, the closing maintenance's included
         self.handles.release()
 
     def _written(self) -> None:
-        """After a committed write: the auto-maintenance's turn, and the word statistics' (``word_stats``).
+        """After a committed write: the auto-maintenance's turn (``maintenance``).
 
         A store that writes stops keeping its document rows in memory (``reads``).
         """
         self.reads.kept_rows.stop()
         self.maintenance.after_write()
-        self.word_stats.after_write()
+
+    def tell_commits(self, listener: Callable[[Commits], None]) -> None:
+        """Have ``listener`` told, before the writer lock is released, of the commits made under each hold of it.
+
+        ``{table: (version before, version after)}``, the first read fresh
+        when the lock was taken (see ``gate``): whatever committed (a write,
+        auto-maintenance, a vacuum, a rebuild, a restore), from this store.
+        """
+        self.gate.on_commits.append(listener)
 
     async def __aenter__(self) -> Store:
         return self
@@ -418,10 +424,10 @@ class Store:
     ) -> VacuumReport | None:
         """Compact, optimise indexes and drop old untagged versions (``Maintenance.vacuum``).
 
-        Then the word statistics are brought to the new version (``word_stats``).
+        It returns once the word statistics follow the new version (``word_stats``).
         """
         report = await self.maintenance.vacuum(retention_seconds, lock_timeout_s=lock_timeout_s)
-        await self.word_stats.refresh()
+        await self.word_stats.settle()
         return report
 
     def pending_migrations(self) -> list[tuple[int, str]]:

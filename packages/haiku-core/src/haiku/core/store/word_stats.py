@@ -9,8 +9,10 @@ token)`` for every word of the stored text as a search splits a query, and
 ``meta``), describes one version of the chunks table, and is kept by the
 process that writes the database:
 
-* after every committed write and every vacuum, ``WordStatsKeeper`` brings it
-  to the chunks table's new version, from the version it last described:
+* after every commit to the chunks table (a write, a step of auto-maintenance,
+  a vacuum, a rebuild: the store tells them all from one place, ``gate``),
+  ``WordStatsKeeper`` brings it, in the background, to the chunks table's new
+  version, from the version it last described:
   the rows of the new version that the old one did not hold are tokenised and
   added, the rows it no longer holds are tokenised and subtracted. A row is
   named by its chunk id and revision, under which its text never changes, so
@@ -45,6 +47,7 @@ import pyarrow as pa
 
 from haiku.core.logs import get_logger
 from haiku.core.store._word_stats_file import FILE_NAME, Stamp, WordStatsFile
+from haiku.core.store.gate import Commits
 from haiku.core.store.handles import Handles
 from haiku.core.store.schema import CHUNKS, REVISION
 
@@ -165,6 +168,11 @@ class WordStatsKeeper:
     @property
     def kept(self) -> bool:
         return self.file is not None and not self.handles.read_only
+
+    def after_commits(self, commits: Commits) -> None:
+        """Told of the commits under one hold of the writer lock: refresh when the chunks table moved."""
+        if CHUNKS in commits:
+            self.after_write()
 
     def after_write(self) -> None:
         """Refresh in the background (once more after a refresh in flight)."""

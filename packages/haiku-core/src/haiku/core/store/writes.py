@@ -148,7 +148,7 @@ class Writes:
                 if progress is not None:
                     progress(written)
             if written:
-                await self.indexes.upkeep_after_write()
+                await self.indexes.upkeep_after_write(load=True)
         if written:
             self.gate.written()
         return written

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from haiku.core.config.models import EmbeddingModelConfig
-from haiku.core.embedders import OpenAIEmbedder
+from haiku.core.embedders.openai_compatible import OpenAIEmbedder
 from haiku.core.errors import ImageQueryError
 
 # The formats an image query may come in, by their first bytes.

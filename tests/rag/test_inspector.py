@@ -276,3 +276,33 @@ async def test_q_quits(two_db):
         await pilot.pause()
         assert app.return_code == 0
         assert not app.is_running
+
+
+async def test_a_long_listing_paints_its_first_rows_then_adds_the_rest_in_order(two_db, monkeypatch):
+    import haiku.rag.apps.inspector.app as inspector_app
+
+    monkeypatch.setattr(inspector_app, "FIRST_ROWS", 1)  # one row before the first paint, one per refresh
+    monkeypatch.setattr(inspector_app, "ROW_BATCH", 1)
+    async with inspector(two_db) as (app, pilot):
+        await until(pilot, lambda: titles(app) == [title for title, _ in PAPERS], "papers' documents, in order")
+        await until(pilot, lambda: "…" not in column(app, 1), "the chunk counts")
+        assert column(app, 1) == [str(len(texts)) for _, texts in PAPERS]
+        assert app.query_one("#documents-pane").border_subtitle == "3"
+        await pilot.press("down")  # to the next database while nothing is left to add
+        await until(pilot, lambda: titles(app) == [title for title, _ in WIKI], "wiki's documents only")
+
+
+async def test_a_jump_reaches_a_document_whose_row_was_not_listed_yet(two_db, monkeypatch):
+    import haiku.rag.apps.inspector.app as inspector_app
+
+    monkeypatch.setattr(inspector_app, "FIRST_ROWS", 1)
+    monkeypatch.setattr(inspector_app, "ROW_BATCH", 0)  # the refreshes add no row: only the jump lists the rest
+    async with inspector(two_db) as (app, pilot):
+        await until(pilot, lambda: len(titles(app)) == 1, "the first row")
+        await pilot.pause(0.2)
+        assert titles(app) == ["Photosynthesis"]
+        await search(app, pilot, "volcanoes erupt lava")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.document is not None and app.document.title == "Volcanoes"
+                    and app.chunk is not None, "the jump to Volcanoes")
+        assert titles(app) == [title for title, _ in PAPERS]

@@ -34,6 +34,9 @@ from haiku.rag.apps.inspector.render import (
 from haiku.rag.apps.inspector.workers import read_worker
 
 # The URI last: a long one runs off the pane's edge, never the counts or dates.
+# Rows listed before the first paint (a tall terminal's screenful), then per refresh.
+FIRST_ROWS = 100
+ROW_BATCH = 500
 COLUMNS = (("title", "Title"), ("chunks", "Chunks"), ("created", "Created"), ("updated", "Updated"), ("uri", "URI"))
 
 
@@ -66,6 +69,7 @@ class InspectorApp(App[None]):
         self.scores: dict[tuple[str | None, str | None], float] = {}
         self.pending: SearchResult | None = None
         self.exit_after_first_screen = exit_after_first_screen
+        self.rows_to_add: list[Document] = []  # the shown documents whose rows follow the first screen
 
     # --- layout ----------------------------------------------------------------------------
 
@@ -113,6 +117,7 @@ class InspectorApp(App[None]):
             return
         self.entry = entry
         self.documents = []
+        self.rows_to_add = []
         self.query_one("#documents-pane").border_title = f"Documents of {entry.heading}"
         self.query_one("#documents", DataTable).clear()
         self._show_chunks(None, [])
@@ -153,10 +158,29 @@ class InspectorApp(App[None]):
         return [d for d in self.documents if document_matches(d, text)]
 
     def _fill_documents(self) -> None:
+        """List the shown documents: a screenful at once, the rest a batch per refresh.
+
+        The table measures every cell it is given before it paints, so a database
+        of many thousand documents would show nothing until all were measured.
+        """
         table = self.query_one("#documents", DataTable)
         table.clear()
         shown = self.shown_documents()
-        for document in shown:
+        self.rows_to_add = shown[FIRST_ROWS:]
+        self._add_rows(shown[:FIRST_ROWS])
+        if self.rows_to_add:
+            self.call_after_refresh(self._add_next_rows, self.rows_to_add)
+        pane = self.query_one("#documents-pane")
+        total = len(self.documents)
+        pane.border_subtitle = f"{len(shown)} of {total}" if len(shown) != total else f"{total}"
+        if not shown:
+            self._show_chunks(None, [])
+            self.query_one("#chunk-text", Static).update(Text("No documents.", style="dim"))
+        self.count_chunks([d for d in shown if (d.source, d.id or "") not in self.counts])
+
+    def _add_rows(self, documents: list[Document]) -> None:
+        table = self.query_one("#documents", DataTable)
+        for document in documents:
             count = self.counts.get((document.source, document.id or ""))
             table.add_row(
                 Text(document.title or "(untitled)"),
@@ -166,13 +190,19 @@ class InspectorApp(App[None]):
                 Text(document.uri or ""),
                 key=document.id,
             )
-        pane = self.query_one("#documents-pane")
-        total = len(self.documents)
-        pane.border_subtitle = f"{len(shown)} of {total}" if len(shown) != total else f"{total}"
-        if not shown:
-            self._show_chunks(None, [])
-            self.query_one("#chunk-text", Static).update(Text("No documents.", style="dim"))
-        self.count_chunks([d for d in shown if (d.source, d.id or "") not in self.counts])
+
+    def _add_next_rows(self, rows: list[Document]) -> None:
+        if rows is not self.rows_to_add:
+            return  # the listing was refilled (another database, another filter) meanwhile
+        self.rows_to_add = rows[ROW_BATCH:]
+        self._add_rows(rows[:ROW_BATCH])
+        if self.rows_to_add:
+            self.call_after_refresh(self._add_next_rows, self.rows_to_add)
+
+    def _add_remaining_rows(self) -> None:
+        """Every shown document listed now (a jump needs its row)."""
+        rows, self.rows_to_add = self.rows_to_add, []
+        self._add_rows(rows)
 
     @read_worker("counts")
     async def count_chunks(self, documents: list[Document]) -> None:
@@ -311,6 +341,7 @@ class InspectorApp(App[None]):
                 with filter_box.prevent(Input.Changed):
                     filter_box.value = ""
                 self._fill_documents()
+            self._add_remaining_rows()
             table = self.query_one("#documents", DataTable)
             with table.prevent(DataTable.RowHighlighted):
                 table.move_cursor(row=table.get_row_index(document.id or ""))

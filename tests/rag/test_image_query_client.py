@@ -53,3 +53,23 @@ async def test_a_text_only_client_refuses_an_image_query_before_opening_or_readi
     async with HaikuRAG(config=config, read_only=True) as client:  # a set opens lazily
         with pytest.raises(ImageQueryError, match=r"^image queries need a multimodal embedder"):
             await client.search_by_image(tmp_path / "absent.png")  # refused before the file is read
+
+
+async def test_an_image_query_skips_a_database_that_cannot_be_opened_under_skip_and_names_it(endpoint, tmp_path):
+    from haiku.core.errors import SourceUnavailableError
+    from haiku.rag.client import HaikuRAG
+
+    paths = {"empty": str(tmp_path / "empty.lancedb"), "ghost": str(tmp_path / "ghost.lancedb")}  # ghost: never made
+    data = config_data(tmp_path / "data", paths)
+    data["embeddings"] = multimodal_embeddings(endpoint.base_url)
+    config = config_from_dict(data)
+    store = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
+    await store.close()
+    async with HaikuRAG(config=config, read_only=True) as client:
+        with pytest.raises(SourceUnavailableError, match=r"database 'ghost'"):
+            await client.search_by_image(RED)  # the default: a database that cannot be read fails the query
+    data["search"] = {"on_unavailable": "skip"}
+    async with HaikuRAG(config=config_from_dict(data), read_only=True) as client:
+        results = await client.search_by_image(RED)
+    assert list(results) == [] and list(results.skipped) == ["ghost"] and list(results.without_pictures) == ["empty"]
+    assert "does not exist" in results.skipped["ghost"]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from haiku.core.embedders import EmbedderIdentity, check_selection_identities, get_embedder, is_multimodal
 from haiku.core.errors import ImageQueryError, LimitTooLargeError
-from haiku.rag.client._search import SearchResults, fuse_vector_lists
+from haiku.rag.client._search import SearchResults, fuse_vector_lists, skipping_unavailable
 
 if TYPE_CHECKING:
     from haiku.core.store import Store
@@ -29,8 +29,13 @@ class ImageSearchResults(SearchResults):
     """``SearchResults`` plus ``without_pictures``: each database searched that holds no picture
     vector, by name, with what to do about it."""
 
-    def __init__(self, results: Sequence, without_pictures: dict[str, str] | None = None) -> None:
-        super().__init__(results)
+    def __init__(
+        self,
+        results: Sequence,
+        without_pictures: dict[str, str] | None = None,
+        skipped: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(results, skipped)
         self.without_pictures: dict[str, str] = dict(without_pictures or {})
 
 
@@ -58,18 +63,21 @@ async def search_by_image(
     embedder = get_embedder(config)
     assert is_multimodal(embedder)
     vector = await embedder.embed_image(data)  # type: ignore[attr-defined]
-    stores = await reach.members(sources)
-    if not stores:
-        return ImageSearchResults([])
-    if len(stores) > 1:
-        check_selection_identities([(store.name, store.identity) for _, store in stores])
     from_distance = config.search.vector_index_metric == "cosine"
+    searched: list[Store] = []
 
     async def fetch(store: Store, checked: bool) -> list:
         return await store.picture_candidates(vector, limit=limit, with_vectors=not from_distance, enrich=False)
 
-    found = await fuse_vector_lists(stores, fetch, vector, limit, from_distance=from_distance)
-    return ImageSearchResults(found, await _without_pictures([store for _, store in stores]))
+    async def run(names: Sequence[str] | None) -> list:
+        stores = await reach.members(names)
+        if len(stores) > 1:
+            check_selection_identities([(store.name, store.identity) for _, store in stores])
+        searched[:] = [store for _, store in stores]
+        return await fuse_vector_lists(stores, fetch, vector, limit, from_distance=from_distance) if stores else []
+
+    found, skipped = await skipping_unavailable(reach, sources, run)
+    return ImageSearchResults(found, await _without_pictures(searched), skipped)
 
 
 async def _without_pictures(stores: Sequence[Store]) -> dict[str, str]:

@@ -78,28 +78,41 @@ async def search(
     await check_document_filter(filter)
     if sources is not None and len(sources) == 0:
         return SearchResults()
-    skip = config.search.on_unavailable == "skip" and reach.covered.covers_multiple
-    skipped: dict[str, str] = {}
     embedding = None if search_type == "fts" else asyncio.ensure_future(get_embedder(config).embed_query(query))
     try:
-        while True:
-            try:
-                found = await _search_opened(reach, query, embedding, limit, search_type, filter, sources)
-                return SearchResults(found, skipped)
-            except SourceUnavailableError as error:
-                if not skip or error.database is None or error.database in skipped:
-                    raise
-                names = sources or [ref.name for ref in reach.covered.databases if ref.name is not None]
-                remaining = [name for name in names if name != error.database]
-                if not remaining:
-                    raise
-                skipped[error.database] = str(error)
-                log.info("search.database_skipped", database=error.database, error=str(error))
-                sources = remaining
+        found, skipped = await skipping_unavailable(
+            reach, sources, lambda names: _search_opened(reach, query, embedding, limit, search_type, filter, names)
+        )
+        return SearchResults(found, skipped)
     finally:
         if embedding is not None and not embedding.done():
             embedding.cancel()
             await asyncio.gather(embedding, return_exceptions=True)
+
+
+async def skipping_unavailable(
+    reach: Reach,
+    sources: Sequence[str] | None,
+    run: Callable[[Sequence[str] | None], Awaitable[list[SearchResult]]],
+) -> tuple[list[SearchResult], dict[str, str]]:
+    """``run`` over the selection; under ``search.on_unavailable: skip`` (several databases) it is
+    rerun without each database that could not be opened or read, and those are returned by name
+    with why. The one rule for every federated search (text or image)."""
+    skip = reach.config.search.on_unavailable == "skip" and reach.covered.covers_multiple
+    skipped: dict[str, str] = {}
+    while True:
+        try:
+            return await run(sources), skipped
+        except SourceUnavailableError as error:
+            if not skip or error.database is None or error.database in skipped:
+                raise
+            names = sources or [ref.name for ref in reach.covered.databases if ref.name is not None]
+            remaining = [name for name in names if name != error.database]
+            if not remaining:
+                raise
+            skipped[error.database] = str(error)
+            log.info("search.database_skipped", database=error.database, error=str(error))
+            sources = remaining
 
 
 async def _search_opened(

@@ -60,10 +60,11 @@ class PictureSearch:
             return []
         want = 2 * limit  # pictures sharing a chunk answer once
         results: list[SearchResult] = []
+        read: dict[str, tuple[list[Chunk], list]] = {}  # each document's chunks and items, read once per query
         for _ in range(_MAX_REFETCH):
             rows = await self._nearest(image_vector, want, with_vectors)
             current = await self._current(rows)
-            results = await self._answers(current)
+            results = await self._answers(current, read)
             if len(rows) < want or len(results) >= limit:
                 break
             want *= 2
@@ -90,17 +91,20 @@ class PictureSearch:
             if row["document_id"] in stored and stored[row["document_id"]].revision == row.get(REVISION)
         ]
 
-    async def _answers(self, rows: list[dict[str, Any]]) -> list[SearchResult]:
-        chunks_of: dict[str, list[Chunk]] = {}
-        items_of: dict[str, list] = {}
+    async def _answers(
+        self, rows: list[dict[str, Any]], read: dict[str, tuple[list[Chunk], list]]
+    ) -> list[SearchResult]:
         out: list[SearchResult] = []
         seen: set[str] = set()
         for row in rows:
             document_id, ref = row["document_id"], row["self_ref"]
-            if document_id not in chunks_of:
-                chunks_of[document_id] = await self.reads.get_chunks(document_id)
-                items_of[document_id] = await self.structure.get_document_items(document_id)
-            chunk = holding_chunk(chunks_of[document_id], items_of[document_id], ref)
+            if document_id not in read:
+                read[document_id] = (
+                    await self.reads.get_chunks(document_id),
+                    await self.structure.get_document_items(document_id),
+                )
+            chunks, items = read[document_id]
+            chunk = holding_chunk(chunks, items, ref)
             key = chunk.id if chunk is not None and chunk.id else f"{document_id}\0{ref}"
             if key in seen:
                 continue

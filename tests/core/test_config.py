@@ -755,3 +755,7 @@ def test_every_yaml_example_in_the_configuration_docs_loads(monkeypatch: pytest.
     assert len(blocks) >= 8
     for number, block in enumerate(blocks):
         load_config(write(isolated / f"example-{number}.yaml", block))
+
+
+def test_object_storage_opens_and_reads_are_bounded_at_30_s_by_default():
+    assert AppConfig().lancedb.object_storage_timeout_s == 30

@@ -26,7 +26,12 @@ async def _searched(config, monkeypatch, slots: int) -> tuple[dict, int]:
 @pytest.fixture
 def four_db(built, tmp_path):
     """papers and wiki, each named twice: a hybrid search runs eight chunk queries."""
-    paths = {"papers": built["papers"], "wiki": built["wiki"], "papers2": built["papers"], "wiki2": built["wiki"]}
+    paths = {
+        "papers": built["papers"],
+        "wiki": built["wiki"],
+        "papers2": built["papers"],
+        "wiki2": built["wiki"],
+    }
     return build_config(tmp_path / "data", {name: str(path) for name, path in paths.items()})
 
 

@@ -217,3 +217,18 @@ async def test_a_search_after_background_maintenance_compacted_the_chunks_counts
         assert rankings[0] == rankings[1] and len(rankings[0]) == 4
     finally:
         await reopened.close()
+
+
+async def test_settling_does_not_wait_out_the_spacing_between_two_refreshes(store, write_doc, monkeypatch):
+    """After a long count the next refresh is spaced by minutes; a vacuum or close must not wait for that."""
+    import asyncio
+
+    from haiku.core.store import word_stats
+
+    monkeypatch.setattr(word_stats, "_SPACING", 1e6)  # the spacing after any refresh: days
+    await write_doc(store, "file:///comets.md", "comets have tails of dust")
+    store.word_stats.after_write()  # a refresh in flight (this one's or the write's) ...
+    await asyncio.sleep(0)  # ... started ...
+    store.word_stats.after_write()  # ... and a write while it runs: one more is due after the spacing
+    await asyncio.wait_for(store.word_stats.settle(), timeout=30)
+    assert await _kept(store, ["comets"]) == (len(TEXTS) + 1, {"comets": 1})

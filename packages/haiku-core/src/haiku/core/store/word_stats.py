@@ -163,6 +163,8 @@ class WordStatsKeeper:
         self.file = stats_file(handles)
         self._task: asyncio.Task[None] | None = None
         self._again = False
+        # Set by ``settle``: the spacing wait ends at once (after a long count it can last many minutes).
+        self._settling = asyncio.Event()
         self._last_seconds = 0.0
 
     @property
@@ -188,10 +190,14 @@ class WordStatsKeeper:
         self._task = loop.create_task(self._refresh_in_background())
 
     async def settle(self) -> None:
-        """Wait for a refresh in flight (a store settles before it closes)."""
+        """Wait for a refresh in flight, and the one after it without the spacing (a store settles before it closes)."""
         task, self._task = self._task, None
         if task is not None:
-            await asyncio.gather(task, return_exceptions=True)
+            self._settling.set()
+            try:
+                await asyncio.gather(task, return_exceptions=True)
+            finally:
+                self._settling.clear()
 
     async def _refresh_in_background(self) -> None:
         while True:
@@ -199,7 +205,10 @@ class WordStatsKeeper:
             await self.refresh()
             if not self._again or self.handles.closed:
                 return
-            await asyncio.sleep(_SPACING * self._last_seconds)
+            try:
+                await asyncio.wait_for(self._settling.wait(), _SPACING * self._last_seconds)
+            except TimeoutError:
+                pass
 
     async def refresh(self) -> None:
         """Bring the file to the chunks table's latest version; never raises (the counts are a help)."""

@@ -9,10 +9,13 @@ and over all 25, then their warm p50, and the client's memory with all 25 open.
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -78,3 +81,31 @@ def measure_set(root: Path, queries: str, log) -> dict[str, Any]:
     out["cold_all_over_one"] = round(out["all"]["cold_ms"] / out["one"]["cold_ms"], 2)
     out["warm_all_over_one"] = round(out["all"]["warm_p50_ms"] / out["one"]["warm_p50_ms"], 2)
     return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = parser.parse_args()
+    repo = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(repo))
+    from bench.bench_lock import alone
+
+    root, queries = repo / "bench" / ".cache" / "scale" / "set-25", repo / "bench" / ".cache" / "scale" / "queries"
+    missing = [name for name in names() if not (root / name / "complete.json").exists()]
+    if missing or not queries.with_suffix(".npy").exists():
+        sys.exit(f"the set of {DATABASES} databases is not built under {root}: run bench/scale.py first")
+    started = time.perf_counter()
+    with alone(print):
+        load_start = open("/proc/loadavg").read().strip() if os.path.exists("/proc/loadavg") else ""
+        out = measure_set(root, str(queries), lambda line: print(line, flush=True))
+        out["load_start"], out["load_end"] = load_start, open("/proc/loadavg").read().strip() if load_start else ""
+    out["minutes"] = round((time.perf_counter() - started) / 60, 1)
+    text = json.dumps(out, indent=2)
+    print(text)
+    if args.json is not None:
+        args.json.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

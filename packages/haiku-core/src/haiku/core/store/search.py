@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from haiku.core.fusion import Ranked, fuse_and_enrich, fuse_rrf, hybrid_depth
 from haiku.core.models import DocumentItem, SearchResult, SearchType, loads_metadata
 from haiku.core.sql import sql_in
+from haiku.core.store._query_slots import chunk_queries
 from haiku.core.store.fulltext import FTS_COLUMN, boosted_query
 from haiku.core.store.handles import Handles
 from haiku.core.store.reads import Reads, consistent_read, is_current
@@ -284,7 +285,7 @@ class Search:
         )
         if where is not None:
             query = query.where(where)
-        rows = await query.to_list()
+        rows = await chunk_queries.run(query.to_list)
         return [(row, 1.0 / (1.0 + max(0.0, float(row["_distance"])))) for row in rows]
 
     async def _fts_list(
@@ -316,7 +317,7 @@ class Search:
         )
         if where is not None:
             query = query.where(where)
-        rows = await query.to_list()
+        rows = await chunk_queries.run(query.to_list)
         return [(row, float(row["_score"])) for row in rows]
 
     async def _fetch(self, run, limit: int, checked: bool = True) -> list[SearchResult]:

@@ -91,15 +91,16 @@ def main() -> None:
     sys.path.insert(0, str(repo))
     from bench.bench_lock import alone
 
-    root, queries = repo / "bench" / ".cache" / "scale" / "set-25", repo / "bench" / ".cache" / "scale" / "queries"
+    scale = repo / "bench" / ".cache" / "scale"
+    root, queries = scale / "set-25", scale / "queries"
     missing = [name for name in names() if not (root / name / "complete.json").exists()]
     if missing or not queries.with_suffix(".npy").exists():
         sys.exit(f"the set of {DATABASES} databases is not built under {root}: run bench/scale.py first")
     started = time.perf_counter()
     with alone(print):
-        load_start = open("/proc/loadavg").read().strip() if os.path.exists("/proc/loadavg") else ""
+        load_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
         out = measure_set(root, str(queries), lambda line: print(line, flush=True))
-        out["load_start"], out["load_end"] = load_start, open("/proc/loadavg").read().strip() if load_start else ""
+        out["load_start"], out["load_end"] = load_start, " ".join(f"{x:.2f}" for x in os.getloadavg())
     out["minutes"] = round((time.perf_counter() - started) / 60, 1)
     text = json.dumps(out, indent=2)
     print(text)

@@ -1,4 +1,4 @@
-"""How many chunk queries one process runs on LanceDB at once (docs/fusion.md, "What a federated search costs").
+"""How many chunk queries one process runs on LanceDB at once (docs/fusion.md, "Latency").
 
 A database without a vector index answers a vector query by reading every
 stored vector (15 MB at 10,000 chunks of 384 dimensions) into a buffer of its

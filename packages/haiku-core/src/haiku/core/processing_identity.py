@@ -49,7 +49,8 @@ NOT_STORED: frozenset[str] = frozenset(
 
 # The revision of haiku's own conversion and chunking rules (cleaning, titles, serializers, code
 # blocks): raised whenever a change to them changes what an unchanged file is stored as.
-CONVERSION_RULES = 2  # 2: PDF ruled tables, compacted heading levels, paragraphs joined across pages
+CONVERSION_RULES = 3  # 2: PDF ruled tables, compacted heading levels, paragraphs joined across pages;
+# 3: a table over the chunk budget split between its cells
 
 # The distributions whose version changes what a file converts to.
 CONVERTER_PACKAGES = ("docling-slim", "docling-core", "docling-parse", "rapidocr-onnxruntime", "rapid-layout")

@@ -119,7 +119,10 @@ class FullTextStats:
             found = await asyncio.gather(*(_count_matches(table, word, chunks) for word in missing))
             self.words_counted += len(missing)
             counts.update(zip(missing, found, strict=True))
-            self._counts_file().save(cached)
+            # Off the event loop: the merge with the file, the JSON and the rename take several
+            # milliseconds that the other databases' queries of the same search would wait out.
+            snapshot = (cached[0], cached[1], dict(cached[2]))
+            await asyncio.to_thread(self._counts_file().save, snapshot)
         return TermStatistics(chunks, {word: counts.get(word, 0) for word in wanted})
 
     async def _fresh_counts(self, table: AsyncTable, version: int) -> tuple[int, int, dict[str, int]]:

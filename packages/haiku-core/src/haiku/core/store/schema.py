@@ -49,7 +49,9 @@ PICTURE_VECTORS = "picture_vectors"
 SETTINGS = "settings"
 # The creation order: settings last, its presence marks a complete database.
 TABLES: tuple[str, ...] = (DOCUMENTS, CHUNKS, DOCUMENT_ITEMS, PAGE_IMAGES, PICTURE_VECTORS, SETTINGS)
-STRUCTURE_TABLES: tuple[str, ...] = (DOCUMENT_ITEMS, PAGE_IMAGES)
+# Every table holding a document's structure, and those of them schema version 3 added.
+STRUCTURE_TABLES: tuple[str, ...] = (DOCUMENT_ITEMS, PAGE_IMAGES, PICTURE_VECTORS)
+ADDED_IN_3: tuple[str, ...] = (DOCUMENT_ITEMS, PAGE_IMAGES)
 STRUCTURE_TABLES_SINCE = 3  # the version that added the structure tables and columns
 PICTURE_VECTORS_SINCE = 4  # the version that added the picture vectors table
 
@@ -88,7 +90,7 @@ def tables_at(schema_version: int) -> tuple[str, ...]:
     if schema_version < PICTURE_VECTORS_SINCE:
         absent.add(PICTURE_VECTORS)
     if schema_version < STRUCTURE_TABLES_SINCE:
-        absent.update(STRUCTURE_TABLES)
+        absent.update(ADDED_IN_3)
     return tuple(name for name in TABLES if name not in absent)
 
 

@@ -35,10 +35,10 @@ from haiku.core.store.schema import (
     DOCLING_VERSION,
     DOCUMENT_ITEMS,
     PAGE_IMAGES,
-    PICTURE_VECTORS,
     REVISION,
     STRUCTURE_DIGEST,
     STRUCTURE_REVISION,
+    STRUCTURE_TABLES,
     document_items_schema,
     other_revision,
     page_images_schema,
@@ -47,7 +47,6 @@ from haiku.core.store.schema import (
 
 log = get_logger("haiku.core.store")
 
-STRUCTURE_TABLE_NAMES = (DOCUMENT_ITEMS, PAGE_IMAGES, PICTURE_VECTORS)
 ITEM_BATCH = 64  # item rows per Arrow batch written
 
 
@@ -70,7 +69,7 @@ def structure_digest(structure: DocumentStructure) -> str:
 
 def structure_tables(handles: Handles) -> list[str]:
     """The structure tables this database (at its tag) has: the picture vectors one from schema version 4."""
-    return [name for name in STRUCTURE_TABLE_NAMES if name in handles.tables]
+    return [name for name in STRUCTURE_TABLES if name in handles.tables]
 
 
 @dataclass

@@ -21,6 +21,7 @@ from haiku.core.models import as_utc
 from haiku.core.store.gate import WriteGate
 from haiku.core.store.handles import Handles
 from haiku.core.store.schema import (
+    ADDED_IN_3,
     CHUNKS,
     DOCUMENT_ITEMS,
     DOCUMENTS,
@@ -28,7 +29,6 @@ from haiku.core.store.schema import (
     PICTURE_VECTORS,
     PICTURE_VECTORS_SINCE,
     SETTINGS,
-    STRUCTURE_TABLES,
     STRUCTURE_TABLES_SINCE,
     TABLES,
     tables_at,
@@ -47,7 +47,7 @@ def tag_tables(carrying: Iterable[str]) -> tuple[str, ...]:
     carrying = set(carrying)
     if PICTURE_VECTORS in carrying:
         return TABLES
-    if carrying & set(STRUCTURE_TABLES):
+    if carrying & set(ADDED_IN_3):
         return tables_at(PICTURE_VECTORS_SINCE - 1)
     return tables_at(STRUCTURE_TABLES_SINCE - 1)
 

@@ -37,6 +37,7 @@ from haiku.rag.apps.inspector.workers import read_worker
 # Rows listed before the first paint (a tall terminal's screenful), then per refresh.
 FIRST_ROWS = 100
 ROW_BATCH = 500
+COUNT_BATCH = 1000  # documents whose chunks one read counts
 COLUMNS = (("title", "Title"), ("chunks", "Chunks"), ("created", "Created"), ("updated", "Updated"), ("uri", "URI"))
 
 
@@ -176,7 +177,10 @@ class InspectorApp(App[None]):
         if not shown:
             self._show_chunks(None, [])
             self.query_one("#chunk-text", Static).update(Text("No documents.", style="dim"))
-        self.count_chunks([d for d in shown if (d.source, d.id or "") not in self.counts])
+        # Counted once the listing is on screen: the first screen waits on no count.
+        uncounted = [d for d in shown if (d.source, d.id or "") not in self.counts]
+        if uncounted and self.entry is not None:
+            self.call_after_refresh(self.count_chunks, self.entry, uncounted)
 
     def _add_rows(self, documents: list[Document]) -> None:
         table = self.query_one("#documents", DataTable)
@@ -205,19 +209,19 @@ class InspectorApp(App[None]):
         self._add_rows(rows)
 
     @read_worker("counts")
-    async def count_chunks(self, documents: list[Document]) -> None:
-        """Each shown document's chunk count, filled in as counted (one read per document)."""
-        entry = self.entry
-        if entry is None:
-            return
-        for document in documents:
-            if document.id is None:
-                continue
+    async def count_chunks(self, entry: DatabaseEntry, documents: list[Document]) -> None:
+        """The documents' chunk counts, filled in a read per slice (the first screenful first)."""
+        by_id = {document.id: document for document in documents if document.id is not None}
+        ids = list(by_id)
+        for start in range(0, len(ids), COUNT_BATCH):
             try:
-                count = await self.catalog.chunk_count(entry, document.id)
+                counts = await self.catalog.chunk_counts(entry, ids[start : start + COUNT_BATCH])
             except READ_ERRORS:
                 return
-            self._set_count(document, count)
+            if entry != self.entry:
+                return  # another database is shown now
+            for document_id, count in counts.items():
+                self._set_count(by_id[document_id], count)
 
     def _set_count(self, document: Document, count: int) -> None:
         self.counts[(document.source, document.id or "")] = count

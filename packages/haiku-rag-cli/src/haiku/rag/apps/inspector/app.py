@@ -16,6 +16,7 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.driver import Driver
 from textual.widgets import DataTable, Footer, Header, Input, OptionList, Static
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 from textual.widgets.option_list import Option
@@ -71,6 +72,14 @@ class InspectorApp(App[None]):
         self.pending: SearchResult | None = None
         self.exit_after_first_screen = exit_after_first_screen
         self.rows_to_add: list[Document] = []  # the shown documents whose rows follow the first screen
+
+    def get_driver_class(self) -> type[Driver]:
+        driver = super().get_driver_class()
+        if driver.__module__ == "textual.drivers.linux_driver":  # a terminal, not the browser's driver
+            from haiku.rag.apps.inspector.driver import InspectorDriver
+
+            return InspectorDriver
+        return driver
 
     # --- layout ----------------------------------------------------------------------------
 

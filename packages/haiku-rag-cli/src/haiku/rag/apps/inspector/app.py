@@ -9,6 +9,7 @@ place and the app carries on.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from rich.text import Text
@@ -74,12 +75,15 @@ class InspectorApp(App[None]):
         self.rows_to_add: list[Document] = []  # the shown documents whose rows follow the first screen
 
     def get_driver_class(self) -> type[Driver]:
+        """Textual's driver, except in a Linux or macOS terminal: there, one that quits without a pause."""
         driver = super().get_driver_class()
-        if driver.__module__ == "textual.drivers.linux_driver":  # a terminal, not the browser's driver
-            from haiku.rag.apps.inspector.driver import InspectorDriver
+        if sys.platform == "win32":
+            return driver
+        from textual.drivers.linux_driver import LinuxDriver
 
-            return InspectorDriver
-        return driver
+        from haiku.rag.apps.inspector.driver import InspectorDriver
+
+        return InspectorDriver if driver is LinuxDriver else driver  # not the browser's (--serve)
 
     # --- layout ----------------------------------------------------------------------------
 

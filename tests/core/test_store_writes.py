@@ -79,8 +79,8 @@ async def test_update_document_metadata_keeps_chunks(store, write_doc):
     assert await store.update_document_metadata("no-such-id", {}) is False
 
 
-async def _add_orphan(store, fake_embed) -> str:
-    orphan_doc = str(uuid.uuid4())
+async def _add_orphan(store, fake_embed, document_id: str | None = None) -> str:
+    orphan_doc = document_id or str(uuid.uuid4())
     row = {
         "id": str(uuid.uuid4()),
         "document_id": orphan_doc,
@@ -106,6 +106,16 @@ async def test_reads_skip_chunks_whose_document_row_is_absent(store, write_doc, 
         )
         assert orphan_id not in [r.chunk_id for r in results], kind
         assert [r.content for r in results if kind != "fts"] in ([], ["kept words"])
+
+
+async def test_chunk_counts_count_each_documents_current_chunks_in_one_call(store, write_doc, fake_embed):
+    three = await write_doc(store, "file:///a.md", "one", "two", "three")
+    one = await write_doc(store, "file:///b.md", "four")
+    await _add_orphan(store, fake_embed)  # a document that does not exist
+    await _add_orphan(store, fake_embed, document_id=one.id)  # not of the document's revision
+    missing = str(uuid.uuid4())
+    assert await store.chunk_counts([three.id, one.id, missing]) == {three.id: 3, one.id: 1}
+    assert await store.chunk_counts([]) == {}
 
 
 async def test_remove_orphan_chunks_deletes_only_orphans(store, write_doc, fake_embed):

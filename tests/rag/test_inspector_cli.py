@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import signal
+import time
+from pathlib import Path
+
 import pytest
 from inspector_support import Terminal
 from rag_support import HAIKU_RAG, cli, config_data
@@ -26,6 +30,31 @@ def test_inspect_in_a_terminal_shows_the_documents_and_q_quits_restoring_the_ter
         assert terminal.output.rstrip().count(b"\x1b[?1049l") >= 1  # the alternate screen is left
     finally:
         terminal.close()
+
+
+def test_after_a_suspension_the_inspector_takes_keys_again(two_db_file):
+    # Quitting does not wait for the input thread; coming back from Ctrl+Z must still start a live one.
+    terminal = Terminal([str(HAIKU_RAG), "--config", str(two_db_file), "inspect"])
+    try:
+        terminal.read_until("Photosynthesis")
+        terminal.process.send_signal(signal.SIGTSTP)
+        _wait_until_stopped(terminal.process.pid)
+        terminal.process.send_signal(signal.SIGCONT)
+        terminal.type("?")
+        terminal.read_until("Panes (Tab", seconds=60)  # the keys dialog: input is read again
+        terminal.type("\x1b")
+        time.sleep(0.5)  # an Escape followed at once by q reads as Alt+q
+        terminal.type("q")
+        assert terminal.wait() == 0
+    finally:
+        terminal.close()
+
+
+def _wait_until_stopped(pid: int, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "T":
+        assert time.monotonic() < deadline, "the inspector never stopped on SIGTSTP"
+        time.sleep(0.02)
 
 
 def test_exit_after_first_screen_stops_once_the_first_databases_documents_are_painted(two_db_file):

@@ -84,6 +84,18 @@ async def test_chunk_lookups_take_a_source(two_db):
         assert [c.id for c in chunks] == [result.chunk_id]
 
 
+async def test_chunk_counts_read_the_named_database_or_the_first_holder(two_db):
+    async with HaikuRAG(config=two_db) as client:
+        wiki = await client.list_documents(sources=["wiki"])
+        ids = [d.id for d in wiki]
+        expected = {d.id: len(await client.get_chunks(d.id, source="wiki")) for d in wiki}
+        assert await client.chunk_counts(ids, source="wiki") == expected
+        assert await client.chunk_counts(ids) == expected
+        assert await client.chunk_counts(ids, source="papers") == {}
+        with pytest.raises(UnknownDatabaseError, match="nope"):
+            await client.chunk_counts(ids, source="nope")
+
+
 async def test_context_expansion_goes_through_each_results_own_database(two_db):
     async with HaikuRAG(config=two_db) as client:
         results = await client.search("learning from data", limit=4)

@@ -211,6 +211,21 @@ class Reads:
         return None
 
     @consistent_read
+    async def chunk_counts(self, document_ids: Sequence[str]) -> dict[str, int]:
+        """Each document's current chunks counted, reading only the chunks' document ids
+        and revisions; a document with none counts 0, an absent id is left out."""
+        self.handles.require_open()
+        documents = await self.document_rows(document_ids)
+        counts = dict.fromkeys(documents, 0)
+        columns = self.handles.with_revision(["document_id"])
+        for batch in batches(sorted(documents)):
+            rows = await self.handles.chunks.query().where(sql_in("document_id", batch)).select(columns).to_arrow()
+            for row in rows.to_pylist():
+                if is_current(row.get(REVISION), documents.get(row["document_id"])):
+                    counts[row["document_id"]] += 1
+        return counts
+
+    @consistent_read
     async def get_chunks(self, document_id: str, *, with_vectors: bool = False) -> list[Chunk]:
         """The document's current chunks by ``order``; none when the document row is absent."""
         self.handles.require_open()

@@ -317,6 +317,11 @@ class Store:
         return await self.reads.get_chunk_by_id(chunk_id, with_vector=with_vector)
 
     @names_read_failures
+    async def chunk_counts(self, document_ids: Sequence[str]) -> dict[str, int]:
+        """Each document's current chunks counted, in one read; an absent id is left out."""
+        return await self.reads.chunk_counts(document_ids)
+
+    @names_read_failures
     async def get_chunks(self, document_id: str, *, with_vectors: bool = False) -> list[Chunk]:
         """The document's current chunks by ``order``; none when the document row is absent."""
         return await self.reads.get_chunks(document_id, with_vectors=with_vectors)

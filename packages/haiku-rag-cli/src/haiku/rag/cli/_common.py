@@ -13,7 +13,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 
@@ -246,6 +246,25 @@ def run(work: Callable[[], Awaitable[T]], *, prefix: str = "") -> T:
         raise typer.Exit(141) from None
     except expected_errors() as exc:
         raise fail(f"{prefix}{exc}") from None
+
+
+def leave() -> NoReturn:
+    """End the process now, with status 0, once a command has closed everything it opened.
+
+    What is left then is the interpreter's teardown: every module object freed one
+    by one (Textual, pyarrow, LanceDB, pydantic; about 0.2 s on a small machine,
+    docs/cli.md "Start-up time"). A command that writes nothing loses nothing by
+    skipping it; the streams and the logging handlers are flushed first.
+    """
+    import logging
+
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # the reader is gone or the stream closed: nothing left to deliver
+    os._exit(0)
 
 
 def echo_json(data: Any) -> None:

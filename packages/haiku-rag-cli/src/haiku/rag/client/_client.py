@@ -336,6 +336,10 @@ class HaikuRAG:
         """The chunks of a document, in order, from the first database holding it."""
         return await _lookups.chunks_of(self._reach(), document_id, source)
 
+    async def chunk_counts(self, document_ids: Sequence[str], source: str | None = None) -> dict[str, int]:
+        """How many chunks each document has, in one read per database (ids it lacks are left out)."""
+        return await _lookups.chunk_counts(self._reach(), document_ids, source)
+
     async def databases_holding(self, document_id: str) -> list[str]:
         """The covered databases holding a document with this id, in configured order.
 

@@ -112,6 +112,18 @@ async def chunks_of(reach: Reach, document_id: str, source: str | None) -> list[
     return next((chunks for _, chunks in answers if chunks), [])  # type: ignore[return-value]
 
 
+async def chunk_counts(reach: Reach, document_ids: Sequence[str], source: str | None) -> dict[str, int]:
+    """With ``source``, that database's counts; else each id counted in the first covered database holding it."""
+    if source is not None:
+        return await (await reach.member(source)).store.chunk_counts(document_ids)
+    selected = await reach.members(None)
+    merged: dict[str, int] = {}
+    for counts in await asyncio.gather(*(member.store.chunk_counts(document_ids) for member in selected)):
+        for document_id, count in counts.items():
+            merged.setdefault(document_id, count)
+    return merged
+
+
 async def holders(reach: Reach, document_id: str) -> list[str]:
     """The names of the covered databases holding a document with ``document_id``, in configured order."""
     answers = await _answers(reach, "get_document_by_id", document_id)

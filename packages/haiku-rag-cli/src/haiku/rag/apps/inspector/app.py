@@ -9,6 +9,7 @@ place and the app carries on.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from rich.text import Text
@@ -16,6 +17,7 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.driver import Driver
 from textual.widgets import DataTable, Footer, Header, Input, OptionList, Static
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 from textual.widgets.option_list import Option
@@ -37,6 +39,7 @@ from haiku.rag.apps.inspector.workers import read_worker
 # Rows listed before the first paint (a tall terminal's screenful), then per refresh.
 FIRST_ROWS = 100
 ROW_BATCH = 500
+COUNT_BATCH = 1000  # documents whose chunks one read counts
 COLUMNS = (("title", "Title"), ("chunks", "Chunks"), ("created", "Created"), ("updated", "Updated"), ("uri", "URI"))
 
 
@@ -70,6 +73,17 @@ class InspectorApp(App[None]):
         self.pending: SearchResult | None = None
         self.exit_after_first_screen = exit_after_first_screen
         self.rows_to_add: list[Document] = []  # the shown documents whose rows follow the first screen
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver, except in a Linux or macOS terminal: there, one that quits without a pause."""
+        driver = super().get_driver_class()
+        if sys.platform == "win32":
+            return driver
+        from textual.drivers.linux_driver import LinuxDriver
+
+        from haiku.rag.apps.inspector.driver import InspectorDriver
+
+        return InspectorDriver if driver is LinuxDriver else driver  # not the browser's (--serve)
 
     # --- layout ----------------------------------------------------------------------------
 
@@ -176,7 +190,10 @@ class InspectorApp(App[None]):
         if not shown:
             self._show_chunks(None, [])
             self.query_one("#chunk-text", Static).update(Text("No documents.", style="dim"))
-        self.count_chunks([d for d in shown if (d.source, d.id or "") not in self.counts])
+        # Counted once the listing is on screen: the first screen waits on no count.
+        uncounted = [d for d in shown if (d.source, d.id or "") not in self.counts]
+        if uncounted and self.entry is not None:
+            self.call_after_refresh(self.count_chunks, self.entry, uncounted)
 
     def _add_rows(self, documents: list[Document]) -> None:
         table = self.query_one("#documents", DataTable)
@@ -205,19 +222,19 @@ class InspectorApp(App[None]):
         self._add_rows(rows)
 
     @read_worker("counts")
-    async def count_chunks(self, documents: list[Document]) -> None:
-        """Each shown document's chunk count, filled in as counted (one read per document)."""
-        entry = self.entry
-        if entry is None:
-            return
-        for document in documents:
-            if document.id is None:
-                continue
+    async def count_chunks(self, entry: DatabaseEntry, documents: list[Document]) -> None:
+        """The documents' chunk counts, filled in a read per slice (the first screenful first)."""
+        by_id = {document.id: document for document in documents if document.id is not None}
+        ids = list(by_id)
+        for start in range(0, len(ids), COUNT_BATCH):
             try:
-                count = await self.catalog.chunk_count(entry, document.id)
+                counts = await self.catalog.chunk_counts(entry, ids[start : start + COUNT_BATCH])
             except READ_ERRORS:
                 return
-            self._set_count(document, count)
+            if entry != self.entry:
+                return  # another database is shown now
+            for document_id, count in counts.items():
+                self._set_count(by_id[document_id], count)
 
     def _set_count(self, document: Document, count: int) -> None:
         self.counts[(document.source, document.id or "")] = count

@@ -121,8 +121,8 @@ class Catalog:
     async def chunks(self, entry: DatabaseEntry, document_id: str) -> list[Chunk]:
         return await self.client.get_chunks(document_id, source=entry.name)
 
-    async def chunk_count(self, entry: DatabaseEntry, document_id: str) -> int:
-        return len(await self.chunks(entry, document_id))
+    async def chunk_counts(self, entry: DatabaseEntry, document_ids: list[str]) -> dict[str, int]:
+        return await self.client.chunk_counts(document_ids, source=entry.name)
 
     async def search(self, query: str) -> list[SearchResult]:
         """The scope searched as `haiku-rag search` does (its default type and limit)."""

@@ -23,7 +23,7 @@ from haiku.rag.cli import (
     tag_commands,
 )
 from haiku.rag.cli._arguments import GlobalOptionsAnywhere
-from haiku.rag.cli._common import GlobalOptions, expected_errors
+from haiku.rag.cli._common import GlobalOptions, expected_errors, leave
 
 app = typer.Typer(
     name="haiku-rag",
@@ -128,7 +128,9 @@ def main() -> None:
     _quiet_logging()
     try:
         app()
-    except SystemExit:  # --help, usage errors, exit codes: nothing to map
+    except SystemExit as exc:  # every command ends here (--help, usage errors, exit codes)
+        if exc.code is None or isinstance(exc.code, int):
+            leave(exc.code or 0)  # the command has closed what it opened: no interpreter teardown
         raise
     except expected_errors() as exc:  # a safety net: commands map their own errors
         from haiku.core.masking import mask_urls

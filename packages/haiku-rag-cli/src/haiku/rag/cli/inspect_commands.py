@@ -23,7 +23,6 @@ from haiku.rag.cli._common import (
     client_command,
     db_option,
     fail,
-    leave,
     options,
     set_scope,
 )
@@ -64,9 +63,6 @@ def inspect(
         await InspectorApp(Catalog(client), exit_after_first_screen=exit_after_first_screen).run_async()
 
     client_command(ctx, select, browse)
-    # The screen and the client are closed: quitting should not wait on the
-    # teardown of everything Textual and LanceDB loaded.
-    leave()
 
 
 def _child_command(opts: GlobalOptions, db: Path | None, at: str | None) -> str:

@@ -243,7 +243,8 @@ class ConversionPool:
                     f"{name}: the conversion worker died while converting it ({worker.exit_text()})"
                 ) from None
             healthy = True
-            self.log.debug("converted", file=name, seconds=round(time.monotonic() - started, 3))
+            seconds = round(time.monotonic() - started, 3)
+            self.log.debug("converted", file=name, seconds=seconds, worker_pid=worker.pid)
         finally:
             self._busy.discard(worker)
             if healthy and worker.alive():

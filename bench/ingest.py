@@ -197,7 +197,7 @@ def run_batch(config: Path, command: tuple[str, ...] = ("run-batch",), *, series
         "processes": memory.max_processes,
         "peak_by_process_mib": sorted((round(v / 1024) for v in memory.peak_by_process.values()), reverse=True),
         "log": str(log_path),
-        **({"rss_series": memory.series} if series else {}),
+        **({"pid": proc.pid, "rss_series": memory.series} if series else {}),
     }
 
 

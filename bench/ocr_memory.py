@@ -106,6 +106,24 @@ def _rss_mib(pid: int) -> float:
     return 0.0
 
 
+def _peak_mib(series: dict[int, list[tuple[float, int]]], pids: list[int]) -> int:
+    """The highest RSS sampled of these processes, each on its own."""
+    return round(max((kib for pid in pids for _, kib in series.get(pid, [])), default=0) / 1024)
+
+
+def at_tree_peak(series: dict[int, list[tuple[float, int]]], daemon: int) -> dict:
+    """Each process's RSS in the sample where the tree's summed RSS was highest."""
+    samples: dict[float, dict[int, int]] = {}
+    for pid, points in series.items():
+        for t, kib in points:
+            samples.setdefault(t, {})[pid] = kib
+    peak = max(samples.values(), key=lambda sample: sum(sample.values()), default={})
+    return {
+        "daemon": round(peak.get(daemon, 0) / 1024),
+        "workers": sorted((round(kib / 1024) for pid, kib in peak.items() if pid != daemon), reverse=True),
+    }
+
+
 def rss_after_documents(log: Path, series: dict[int, list[tuple[float, int]]]) -> list[dict]:
     """For each ``converted`` line of the run's log: the file and its worker's RSS in the next sample."""
     out = []
@@ -117,8 +135,11 @@ def rss_after_documents(log: Path, series: dict[int, list[tuple[float, int]]]) -
         if event.get("event") != "converted" or "worker_pid" not in event:
             continue
         at = datetime.fromisoformat(event["timestamp"].replace("Z", "+00:00")).timestamp()
-        later = [kib for t, kib in series.get(event["worker_pid"], []) if t >= at]
-        out.append({"file": event["file"], "worker": event["worker_pid"], "rss_mib": round(later[0] / 1024) if later else None})
+        samples = series.get(event["worker_pid"], [])
+        later = [kib for t, kib in samples if t >= at]
+        # None: the worker had exited by the next sample (retired after the file, replaced)
+        rss = round(later[0] / 1024) if later and samples[-1][0] > at + 0.5 else None
+        out.append({"file": event["file"], "worker": event["worker_pid"], "rss_mib": rss})
     return out
 
 
@@ -139,7 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(tempfile.mkdtemp(prefix="haiku-bench-ocr-memory-"))
     load_before = Path("/proc/loadavg").read_text().split()[0]
     result = run_batch(write_world(root, args.files, args.pages), ("--log-level", "debug", "run-batch"), series=True)
-    after = rss_after_documents(Path(result["log"]), result.pop("rss_series"))
+    series = result.pop("rss_series")
+    after = rss_after_documents(Path(result["log"]), series)
+    workers = {a["worker"] for a in after}
     report = {
         "files": args.files,
         "pages_per_file": args.pages,
@@ -151,7 +174,10 @@ def main(argv: list[str] | None = None) -> int:
         "tree_peak_pss_mib": round(result["peak_pss_mib"], 1),
         "peak_by_process_mib": result["peak_by_process_mib"],
         "processes": result["processes"],
-        "workers_started": len({a["worker"] for a in after}),
+        "workers_started": len(workers),
+        "at_tree_peak_mib": at_tree_peak(series, result["pid"]),
+        "daemon_peak_rss_mib": _peak_mib(series, [result["pid"]]),
+        "worker_peak_rss_mib": sorted((_peak_mib(series, [pid]) for pid in workers), reverse=True),
         "worker_rss_after_each_document_mib": [a["rss_mib"] for a in after],
         "under_bound": result["peak_rss_mib"] < BOUND_MIB,
         "loadavg_before": load_before,

@@ -57,10 +57,21 @@ def bundled_models() -> dict[str, Path]:
     return paths
 
 
+_loads = 0  # times this process has loaded the models (``times_loaded``)
+
+
+def times_loaded() -> int:
+    """How many times this process has loaded the OCR models: once per file that ran OCR.
+    A conversion worker compares it around a file to know whether the file ran OCR."""
+    return _loads
+
+
 @lru_cache(maxsize=1)
 def _engine() -> Any:
     from rapidocr_onnxruntime import RapidOCR
 
+    global _loads
+    _loads += 1
     paths = bundled_models()
     return RapidOCR(
         det_model_path=str(paths["det"]),

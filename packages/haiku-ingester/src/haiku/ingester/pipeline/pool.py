@@ -10,6 +10,12 @@ A conversion that outlives
 (docling crashing on a bad file) fails only the file it held. Either way a fresh
 worker takes its place and the daemon carries on.
 
+A worker whose file ran OCR retires after it (its reply says so, and it exits
+once the file's last frame is sent): the pool starts a fresh worker in its
+place, so no worker keeps the memory OCR leaves behind. Nothing is lost or
+done twice: the file's reply is whole before the worker goes, and no other
+file is in it.
+
 The workers of one pool share one OCR slot (a lock file the pool makes and
 removes): one page at a time is read by OCR across them, so OCR's working
 memory is taken once, not once per worker (``haiku.core.convert.ocr_slot``).
@@ -223,7 +229,7 @@ class ConversionPool:
         if self._idle.empty():
             await self._maybe_grow()
         worker = await self._idle.get()
-        healthy = False
+        reusable = False
         try:
             await worker.wait_ready()
             self._busy.add(worker)
@@ -242,12 +248,12 @@ class ConversionPool:
                 raise ConversionCrashedError(
                     f"{name}: the conversion worker died while converting it ({worker.exit_text()})"
                 ) from None
-            healthy = True
+            reusable = not reply.get("retire")  # a worker whose file ran OCR exits after it
             seconds = round(time.monotonic() - started, 3)
-            self.log.debug("converted", file=name, seconds=seconds, worker_pid=worker.pid)
+            self.log.debug("converted", file=name, seconds=seconds, worker_pid=worker.pid, worker_retires=not reusable)
         finally:
             self._busy.discard(worker)
-            if healthy and worker.alive():
+            if reusable and worker.alive():
                 self._idle.put_nowait(worker)
             else:
                 await self._retire(worker)

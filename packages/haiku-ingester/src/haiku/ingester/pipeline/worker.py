@@ -13,6 +13,12 @@ answered ``{"ok": True, "document": ConvertedDocument, "pages": True}`` followed
 one frame per page image (a ``PageImage``) and a ``None`` frame, or
 ``{"ok": False, "kind", "message"}``. Page images travel one per frame, rendered
 one at a time, so neither process builds a frame the size of a long PDF's pages.
+
+A file that ran OCR is this worker's last: its reply carries ``"retire": True``
+and the worker exits after the file's last frame, between jobs, so the pool
+starts a fresh one for the next file. OCR leaves about 70-110 MB behind once its
+models are dropped (what the allocator and ONNX Runtime keep), and a fresh
+worker costs about 1.6 CPU-seconds; a file without OCR changes nothing.
 """
 
 from __future__ import annotations
@@ -122,15 +128,21 @@ def main() -> int:
     # the encoder's cores from it while there is embedding to do.
     with contextlib.suppress(OSError):
         os.nice(10)
+    from haiku.core.convert.ocr import times_loaded
+
     write_frame(channel, {"ready": True, "pid": os.getpid()})
     while True:
         request = read_frame(requests)
         if request is None:
             return 0
+        loads = times_loaded()
         reply, pages = converted(converter, request["name"], request["format"], request["data"], stream=True)
-        write_frame(channel, reply)
+        retire = times_loaded() != loads  # the file ran OCR
+        write_frame(channel, {**reply, "retire": True} if retire else reply)
         if pages is not None:
             _send_pages(channel, request["name"], pages)
+        if retire:
+            return 0
 
 
 def convert_reply(converter, name: str, fmt: str, data: bytes) -> dict:

@@ -3,8 +3,8 @@
 Makes a scanned PDF of N A4 pages (text rendered to a 150 dpi image per page, no
 text layer), converts it in a real conversion worker (the process the ingester
 runs), and reports pages/s and the worker's peak RSS (VmHWM) before and after
-the OCR, and the RSS of the worker the next file finds (the one that read the
-scan is replaced after it).
+the OCR, and the RSS of the worker the next file finds (a fresh one where OCR
+left the worker over its bound: docs/ingester.md, "Memory").
 
     python bench/ocr.py --pages 10 [--json out.json]
 """
@@ -46,7 +46,7 @@ def scanned_pdf(pages: int) -> bytes:
 
 class WorkerWatch(threading.Thread):
     """A conversion worker's VmHWM and CPU time, sampled every 0.05 s until it exits: a worker
-    whose file ran OCR exits after it (docs/ingester.md, "Memory"), so read them while it lives."""
+    that OCR left over its bound exits after the file (docs/ingester.md, "Memory")."""
 
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
@@ -106,7 +106,7 @@ async def measure(pages: int) -> dict[str, float | int]:
         watch.stop()
         after, cpu = watch.peak_mib, watch.cpu_s - cpu
         await pool.convert(name="next.md", fmt="md", data=b"# Next\n\nfile\n")
-        resident_next = _rss_mib(pool.pids[0])  # the worker that read the scan was replaced after it
+        resident_next = _rss_mib(pool.pids[0])  # it may be a fresh worker
     finally:
         await pool.close()
     text = " ".join(c.content for c in document.chunks)

@@ -157,7 +157,7 @@ async def speed(mode: str, pdfs: list[tuple[str, bytes, int]]) -> dict:
             wall, cpu = time.perf_counter() - started, worker_cpu_s(pid) - cpu
             per_file[name] = {"pages": pages, "pages_per_s": round(pages / wall, 2), "pages_per_cpu_s": round(pages / cpu, 2)}
         after_pdfs = worker_peak_mib(pid)
-        watch = WorkerWatch(pid)  # the worker exits after a file that ran OCR
+        watch = WorkerWatch(pid)  # a worker OCR left over its bound exits after the file
         watch.start()
         await pool.convert(name="scan.pdf", fmt="pdf", data=scanned_pdf(1))
         watch.stop()

@@ -10,11 +10,11 @@ A conversion that outlives
 (docling crashing on a bad file) fails only the file it held. Either way a fresh
 worker takes its place and the daemon carries on.
 
-A worker whose file ran OCR retires after it (its reply says so, and it exits
-once the file's last frame is sent): the pool starts a fresh worker in its
-place, so no worker keeps the memory OCR leaves behind. Nothing is lost or
-done twice: the file's reply is whole before the worker goes, and no other
-file is in it.
+A worker that a file's OCR left more than ``retire_over_mib`` over its resting
+size retires after that file (its reply says so, and it exits once the file's
+last frame is sent): the pool starts a fresh worker in its place. Nothing is
+lost or done twice: the file's reply is whole before the worker goes, and no
+other file is in it.
 
 The workers of one pool share one OCR slot (a lock file the pool makes and
 removes): one page at a time is read by OCR across them, so OCR's working
@@ -160,7 +160,10 @@ class ConversionPool:
         structure: dict[str, Any] | None = None,
         initial: int | None = None,
         starving: Callable[[], bool] | None = None,
+        retire_over_mib: float | None = None,
     ) -> None:
+        """``retire_over_mib``: how far over its resting RSS OCR may leave a worker before it is
+        replaced (None: the worker's own default, ``worker.RETIRE_OVER_MIB``)."""
         self.size = max(1, size)
         self.initial = self.size if initial is None else max(1, min(initial, self.size))
         self._starving = starving or (lambda: True)
@@ -172,6 +175,8 @@ class ConversionPool:
             "tokenizer_dir": tokenizer_dir, "chunk_size": chunk_size, "ocr": ocr,
             "pdf_layout": pdf_layout, "structure": structure, "ocr_slot": self._ocr_slot,
         }  # fmt: skip
+        if retire_over_mib is not None:
+            self._hello["retire_over_mib"] = retire_over_mib
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._workers: set[_Worker] = set()
         self._busy: set[_Worker] = set()
@@ -248,7 +253,7 @@ class ConversionPool:
                 raise ConversionCrashedError(
                     f"{name}: the conversion worker died while converting it ({worker.exit_text()})"
                 ) from None
-            reusable = not reply.get("retire")  # a worker whose file ran OCR exits after it
+            reusable = not reply.get("retire")  # a worker that OCR left too large exits after the file
             seconds = round(time.monotonic() - started, 3)
             self.log.debug("converted", file=name, seconds=seconds, worker_pid=worker.pid, worker_retires=not reusable)
         finally:

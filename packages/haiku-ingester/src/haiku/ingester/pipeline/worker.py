@@ -135,9 +135,9 @@ def main() -> int:
     # the encoder's cores from it while there is embedding to do.
     with contextlib.suppress(OSError):
         os.nice(10)
-    from haiku.core.convert.ocr import times_loaded
+    from haiku.core.convert.ocr import release, times_loaded
 
-    bound = resident_mib() + float(hello.get("retire_over_mib", RETIRE_OVER_MIB))
+    bound = _resident_mib() + float(hello.get("retire_over_mib", RETIRE_OVER_MIB))
     write_frame(channel, {"ready": True, "pid": os.getpid()})
     while True:
         request = read_frame(requests)
@@ -145,7 +145,10 @@ def main() -> int:
             return 0
         loads = times_loaded()
         reply, pages = converted(converter, request["name"], request["format"], request["data"], stream=True)
-        retire = times_loaded() != loads and _over_after_ocr(bound)
+        ran_ocr = times_loaded() != loads
+        if ran_ocr:
+            release()  # what the steps after OCR (layout, chunks, structure) freed goes back too
+        retire = ran_ocr and _resident_mib() > bound
         write_frame(channel, {**reply, "retire": True} if retire else reply)
         if pages is not None:
             _send_pages(channel, request["name"], pages)
@@ -153,21 +156,13 @@ def main() -> int:
             return 0
 
 
-def resident_mib() -> float:
+def _resident_mib() -> float:
     """This process's RSS (0 where ``/proc`` cannot tell: the worker is then never replaced)."""
     try:
         with open("/proc/self/statm") as statm:
             return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
     except (OSError, ValueError, IndexError):
         return 0.0
-
-
-def _over_after_ocr(bound_mib: float) -> bool:
-    """After a file that ran OCR: its memory handed back, is this worker still over ``bound_mib``?"""
-    from haiku.core.convert.ocr import release
-
-    release()  # what the steps after OCR (layout, chunks, structure) freed goes back too
-    return resident_mib() > bound_mib
 
 
 def convert_reply(converter, name: str, fmt: str, data: bytes) -> dict:

@@ -113,11 +113,13 @@ def _kib(path: str, key: str) -> int:
 
 
 class TreeMemory(threading.Thread):
-    """Samples the summed RSS and PSS of a process tree every 0.2 s; keeps the peaks."""
+    """Samples the summed RSS and PSS of a process tree every 0.2 s; keeps the peaks
+    (and with ``series`` each process's RSS over time: ``{pid: [(epoch seconds, KiB)]}``)."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, *, series: bool = False) -> None:
         super().__init__(daemon=True)
         self.pid = pid
+        self.series: dict[int, list[tuple[float, int]]] | None = {} if series else None
         self.peak_rss_kib = 0
         self.peak_pss_kib = 0
         self.max_processes = 0
@@ -132,7 +134,12 @@ class TreeMemory(threading.Thread):
                 hwm = _kib(f"/proc/{p}/status", "VmHWM")
                 if hwm:
                     self.peak_by_process[p] = max(self.peak_by_process.get(p, 0), hwm)
-            self.peak_rss_kib = max(self.peak_rss_kib, sum(_kib(f"/proc/{p}/status", "VmRSS") for p in pids))
+            now, rss = time.time(), {p: _kib(f"/proc/{p}/status", "VmRSS") for p in pids}
+            if self.series is not None:
+                for p, kib in rss.items():
+                    if kib:
+                        self.series.setdefault(p, []).append((now, kib))
+            self.peak_rss_kib = max(self.peak_rss_kib, sum(rss.values()))
             self.peak_pss_kib = max(self.peak_pss_kib, sum(_kib(f"/proc/{p}/smaps_rollup", "Pss") for p in pids))
             self._halt.wait(0.2)
 
@@ -144,8 +151,9 @@ class TreeMemory(threading.Thread):
 # --- runs -----------------------------------------------------------------------------------
 
 
-def run_batch(config: Path, command: tuple[str, ...] = ("run-batch",)) -> dict:
-    """``haiku-ingester COMMAND`` (run-batch by default) timed, with its process tree's memory."""
+def run_batch(config: Path, command: tuple[str, ...] = ("run-batch",), *, series: bool = False) -> dict:
+    """``haiku-ingester COMMAND`` (run-batch by default) timed, with its process tree's memory
+    (``series``: each process's RSS over time too, as ``rss_series``; see ``TreeMemory``)."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     script = Path(sys.executable).parent / "haiku-ingester"
     program = [str(script)] if script.exists() else [sys.executable, "-m", "haiku.ingester.cli"]
@@ -160,7 +168,7 @@ def run_batch(config: Path, command: tuple[str, ...] = ("run-batch",)) -> dict:
             text=True,
             env=env,
         )
-        memory = TreeMemory(proc.pid)
+        memory = TreeMemory(proc.pid, series=series)
         memory.start()
         stdout, _ = proc.communicate()
         memory.stop()
@@ -189,6 +197,7 @@ def run_batch(config: Path, command: tuple[str, ...] = ("run-batch",)) -> dict:
         "processes": memory.max_processes,
         "peak_by_process_mib": sorted((round(v / 1024) for v in memory.peak_by_process.values()), reverse=True),
         "log": str(log_path),
+        **({"pid": proc.pid, "rss_series": memory.series} if series else {}),
     }
 
 

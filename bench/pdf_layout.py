@@ -142,7 +142,7 @@ def candidates(name: str, data: bytes, reference: list[tuple[int, str]]) -> dict
 async def speed(mode: str, pdfs: list[tuple[str, bytes, int]]) -> dict:
     from haiku.core.embedders import local_model_path
     from haiku.ingester.pipeline.pool import ConversionPool
-    from ocr import scanned_pdf, worker_cpu_s, worker_peak_mib
+    from ocr import WorkerWatch, scanned_pdf, worker_cpu_s, worker_peak_mib
 
     pool = ConversionPool(size=1, tokenizer_dir=local_model_path(), chunk_size=256, timeout_s=3600, pdf_layout=mode)
     await pool.start()
@@ -157,8 +157,11 @@ async def speed(mode: str, pdfs: list[tuple[str, bytes, int]]) -> dict:
             wall, cpu = time.perf_counter() - started, worker_cpu_s(pid) - cpu
             per_file[name] = {"pages": pages, "pages_per_s": round(pages / wall, 2), "pages_per_cpu_s": round(pages / cpu, 2)}
         after_pdfs = worker_peak_mib(pid)
+        watch = WorkerWatch(pid)  # a worker OCR left over its bound exits after the file
+        watch.start()
         await pool.convert(name="scan.pdf", fmt="pdf", data=scanned_pdf(1))
-        with_ocr = worker_peak_mib(pid)
+        watch.stop()
+        with_ocr = watch.peak_mib
     finally:
         await pool.close()
     pages = sum(p for _, _, p in pdfs)

@@ -24,12 +24,12 @@ async def test_two_workers_reading_two_scans_take_turns_and_the_slot_file_goes_w
     pool = ConversionPool(size=2, initial=2, tokenizer_dir=local_model_path(), chunk_size=64, timeout_s=240)
     slot = Path(pool.ocr_slot)
     await pool.start()
+    workers = set(pool.pids)  # before the scans: a worker OCR left too large is replaced
     try:
         scans = {"grebes.png": "Grebes dive for small fish", "rails.png": "Rails hide in the reeds"}
         documents = await asyncio.gather(
             *(pool.convert(name=name, fmt="image", data=text_image(text)) for name, text in scans.items())
         )
-        workers = set(pool.pids)
     finally:
         await pool.close()
     for (_name, text), document in zip(scans.items(), documents, strict=True):

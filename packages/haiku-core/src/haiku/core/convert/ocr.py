@@ -9,7 +9,8 @@ nothing is downloaded, ever. They read Chinese and English
 is padded to its widest, and costs twice the memory for no speed); the models
 are dropped after each file (``release``). In the ingester, each page is read
 holding the OCR slot (``ocr_slot``), so one page at a time is read across its
-conversion workers.
+conversion workers, and the memory the read took is handed back to the OS
+before the slot is let go, so a worker between its pages is not at OCR's peak.
 
 ``processing.ocr``: ``auto`` OCRs the PDF pages that have no text layer (and
 every image), ``force`` every page, ``off`` none (an image then yields nothing).
@@ -56,10 +57,21 @@ def bundled_models() -> dict[str, Path]:
     return paths
 
 
+_loads = 0  # times this process has loaded the models (``times_loaded``)
+
+
+def times_loaded() -> int:
+    """How many times this process has loaded the OCR models: once per file that ran OCR.
+    A conversion worker compares it around a file to know whether the file ran OCR."""
+    return _loads
+
+
 @lru_cache(maxsize=1)
 def _engine() -> Any:
     from rapidocr_onnxruntime import RapidOCR
 
+    global _loads
+    _loads += 1
     paths = bundled_models()
     return RapidOCR(
         det_model_path=str(paths["det"]),
@@ -72,12 +84,19 @@ def _engine() -> Any:
 
 
 def release() -> None:
-    """Drop the OCR models and give their memory back to the OS (about 250 MB): a worker
-    holds them only while it reads a file, so workers that are not OCRing stay small."""
+    """Drop the OCR models and give their memory back to the OS: a worker holds them only
+    while it reads a file, so workers that are not OCRing stay small."""
     import gc
 
     _engine.cache_clear()
     gc.collect()
+    _give_back_heap()
+
+
+def _give_back_heap() -> None:
+    """Return the allocator's free memory to the OS. glibc keeps what a page read freed
+    (130-170 MB of images and tensors) for reuse; without this a worker waiting for
+    the OCR slot between its pages stays near OCR's peak."""
     try:
         import ctypes
 
@@ -125,7 +144,10 @@ def ocr_paragraphs(image: Any) -> list[str]:
     if high - low < BLANK_CONTRAST:
         return []  # a blank page: nothing to read, and no model run for it
     with ocr_slot():
-        read = ocr_lines(image)
+        try:
+            read = ocr_lines(image)
+        finally:
+            _give_back_heap()  # before the next page, this worker's or another's, takes the slot
     lines = sorted(read, key=lambda line: (round(line[0] / 8), line[2]))
     paragraphs: list[list[str]] = []
     previous_bottom = None

@@ -10,6 +10,12 @@ A conversion that outlives
 (docling crashing on a bad file) fails only the file it held. Either way a fresh
 worker takes its place and the daemon carries on.
 
+A worker that a file's OCR left more than ``retire_over_mib`` over its resting
+size retires after that file (its reply says so, and it exits once the file's
+last frame is sent): the pool starts a fresh worker in its place. Nothing is
+lost or done twice: the file's reply is whole before the worker goes, and no
+other file is in it.
+
 The workers of one pool share one OCR slot (a lock file the pool makes and
 removes): one page at a time is read by OCR across them, so OCR's working
 memory is taken once, not once per worker (``haiku.core.convert.ocr_slot``).
@@ -154,7 +160,10 @@ class ConversionPool:
         structure: dict[str, Any] | None = None,
         initial: int | None = None,
         starving: Callable[[], bool] | None = None,
+        retire_over_mib: float | None = None,
     ) -> None:
+        """``retire_over_mib``: how far over its resting RSS OCR may leave a worker before it is
+        replaced (None: the worker's own default, ``worker.RETIRE_OVER_MIB``)."""
         self.size = max(1, size)
         self.initial = self.size if initial is None else max(1, min(initial, self.size))
         self._starving = starving or (lambda: True)
@@ -166,6 +175,8 @@ class ConversionPool:
             "tokenizer_dir": tokenizer_dir, "chunk_size": chunk_size, "ocr": ocr,
             "pdf_layout": pdf_layout, "structure": structure, "ocr_slot": self._ocr_slot,
         }  # fmt: skip
+        if retire_over_mib is not None:
+            self._hello["retire_over_mib"] = retire_over_mib
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._workers: set[_Worker] = set()
         self._busy: set[_Worker] = set()
@@ -223,7 +234,7 @@ class ConversionPool:
         if self._idle.empty():
             await self._maybe_grow()
         worker = await self._idle.get()
-        healthy = False
+        reusable = False
         try:
             await worker.wait_ready()
             self._busy.add(worker)
@@ -242,11 +253,12 @@ class ConversionPool:
                 raise ConversionCrashedError(
                     f"{name}: the conversion worker died while converting it ({worker.exit_text()})"
                 ) from None
-            healthy = True
-            self.log.debug("converted", file=name, seconds=round(time.monotonic() - started, 3))
+            reusable = not reply.get("retire")  # a worker that OCR left too large exits after the file
+            seconds = round(time.monotonic() - started, 3)
+            self.log.debug("converted", file=name, seconds=seconds, worker_pid=worker.pid, worker_retires=not reusable)
         finally:
             self._busy.discard(worker)
-            if healthy and worker.alive():
+            if reusable and worker.alive():
                 self._idle.put_nowait(worker)
             else:
                 await self._retire(worker)

@@ -13,6 +13,17 @@ answered ``{"ok": True, "document": ConvertedDocument, "pages": True}`` followed
 one frame per page image (a ``PageImage``) and a ``None`` frame, or
 ``{"ok": False, "kind", "message"}``. Page images travel one per frame, rendered
 one at a time, so neither process builds a frame the size of a long PDF's pages.
+
+After a file that ran OCR the worker drops the models and hands the memory
+back to the OS; if it still stands more than ``retire_over_mib`` (hello frame;
+``RETIRE_OVER_MIB`` by default) over its resting size, that file is its last:
+the reply carries ``"retire": True`` and the worker exits after the file's last
+frame, between jobs, so the pool starts a fresh one. A scan or an image leaves
+40-65 MiB behind, over half of it ONNX Runtime's and OpenCV's code, which the
+workers share; a fresh worker after every such file would cost about 1.3
+CPU-seconds a file to give that back, so the bound only stops a worker from
+creeping up over many scans or keeping what a huge page took. A file without
+OCR costs nothing here.
 """
 
 from __future__ import annotations
@@ -24,6 +35,8 @@ import sys
 import types
 from collections.abc import Mapping
 from typing import Any
+
+RETIRE_OVER_MIB = 96.0  # how far over its resting RSS a file's OCR may leave a worker that goes on
 
 
 def die_with_parent() -> None:
@@ -122,15 +135,34 @@ def main() -> int:
     # the encoder's cores from it while there is embedding to do.
     with contextlib.suppress(OSError):
         os.nice(10)
+    from haiku.core.convert.ocr import release, times_loaded
+
+    bound = _resident_mib() + float(hello.get("retire_over_mib", RETIRE_OVER_MIB))
     write_frame(channel, {"ready": True, "pid": os.getpid()})
     while True:
         request = read_frame(requests)
         if request is None:
             return 0
+        loads = times_loaded()
         reply, pages = converted(converter, request["name"], request["format"], request["data"], stream=True)
-        write_frame(channel, reply)
+        ran_ocr = times_loaded() != loads
+        if ran_ocr:
+            release()  # what the steps after OCR (layout, chunks, structure) freed goes back too
+        retire = ran_ocr and _resident_mib() > bound
+        write_frame(channel, {**reply, "retire": True} if retire else reply)
         if pages is not None:
             _send_pages(channel, request["name"], pages)
+        if retire:
+            return 0
+
+
+def _resident_mib() -> float:
+    """This process's RSS (0 where ``/proc`` cannot tell: the worker is then never replaced)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def convert_reply(converter, name: str, fmt: str, data: bytes) -> dict:

@@ -23,6 +23,7 @@ from haiku.core.embedders.identity import (
     check_selection_identities,
 )
 from haiku.core.embedders.lean import LeanSentenceEncoder, plain_layout
+from haiku.core.embedders.onnx_choice import OnnxChoice
 from haiku.core.embedders.openai_compatible import OpenAIEmbedder
 from haiku.core.logs import get_logger
 from haiku.core.progress import status
@@ -135,13 +136,17 @@ class SentenceTransformerEmbedder:
         self._cache_dir = cache_dir
         self._export_lock = threading.Lock()  # one export made at a time by this process
         enabled = cache_dir is not None
-        self._query = _OnnxChoice(
-            "query_runtime", query_runtime if enabled else "torch", model.name,
-            lambda path, layout: self._onnx_export(path, layout, "open_export"), self._check_dimension,
+
+        def model_path() -> str:
+            return local_model_path(model.name)
+
+        self._query = OnnxChoice(
+            "query_runtime", query_runtime if enabled else "torch", model.name, model_path,
+            lambda path, layout: self._onnx_export(path, layout, _open_query_export), self._check_dimension,
         )
-        self._documents = _OnnxChoice(
-            "document_runtime", document_runtime if enabled else "torch", model.name,
-            lambda path, layout: self._onnx_export(path, layout, "open_document_export"), self._check_dimension,
+        self._documents = OnnxChoice(
+            "document_runtime", document_runtime if enabled else "torch", model.name, model_path,
+            lambda path, layout: self._onnx_export(path, layout, _open_document_export), self._check_dimension,
         )
 
     def _check_dimension(self, dim: int | None) -> None:
@@ -193,16 +198,15 @@ class SentenceTransformerEmbedder:
         self.load()
         return "torch"
 
-    def _onnx_export(self, path: str, layout: dict[str, Any], opener: str) -> Any:
-        """The export opened by ``onnx_query.open_export`` or ``onnx_documents.open_document_export``.
+    def _onnx_export(self, path: str, layout: dict[str, Any], open_one: Callable[[Path, dict[str, Any]], Any]) -> Any:
+        """The model's export, opened by ``open_one`` (a query or a document encoder).
 
         Made first (in a child process: ``onnx_export``) when there is none or
         it was damaged. Raises when it cannot be made or opened.
         """
-        from haiku.core.embedders import onnx_documents, onnx_query
+        from haiku.core.embedders import onnx_query
         from haiku.core.embedders.onnx_export import export_in_child
 
-        open_one = onnx_query.open_export if opener == "open_export" else onnx_documents.open_document_export
         assert self._cache_dir is not None
         with self._export_lock:
             folder = onnx_query.exported_model_dir(self._cache_dir, self._name, path)
@@ -255,84 +259,16 @@ class SentenceTransformerEmbedder:
         return await asyncio.to_thread(self.encode, texts)
 
 
-class _OnnxChoice:
-    """Whether queries (or documents) run on the model's ONNX export, decided once, on first use.
+def _open_query_export(folder: Path, layout: dict[str, Any]) -> Any:
+    from haiku.core.embedders.onnx_query import open_export
 
-    "torch" never looks at the export; "onnx" makes any failure an error naming
-    the key; "auto" uses the export when onnxruntime is installed, the model
-    has the plain layout and the export can be made, else torch (logged).
-    """
+    return open_export(folder, layout)
 
-    def __init__(
-        self,
-        key: str,
-        setting: str,
-        model_name: str,
-        open_encoder: Callable[[str, dict[str, Any]], Any],
-        check_dimension: Callable[[int], None],
-    ) -> None:
-        self._key = key
-        self._setting = setting
-        self._model_name = model_name
-        self._open_encoder = open_encoder
-        self._check_dimension = check_dimension
-        self._encoder: Any = None  # the ONNX encoder; False when torch serves
-        self._lock = threading.Lock()
 
-    @property
-    def _off(self) -> bool:
-        return self._setting == "torch"
+def _open_document_export(folder: Path, layout: dict[str, Any]) -> Any:
+    from haiku.core.embedders.onnx_documents import open_document_export
 
-    @property
-    def runtime(self) -> Literal["onnx", "torch"] | None:
-        if self._off:
-            return "torch"
-        if self._setting == "onnx":
-            return "onnx"
-        if self._encoder is None:
-            return None
-        return "onnx" if self._encoder else "torch"
-
-    def encoder(self) -> Any:
-        """The ONNX encoder, or ``None`` when torch serves."""
-        if self._off:
-            return None
-        with self._lock:
-            if self._encoder is None:
-                self._encoder = self._prepare() or False
-            return self._encoder or None
-
-    def _prepare(self) -> Any:
-        from haiku.core.embedders import onnx_query
-
-        name = self._model_name
-        required = self._setting == "onnx"
-        path = local_model_path(name)
-        layout = plain_layout(path)
-        if not onnx_query.onnx_runtime_available() or layout is None:
-            if required:
-                raise EmbeddingError(
-                    f"embeddings.{self._key} is onnx, but "
-                    + ("onnxruntime is not installed (pip install onnxruntime)" if layout is not None
-                       else f"embedding model {name!r} is not a plain transformer-and-pooling model")
-                )
-            if self._key == "document_runtime":
-                log.warning("embedder.onnx_unavailable", model=name, key=self._key,
-                            reason="onnxruntime is not installed" if layout is not None else "not a plain model")
-            return None
-        try:
-            encoder = self._open_encoder(path, layout)
-        except Exception as exc:
-            if required:
-                raise EmbeddingError(
-                    f"embeddings.{self._key} is onnx, but the ONNX encoder of {name!r} "
-                    f"could not be prepared: {exc}"
-                ) from exc
-            log.warning("embedder.onnx_unavailable", model=name, key=self._key,
-                        reason=f"{type(exc).__name__}: {exc}")
-            return None
-        self._check_dimension(encoder.dimension)
-        return encoder
+    return open_document_export(folder, layout)
 
 
 _EMBEDDERS: dict[tuple, Embedder] = {}

@@ -44,7 +44,7 @@ class OnnxDocumentEncoder:
         self.dimension: int = manifest["dimension"]
         self._tokenizer = export_tokenizer(folder, manifest)
         self._session = export_session(folder, manifest, _batch_options)
-        self._release_after = _release_options()
+        self._release_after = _release_options() if MEMORY_ARENA else None  # no arena: nothing to shrink
 
     def encode(self, texts: Sequence[str], batch_size: int) -> list[list[float]]:
         """Unit vectors in the order of ``texts``, batched as the torch encoder batches them."""
@@ -92,23 +92,26 @@ def _batch_options(options: Any) -> None:
 def _release_options() -> Any:
     """Run options that hand the arena's free memory back after a call's last forward pass.
 
-    Measured (192 texts of 256 tokens, batches of 64; RSS 133 MiB once loaded):
+    Measured (bench/document_encoder.py: 192 texts of 256 tokens, batches of
+    64; RSS 133 MiB once loaded; 2 loaded cores, where CPU seconds vary by
+    30% between runs, so only the memory gaps count):
 
     ====================================  ========  ===========  ===========
     session                               peak RSS  RSS after    CPU seconds
     ====================================  ========  ===========  ===========
-    arena, 4,096-token passes             530 MiB   530 MiB      17-19
-    no arena, 4,096-token passes          747 MiB   519 MiB      21
-    no arena, 1,024-token passes          543 MiB   542 MiB      20
-    arena, 1,024-token passes             266 MiB   266 MiB      12.5-13
-    arena, 1,024, shrunk after each run   244 MiB   186-211 MiB  13.4
-    arena, 1,024, shrunk after each call  268 MiB   189 MiB      12.5
+    arena, 4,096-token passes (defaults)  530 MiB   530 MiB      17-19
+    no arena, 4,096-token passes          612-747   432-519      18-21
+    no arena, 1,024-token passes          522-543   519-542      15-20
+    arena, 1,024-token passes             266       266          12.5-20
+    arena, 4,096, shrunk after each call  531       204          13.5-15
+    arena, 1,024, shrunk after each pass  244       186-211      13.4
+    arena, 1,024, shrunk after each call  267-268   187-189      12.5-14.4
+    torch encoder, 4,096-token passes     608-642   523-594      11-17
     ====================================  ========  ===========  ===========
 
-    Without the arena the allocator keeps what it freed anyway (and more
-    passes allocate more); smaller passes cost no CPU and bound the peak; the
-    shrink returns the rest of a call's working memory. (Loaded 2-core machine:
-    CPU seconds vary by 30% between runs, so only the large gaps count.)
+    Without the arena the allocator keeps what it freed anyway; smaller passes
+    bound the peak at no measurable cost in CPU; the shrink returns most of a
+    call's working memory, and once per call costs less than once per pass.
     """
     import onnxruntime
 

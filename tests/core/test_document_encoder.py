@@ -80,3 +80,17 @@ def test_forward_passes_cover_every_row_once_within_the_budget(budget):
     for rows, width in passes:
         assert width == max(lengths[rows])  # each pass cut to its own longest row
         assert (rows.stop - rows.start) * width <= budget or rows.stop - rows.start == 1
+
+
+@pytest.mark.parametrize("runtime", ["auto", "onnx"])
+def test_an_export_that_cannot_be_made_falls_back_to_torch_or_names_the_key(tmp_path, runtime):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the model cache would be")
+    embeddings = {"document_runtime": runtime, "model_cache_dir": str(blocked)}
+    embedder = get_embedder(config_from_dict({"storage": {"data_dir": str(tmp_path / "data")}, "embeddings": embeddings}))
+    if runtime == "onnx":
+        with pytest.raises(EmbeddingError, match=r"embeddings\.document_runtime is onnx.*ONNX export failed"):
+            embedder.prepare_document_encoder()  # type: ignore[attr-defined]
+    else:
+        assert embedder.prepare_document_encoder() == "torch"  # type: ignore[attr-defined]
+        assert len(embedder.encode(["a text"])[0]) == 384  # type: ignore[attr-defined]

@@ -9,8 +9,10 @@ normalised all-MiniLM-L6-v2 query). The recorded embedder identity does not
 change: databases embedded with torch are searched with the ONNX query vectors
 as they are.
 
-The export runs once per model (``export_query_model``, called by
-``haiku-rag download-models`` or on the first query) and is cached in
+The export runs once per model (``export_query_model``, run in a child
+process by ``haiku.core.embedders.onnx_export`` when ``haiku-rag
+download-models``, the ingester's start or the first query needs it; the
+document encoder, ``onnx_documents``, runs the same export) and is cached in
 ``embeddings.model_cache_dir`` (default ``~/.cache/haiku.rag/models``), keyed by
 the model's name and its files; it is checked against the torch encoder before
 it is kept, and on every load against what it recorded of itself

@@ -98,13 +98,16 @@ def test_the_local_model_runs_without_importing_sentence_transformers(embedder):
     assert isinstance(embedder.load(), LeanSentenceEncoder)  # type: ignore[attr-defined]
 
 
-def test_the_lean_encoder_gives_sentence_transformers_vectors(embedder):
+def test_the_lean_and_onnx_encoders_give_sentence_transformers_vectors(embedder):
     from sentence_transformers import SentenceTransformer
 
     texts = ["  cells divide by mitosis ", "Ünïcode café", "", "word " * 400, *[f"note {i} on stars" for i in range(40)]]
     reference = SentenceTransformer(local_model_path(), device="cpu", local_files_only=True).encode(
         texts, batch_size=embedder.batch_size, normalize_embeddings=True
     )
+    lean = embedder.load().encode(texts, embedder.batch_size)  # type: ignore[attr-defined]
+    assert np.abs(np.asarray(lean) - reference).max() < 1e-5
+    assert embedder.document_runtime == "onnx"  # type: ignore[attr-defined]  # the default: auto
     assert np.abs(np.asarray(embedder.encode(texts)) - reference).max() < 1e-5  # type: ignore[attr-defined]
 
 

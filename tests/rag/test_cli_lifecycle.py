@@ -213,6 +213,7 @@ def test_download_models_says_what_it_loaded(tmp_path):
     result = cli("download-models", config=config)
     assert result.returncode == 0, result.stderr
     assert "all-MiniLM-L6-v2" in result.stdout and "384 dimensions" in result.stdout and "tokenizer" in result.stdout
+    assert "document encoder: ONNX Runtime" in result.stdout and "query encoder: ONNX Runtime" in result.stdout
     broken = write_config(tmp_path / "b.yaml", config_data(
         tmp_path / "data", embeddings={"model": {"name": str(tmp_path / "no-such-model")}}
     ))

@@ -200,7 +200,7 @@ class IngesterApp:
     async def _warm(self) -> None:
         assert self.engine is not None
         await self.engine.converter.start()
-        load = getattr(self.engine.embedder, "load", None)
+        load = getattr(self.engine.embedder, "prepare_document_encoder", None)
         if load is not None:
             try:
                 await asyncio.to_thread(load)

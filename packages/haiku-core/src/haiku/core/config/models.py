@@ -239,6 +239,9 @@ class EmbeddingsConfig(_Section):
     # exported to ONNX when onnxruntime is installed and the model has a plain
     # layout (same vectors, no torch import; docs/configuration.md), else torch.
     query_runtime: Literal["auto", "onnx", "torch"] = "auto"
+    # How documents are embedded by a local model, with the same choice: the
+    # ONNX export keeps torch out of the ingester daemon (~260 MiB less).
+    document_runtime: Literal["auto", "onnx", "torch"] = "auto"
     # Where exported models are kept; None: $HAIKU_MODEL_CACHE_DIR, else the
     # per-user cache directory (~/.cache/haiku.rag/models on Linux).
     model_cache_dir: Path | None = None

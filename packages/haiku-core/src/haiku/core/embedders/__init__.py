@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -23,6 +23,7 @@ from haiku.core.embedders.identity import (
     check_selection_identities,
 )
 from haiku.core.embedders.lean import LeanSentenceEncoder, plain_layout
+from haiku.core.embedders.onnx_choice import OnnxChoice
 from haiku.core.embedders.openai_compatible import OpenAIEmbedder
 from haiku.core.logs import get_logger
 from haiku.core.progress import status
@@ -112,6 +113,8 @@ class SentenceTransformerEmbedder:
     A plain model (transformer, pooling, normalisation: all-MiniLM-L6-v2) runs on
     transformers alone (``haiku.core.embedders.lean``), saving the memory of the
     sentence-transformers import; any other loads through sentence-transformers.
+    With ``query_runtime`` / ``document_runtime`` "auto" or "onnx", a plain model
+    embeds queries and documents from its ONNX export instead (no torch import).
     """
 
     def __init__(
@@ -120,6 +123,7 @@ class SentenceTransformerEmbedder:
         batch_size: int,
         *,
         query_runtime: str = "torch",
+        document_runtime: str = "torch",
         cache_dir: Path | None = None,
     ) -> None:
         self.identity = EmbedderIdentity.from_config(model)
@@ -127,12 +131,23 @@ class SentenceTransformerEmbedder:
         self._name = model.name
         self._model = None
         self._load_lock = threading.Lock()
-        # One encode at a time: torch already uses every core for one batch.
+        # One encode at a time: torch and ONNX Runtime already use every core for one batch.
         self._encode_lock = threading.Lock()
-        self._query_runtime = query_runtime
         self._cache_dir = cache_dir
-        self._query_encoder: Any = None  # an OnnxQueryEncoder, False when torch serves queries
-        self._query_lock = threading.Lock()
+        self._export_lock = threading.Lock()  # one export made at a time by this process
+        enabled = cache_dir is not None
+
+        def model_path() -> str:
+            return local_model_path(model.name)
+
+        self._query = OnnxChoice(
+            "query_runtime", query_runtime if enabled else "torch", model.name, model_path,
+            lambda path, layout: self._onnx_export(path, layout, _open_query_export), self._check_dimension,
+        )
+        self._documents = OnnxChoice(
+            "document_runtime", document_runtime if enabled else "torch", model.name, model_path,
+            lambda path, layout: self._onnx_export(path, layout, _open_document_export), self._check_dimension,
+        )
 
     def _check_dimension(self, dim: int | None) -> None:
         if dim is not None and dim != self.identity.vector_dim:
@@ -142,6 +157,7 @@ class SentenceTransformerEmbedder:
             )
 
     def load(self):
+        """The torch model (``LeanSentenceEncoder`` or ``SentenceTransformer``), loaded once."""
         with self._load_lock:
             if self._model is None:
                 path = local_model_path(self._name)
@@ -161,83 +177,66 @@ class SentenceTransformerEmbedder:
         Reading it prepares nothing: "auto" decides on the first query (or
         ``prepare_query_encoder()``, which ``haiku-rag download-models`` calls).
         """
-        if self._query_runtime == "torch" or self._cache_dir is None:
-            return "torch"
-        if self._query_runtime == "onnx":
-            return "onnx"
-        if self._query_encoder is None:
-            return None
-        return "onnx" if self._query_encoder else "torch"
+        return self._query.runtime
 
-    def _onnx_query_encoder(self) -> Any:
-        if self._query_runtime == "torch" or self._cache_dir is None:
-            return None
-        with self._query_lock:
-            if self._query_encoder is None:
-                self._query_encoder = self._prepare_onnx() or False
-            return self._query_encoder or None
-
-    def _prepare_onnx(self) -> Any:
-        """The ONNX query encoder, exported on first use; ``None`` when torch must serve ("auto")."""
-        from haiku.core.embedders import onnx_query
-
-        required = self._query_runtime == "onnx"
-        path = local_model_path(self._name)
-        layout = plain_layout(path)
-        if not onnx_query.onnx_runtime_available() or layout is None:
-            if required:
-                raise EmbeddingError(
-                    "embeddings.query_runtime is onnx, but "
-                    + ("onnxruntime is not installed (pip install onnxruntime)" if layout is not None
-                       else f"embedding model {self._name!r} is not a plain transformer-and-pooling model")
-                )
-            return None
-        assert self._cache_dir is not None
-        try:
-            encoder = self._open_export(path, layout)
-            if encoder is None:
-                with status("preparing the query encoder (once per model)…"), _quiet_model_loading():
-                    folder = onnx_query.export_query_model(self._cache_dir, self._name, path, layout)
-                with status("loading embedding model…"):
-                    encoder = onnx_query.open_export(folder, layout)
-        except Exception as exc:
-            if required:
-                raise EmbeddingError(f"could not prepare the ONNX query encoder of {self._name!r}: {exc}") from exc
-            log.warning("embedder.onnx_unavailable", model=self._name, reason=f"{type(exc).__name__}: {exc}")
-            return None
-        self._check_dimension(encoder.dimension)
-        return encoder
-
-    def _open_export(self, path: str, layout: dict[str, Any]) -> Any:
-        """The encoder of the model's export; ``None`` when there is none, or it was damaged and is removed."""
-        from haiku.core.embedders import onnx_query
-
-        assert self._cache_dir is not None
-        folder = onnx_query.exported_model_dir(self._cache_dir, self._name, path)
-        if folder is None:
-            return None
-        try:
-            with status("loading embedding model…"):
-                return onnx_query.open_export(folder, layout)
-        except Exception as exc:  # damaged, or unreadable by this ONNX Runtime: made again
-            log.warning("embedder.onnx_export_damaged", model=self._name, export=str(folder), reason=str(exc))
-            onnx_query.remove_export(folder)
-            return None
+    @property
+    def document_runtime(self) -> Literal["onnx", "torch"] | None:
+        """What embeds documents, as ``query_runtime``; decided by the first batch or ``prepare_document_encoder()``."""
+        return self._documents.runtime
 
     def prepare_query_encoder(self) -> str:
         """Export (if needed) and load what embeds queries; returns "onnx" or "torch"."""
-        if self._onnx_query_encoder() is not None:
+        if self._query.encoder() is not None:
             return "onnx"
         self.load()
         return "torch"
 
+    def prepare_document_encoder(self) -> str:
+        """Export (if needed) and load what embeds documents; returns "onnx" or "torch"."""
+        if self._documents.encoder() is not None:
+            return "onnx"
+        self.load()
+        return "torch"
+
+    def _onnx_export(self, path: str, layout: dict[str, Any], open_one: Callable[[Path, dict[str, Any]], Any]) -> Any:
+        """The model's export, opened by ``open_one`` (a query or a document encoder).
+
+        Made first (in a child process: ``onnx_export``) when there is none or
+        it was damaged. Raises when it cannot be made or opened.
+        """
+        from haiku.core.embedders import onnx_query
+        from haiku.core.embedders.onnx_export import export_in_child
+
+        assert self._cache_dir is not None
+        with self._export_lock:
+            folder = onnx_query.exported_model_dir(self._cache_dir, self._name, path)
+            if folder is not None:
+                try:
+                    with status("loading embedding model…"):
+                        return open_one(folder, layout)
+                except Exception as exc:  # damaged, or unreadable by this ONNX Runtime: made again
+                    log.warning("embedder.onnx_export_damaged", model=self._name, export=str(folder), reason=str(exc))
+                    onnx_query.remove_export(folder)
+            with status("preparing the ONNX encoder (once per model)…"):
+                folder = export_in_child(self._cache_dir, self._name, path)
+            with status("loading embedding model…"):
+                return open_one(folder, layout)
+
     def _encode_query(self, text: str) -> list[float]:
-        encoder = self._onnx_query_encoder()
+        encoder = self._query.encoder()
         if encoder is not None:
             return encoder.encode([text])[0]
-        return self.encode([text])[0]
+        return self._encode_torch([text])[0]
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
+        """Document vectors, by the ONNX export or torch as ``document_runtime`` says."""
+        encoder = self._documents.encoder()
+        if encoder is None:
+            return self._encode_torch(texts)
+        with self._encode_lock:
+            return encoder.encode(texts, self.batch_size)
+
+    def _encode_torch(self, texts: Sequence[str]) -> list[list[float]]:
         model = self.load()
         with self._encode_lock:
             if isinstance(model, LeanSentenceEncoder):
@@ -260,6 +259,18 @@ class SentenceTransformerEmbedder:
         return await asyncio.to_thread(self.encode, texts)
 
 
+def _open_query_export(folder: Path, layout: dict[str, Any]) -> Any:
+    from haiku.core.embedders.onnx_query import open_export
+
+    return open_export(folder, layout)
+
+
+def _open_document_export(folder: Path, layout: dict[str, Any]) -> Any:
+    from haiku.core.embedders.onnx_documents import open_document_export
+
+    return open_document_export(folder, layout)
+
+
 _EMBEDDERS: dict[tuple, Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
 
@@ -273,7 +284,7 @@ def get_embedder(config: AppConfig | EmbeddingsConfig) -> Embedder:
     model = embeddings.model
     key = (
         model.provider, model.name, model.vector_dim, model.base_url, model.api_key, embeddings.batch_size,
-        embeddings.query_runtime, cache_dir, model.image_prompt, model.image_concurrency,
+        embeddings.query_runtime, embeddings.document_runtime, cache_dir, model.image_prompt, model.image_concurrency,
     )
     with _EMBEDDERS_LOCK:
         embedder = _EMBEDDERS.get(key)
@@ -286,7 +297,8 @@ def get_embedder(config: AppConfig | EmbeddingsConfig) -> Embedder:
                 embedder = OpenAIEmbedder(model, embeddings.batch_size)
             else:
                 embedder = SentenceTransformerEmbedder(
-                    model, embeddings.batch_size, query_runtime=embeddings.query_runtime, cache_dir=cache_dir
+                    model, embeddings.batch_size, query_runtime=embeddings.query_runtime,
+                    document_runtime=embeddings.document_runtime, cache_dir=cache_dir,
                 )
             _EMBEDDERS[key] = embedder
         return embedder

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from haiku.core.embedders.batching import batches, forward_passes, longest_first
+
 _TRANSFORMER = "sentence_transformers.models.Transformer"
 _POOLING = "sentence_transformers.models.Pooling"
 _NORMALIZE = "sentence_transformers.models.Normalize"
@@ -81,12 +83,9 @@ class LeanSentenceEncoder:
         cleaned = [str(text).strip() for text in texts]
         if self._layout["do_lower_case"]:
             cleaned = [text.lower() for text in cleaned]
-        # Longest first, as sentence-transformers batches: texts of a batch pad to similar lengths.
-        order = sorted(range(len(cleaned)), key=lambda i: -len(cleaned[i]))
         out: list[list[float]] = [[] for _ in cleaned]
         with torch.inference_mode():
-            for start in range(0, len(order), max(1, batch_size)):
-                indexes = order[start : start + batch_size]
+            for indexes in batches(longest_first(cleaned), batch_size):
                 features = self._tokenizer(
                     [cleaned[i] for i in indexes],
                     padding=True,
@@ -101,23 +100,12 @@ class LeanSentenceEncoder:
         return out
 
     def _forward(self, features: Any):
-        """(row slice, pooled vectors) per forward pass of at most FORWARD_TOKEN_BUDGET padded tokens.
-
-        Each pass is cut to its own longest text (padding is on the right), the
-        same result as padding its texts alone.
-        """
+        """(row slice, pooled vectors) per forward pass (``batching.forward_passes``)."""
         lengths = [int(n) for n in features["attention_mask"].sum(dim=1).tolist()]
-        start = 0
-        while start < len(lengths):
-            stop, width = start + 1, max(lengths[start], 1)
-            while stop < len(lengths) and (stop - start + 1) * max(width, lengths[stop]) <= FORWARD_TOKEN_BUDGET:
-                width = max(width, lengths[stop])
-                stop += 1
-            rows = slice(start, stop)
+        for rows, width in forward_passes(lengths, FORWARD_TOKEN_BUDGET):
             part = {name: value[rows, :width] for name, value in features.items()}
             tokens = self._model(**part, return_dict=False)[0]
             yield rows, self._pool(tokens, part["attention_mask"])
-            start = rows.stop
 
     def _pool(self, tokens: Any, mask: Any) -> Any:
         if self._layout["pooling"] == "cls":

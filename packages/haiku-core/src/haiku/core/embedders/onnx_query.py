@@ -9,8 +9,10 @@ normalised all-MiniLM-L6-v2 query). The recorded embedder identity does not
 change: databases embedded with torch are searched with the ONNX query vectors
 as they are.
 
-The export runs once per model (``export_query_model``, called by
-``haiku-rag download-models`` or on the first query) and is cached in
+The export runs once per model (``export_query_model``, run in a child
+process by ``haiku.core.embedders.onnx_export`` when ``haiku-rag
+download-models``, the ingester's start or the first query needs it; the
+document encoder, ``onnx_documents``, runs the same export) and is cached in
 ``embeddings.model_cache_dir`` (default ``~/.cache/haiku.rag/models``), keyed by
 the model's name and its files; it is checked against the torch encoder before
 it is kept, and on every load against what it recorded of itself
@@ -37,12 +39,12 @@ from haiku.core.embedders.onnx_manifest import (
     TOKENIZER_FILE,
     WEIGHTS_FILE,
     DamagedExportError,
-    check_inputs,
     file_records,
     read_manifest,
     verified_manifest,
     write_manifest,
 )
+from haiku.core.embedders.onnx_session import export_session, export_tokenizer, unit_vectors
 
 __all__ = [
     "EXPORT_FORMAT",
@@ -114,33 +116,14 @@ class OnnxQueryEncoder:
     """Runs an exported plain model: tokenize, ONNX forward pass, pool, normalise."""
 
     def __init__(self, folder: Path, manifest: dict[str, Any] | None = None) -> None:
-        import onnxruntime
-        from tokenizers import Tokenizer
-
         if manifest is None:
             manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
         self._pooling: str = manifest["pooling"]
         self._lowercase: bool = manifest["do_lower_case"]
         self._inputs: list[str] = manifest["inputs"]
         self.dimension: int = manifest["dimension"]
-        self._tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
-        self._tokenizer.enable_truncation(max_length=int(manifest["max_length"]))
-        self._tokenizer.no_padding()
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3  # no optimiser chatter on stderr
-        # A query is one short sequence: one thread runs it in ~10 ms, and neither a
-        # thread pool nor re-packed weights (each ~50-100 ms at session start on 2 cores)
-        # pays off in a process that embeds one text (docs/benchmarks.md, "Command-line
-        # latency"). Outputs differ from the packed kernels by ~1e-6.
-        options.intra_op_num_threads = 1
-        options.add_session_config_entry("session.disable_prepacking", "1")
-        if manifest.get("optimized_by") == onnxruntime.__version__:
-            # Optimised at export by this same ONNX Runtime: redoing it costs ~20 ms of every start.
-            options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-        self._session = onnxruntime.InferenceSession(
-            str(folder / MODEL_FILE), sess_options=options, providers=["CPUExecutionProvider"]
-        )
-        check_inputs(self._inputs, [graph_input.name for graph_input in self._session.get_inputs()])
+        self._tokenizer = export_tokenizer(folder, manifest)
+        self._session = export_session(folder, manifest, _one_query_at_a_time)
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
         """Unit vectors, one text per forward pass (queries come one at a time)."""
@@ -158,15 +141,17 @@ class OnnxQueryEncoder:
                 "token_type_ids": np.asarray([encoding.type_ids], dtype=np.int64),
             }
             (tokens,) = self._session.run(None, {name: feeds[name] for name in self._inputs})
-            mask = feeds["attention_mask"][..., None].astype(np.float32)
-            if self._pooling == "cls":
-                pooled = tokens[:, 0]
-            else:
-                pooled = (tokens * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
-            vector = pooled[0].astype(np.float64)
-            vector /= max(float(np.linalg.norm(vector)), 1e-12)
-            out.append(vector.astype(np.float32).tolist())
+            out.append(unit_vectors(tokens, feeds["attention_mask"], self._pooling)[0].tolist())
         return out
+
+
+def _one_query_at_a_time(options: Any) -> None:
+    # A query is one short sequence: one thread runs it in ~10 ms, and neither a
+    # thread pool nor re-packed weights (each ~50-100 ms at session start on 2 cores)
+    # pays off in a process that embeds one text (docs/benchmarks.md, "Command-line
+    # latency"). Outputs differ from the packed kernels by ~1e-6.
+    options.intra_op_num_threads = 1
+    options.add_session_config_entry("session.disable_prepacking", "1")
 
 
 def export_query_model(cache_dir: Path, name: str, model_path: str | Path, layout: dict[str, Any]) -> Path:

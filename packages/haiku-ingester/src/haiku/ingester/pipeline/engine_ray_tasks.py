@@ -54,7 +54,7 @@ class EmbedderActor:
         if "torch" in sys.modules and sys.modules["torch"] is None:
             let_torch_in()  # this worker process converted files before
         self._embedder = get_embedder(AppConfig(embeddings=embeddings))
-        self._embedder.load()
+        self._embedder.prepare_document_encoder()
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         return self._embedder.encode(texts)

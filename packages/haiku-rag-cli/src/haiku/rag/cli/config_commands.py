@@ -94,14 +94,17 @@ def _check_models(config) -> list[str]:
         if _looks_like_path(model.name) and not Path(path).exists():
             raise EmbeddingError(f"embeddings.model.name {model.name} is not a directory holding a model")
         embedder = get_embedder(config)
-        embedder.load()  # type: ignore[attr-defined]
+        documents = embedder.prepare_document_encoder()  # type: ignore[attr-defined]
         vector = embedder.encode(["haiku"])[0]  # type: ignore[attr-defined]
         lines.append(f"embedding model: {model.name} loaded from {path} ({len(vector)} dimensions)")
-        runtime = embedder.prepare_query_encoder()  # type: ignore[attr-defined]
-        if runtime == "onnx":
-            lines.append(f"query encoder: ONNX Runtime, exported to {config.model_cache_dir}")
-        else:
-            lines.append(f"query encoder: torch (embeddings.query_runtime: {config.embeddings.query_runtime})")
+        queries = embedder.prepare_query_encoder()  # type: ignore[attr-defined]
+        for what, runtime, key in (
+            ("document", documents, "document_runtime"), ("query", queries, "query_runtime"),
+        ):
+            if runtime == "onnx":
+                lines.append(f"{what} encoder: ONNX Runtime, exported to {config.model_cache_dir}")
+            else:
+                lines.append(f"{what} encoder: torch (embeddings.{key}: {getattr(config.embeddings, key)})")
         from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)

@@ -23,9 +23,12 @@ HEAVY = (
     "filelock", "lancedb", "lance", "textual", "textual_serve", "aiohttp", "PIL", "docling", "docling_core",
     "haiku.core.embedders.multimodal", "haiku.rag.client._image_search",
 )
+# A command ends its process without unwinding (haiku.rag.process_exit): the report rides on that exit.
 REPORT = (
-    "import atexit, sys\n"
-    f"atexit.register(lambda: print('LOADED', *[m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr))\n"
+    "import os, sys\n"
+    f"report = lambda: print('LOADED', *[m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr)\n"
+    "leave = os._exit\n"
+    "os._exit = lambda code: (report(), leave(code))\n"
     "sys.argv = ['haiku-rag', *sys.argv[1:]]\n"
     "from haiku.rag.cli import main\n"
     "main()\n"

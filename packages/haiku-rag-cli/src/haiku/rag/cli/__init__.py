@@ -23,7 +23,7 @@ from haiku.rag.cli import (
     tag_commands,
 )
 from haiku.rag.cli._arguments import GlobalOptionsAnywhere
-from haiku.rag.cli._common import GlobalOptions, expected_errors, leave
+from haiku.rag.cli._common import GlobalOptions, expected_errors
 
 app = typer.Typer(
     name="haiku-rag",
@@ -130,6 +130,8 @@ def main() -> None:
         app()
     except SystemExit as exc:  # every command ends here (--help, usage errors, exit codes)
         if exc.code is None or isinstance(exc.code, int):
+            from haiku.rag.process_exit import leave
+
             leave(exc.code or 0)  # the command has closed what it opened: no interpreter teardown
         raise
     except expected_errors() as exc:  # a safety net: commands map their own errors

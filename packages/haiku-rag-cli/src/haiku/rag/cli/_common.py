@@ -13,7 +13,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
@@ -246,26 +246,6 @@ def run(work: Callable[[], Awaitable[T]], *, prefix: str = "") -> T:
         raise typer.Exit(141) from None
     except expected_errors() as exc:
         raise fail(f"{prefix}{exc}") from None
-
-
-def leave(code: int = 0) -> NoReturn:
-    """End the process now with ``code``, once a command has closed everything it opened.
-
-    What is left then is the interpreter's teardown: every module object freed one
-    by one (Textual, pyarrow, LanceDB, pydantic; 0.05-0.2 s on a small machine,
-    docs/cli.md "Start-up time"). A command that has closed its databases loses
-    nothing by skipping it: the exit handlers still run (the logging handlers are
-    flushed by one of them), then the streams are flushed.
-    """
-    import atexit
-
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass  # the reader is gone or the stream closed: nothing left to deliver
-    os._exit(code)
 
 
 def echo_json(data: Any) -> None:

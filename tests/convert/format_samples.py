@@ -127,6 +127,19 @@ def text_image(sentence: str, *, fmt: str = "PNG") -> bytes:
     return out.getvalue()
 
 
+def pdf_with_text_layer(text: str) -> bytes:
+    """A one-page PDF whose line of text is in its text layer (no OCR needed)."""
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out)
+    pdf.setFont("Helvetica", 28)
+    pdf.drawString(72, 720, text)
+    pdf.showPage()
+    pdf.save()
+    return out.getvalue()
+
+
 def jats(sentence: str) -> bytes:
     return (
         '<?xml version="1.0"?>\n<!DOCTYPE article PUBLIC "-//NLM//DTD JATS (Z39.96) Journal Publishing DTD v1.2'

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from format_samples import text_image
+from format_samples import pdf_with_text_layer, text_image
 
 from haiku.core.embedders import local_model_path
 
@@ -56,24 +56,10 @@ def test_the_models_are_the_files_inside_the_wheel():
     assert all("rapidocr_onnxruntime" in p.parts and p.is_file() for p in paths.values())
 
 
-def _pdf_with_text_layer(text: str) -> bytes:
-    import io
-
-    from reportlab.pdfgen import canvas
-
-    out = io.BytesIO()
-    pdf = canvas.Canvas(out)
-    pdf.setFont("Helvetica", 28)
-    pdf.drawString(72, 720, text)
-    pdf.showPage()
-    pdf.save()
-    return out.getvalue()
-
-
 def test_auto_keeps_a_text_layer_and_force_reads_the_page_by_ocr(converter, tmp_path):
     from haiku.core.convert.converter import Converter
 
-    data = _pdf_with_text_layer("Avocets sweep")
+    data = pdf_with_text_layer("Avocets sweep")
     auto = converter.convert(name="text.pdf", fmt="pdf", data=data)
     forced = Converter(tokenizer_dir=local_model_path(), chunk_size=64, ocr="force").convert(
         name="text.pdf", fmt="pdf", data=data

@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "convert"))
 
-from format_samples import text_image
+from format_samples import pdf_with_text_layer, text_image
 
 from haiku.core.embedders import local_model_path
 from haiku.ingester.pipeline.pool import ConversionPool
@@ -25,18 +25,6 @@ def _rss_mib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise AssertionError(f"no VmRSS for {pid}")
-
-
-def _pdf_with_text_layer(text: str) -> bytes:
-    from reportlab.pdfgen import canvas
-
-    out = io.BytesIO()
-    pdf = canvas.Canvas(out)
-    pdf.setFont("Helvetica", 28)
-    pdf.drawString(72, 720, text)
-    pdf.showPage()
-    pdf.save()
-    return out.getvalue()
 
 
 def _scanned_a4(pages: int) -> bytes:
@@ -104,7 +92,7 @@ async def test_files_without_ocr_keep_their_worker_whatever_its_bound():
     try:
         await pool.convert(name="notes.md", fmt="md", data=NOTE)
         [worker] = pool.pids
-        printed = await pool.convert(name="printed.pdf", fmt="pdf", data=_pdf_with_text_layer("Avocets sweep"))
+        printed = await pool.convert(name="printed.pdf", fmt="pdf", data=pdf_with_text_layer("Avocets sweep"))
         await pool.convert(name="notes.md", fmt="md", data=NOTE)
         still = pool.pids
     finally:

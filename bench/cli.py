@@ -95,7 +95,7 @@ has it. What remains is Python, typer, pydantic, pyarrow/numpy, LanceDB itself a
 its stop flag between 0.1 s waits on the terminal and then waits 0.1 s more (0.1-0.2 s), and the
 interpreter freeing every module it loaded (about 0.2 s); the inspector's driver no longer waits for
 that thread, and every command ends with `os._exit` once it has closed what it opened
-(`haiku.rag.process_exit`: `list` and the searches 0.07-0.09 s faster). Its chunk
+(`haiku.core.process_exit`: `list` and the searches 0.07-0.09 s faster). Its chunk
 counts, one read of a document's chunks per document started before the first paint, are one read of
 the chunks' document ids per thousand documents, after it. What remains is Python, typer, pyarrow,
 LanceDB, Textual's import (0.1 s) and its first layout and paints (0.15 s)."""

@@ -23,7 +23,7 @@ HEAVY = (
     "filelock", "lancedb", "lance", "textual", "textual_serve", "aiohttp", "PIL", "docling", "docling_core",
     "haiku.core.embedders.multimodal", "haiku.rag.client._image_search",
 )
-# A command ends its process without unwinding (haiku.rag.process_exit): the report rides on that exit.
+# A command ends its process without unwinding (haiku.core.process_exit): the report rides on that exit.
 REPORT = (
     "import os, sys\n"
     f"report = lambda: print('LOADED', *[m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr)\n"

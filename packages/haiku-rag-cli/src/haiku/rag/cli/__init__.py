@@ -130,7 +130,7 @@ def main() -> None:
         app()
     except SystemExit as exc:  # every command ends here (--help, usage errors, exit codes)
         if exc.code is None or isinstance(exc.code, int):
-            from haiku.rag.process_exit import leave
+            from haiku.core.process_exit import leave
 
             leave(exc.code or 0)  # the command has closed what it opened: no interpreter teardown
         raise

@@ -1,9 +1,9 @@
-"""Ending a haiku-rag process without the interpreter's teardown (docs/cli.md, "Start-up time").
+"""Ending a command-line process without the interpreter's teardown (docs/cli.md, "Start-up time").
 
 When a command has closed everything it opened, all that is left is Python
 freeing every module object it loaded, one by one (Textual, pyarrow, LanceDB,
 pydantic: 0.07-0.2 s on a small machine, for nothing a reader of the output
-waits on). The read-only commands write nothing that such a teardown would
+waits on). The read-only commands (haiku-rag's) write nothing that such a teardown would
 finish, so the process leaves at once, once its log handlers and streams are
 flushed. The exit handlers libraries register are not run: LanceDB's and
 pyarrow's only release what the process's end releases anyway.

@@ -135,7 +135,7 @@ class Daemon:
     async def _memory_forever(self) -> None:
         """Log, at debug level, resident memory and what LanceDB's bounded caches hold (docs/storage.md)."""
         from haiku.core.lance_session import MIB, lance_session
-        from haiku.ingester.memory import resident_mib
+        from haiku.core.memory import resident_mib
 
         while True:
             await asyncio.sleep(MEMORY_LOG_INTERVAL_S)

@@ -27,6 +27,7 @@ from typing import Any
 
 from haiku.core.convert.ocr_slot import ocr_slot
 from haiku.core.errors import ConversionError
+from haiku.core.memory import release_free_memory
 
 OCR_MODES = ("auto", "off", "force")
 OCR_LANGS = ("ch_en",)
@@ -90,19 +91,7 @@ def release() -> None:
 
     _engine.cache_clear()
     gc.collect()
-    _give_back_heap()
-
-
-def _give_back_heap() -> None:
-    """Return the allocator's free memory to the OS. glibc keeps what a page read freed
-    (130-170 MB of images and tensors) for reuse; without this a worker waiting for
-    the OCR slot between its pages stays near OCR's peak."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass  # not glibc: the allocator keeps what it keeps
+    release_free_memory()
 
 
 def ocr_lines(image: Any) -> list[tuple[float, float, float, str]]:
@@ -147,7 +136,7 @@ def ocr_paragraphs(image: Any) -> list[str]:
         try:
             read = ocr_lines(image)
         finally:
-            _give_back_heap()  # before the next page, this worker's or another's, takes the slot
+            release_free_memory()  # before the next page, this worker's or another's, takes the slot
     lines = sorted(read, key=lambda line: (round(line[0] / 8), line[2]))
     paragraphs: list[list[str]] = []
     previous_bottom = None

@@ -29,8 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from haiku.core.embedders import Embedder
+from haiku.core.memory import release_free_memory
 from haiku.ingester.logs import get_logger
-from haiku.ingester.memory import release_free_memory
 
 
 @dataclass(eq=False)

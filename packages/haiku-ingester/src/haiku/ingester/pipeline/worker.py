@@ -136,8 +136,10 @@ def main() -> int:
     with contextlib.suppress(OSError):
         os.nice(10)
     from haiku.core.convert.ocr import release, times_loaded
+    from haiku.core.memory import resident_mib
 
-    bound = _resident_mib() + float(hello.get("retire_over_mib", RETIRE_OVER_MIB))
+    resting = resident_mib()  # None where /proc cannot tell: the worker is then never replaced
+    bound = None if resting is None else resting + float(hello.get("retire_over_mib", RETIRE_OVER_MIB))
     write_frame(channel, {"ready": True, "pid": os.getpid()})
     while True:
         request = read_frame(requests)
@@ -148,21 +150,13 @@ def main() -> int:
         ran_ocr = times_loaded() != loads
         if ran_ocr:
             release()  # what the steps after OCR (layout, chunks, structure) freed goes back too
-        retire = ran_ocr and _resident_mib() > bound
+        now = resident_mib() if ran_ocr and bound is not None else None
+        retire = now is not None and bound is not None and now > bound
         write_frame(channel, {**reply, "retire": True} if retire else reply)
         if pages is not None:
             _send_pages(channel, request["name"], pages)
         if retire:
             return 0
-
-
-def _resident_mib() -> float:
-    """This process's RSS (0 where ``/proc`` cannot tell: the worker is then never replaced)."""
-    try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except (OSError, ValueError, IndexError):
-        return 0.0
 
 
 def convert_reply(converter, name: str, fmt: str, data: bytes) -> dict:

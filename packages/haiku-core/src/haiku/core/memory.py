@@ -1,4 +1,9 @@
-"""Giving freed memory back to the OS (glibc only; elsewhere a no-op).
+"""Giving freed memory back to the OS (glibc only; elsewhere a no-op), and reading what is held.
+
+Two callers hand memory back: the ingester's encoder after each batch, and OCR
+after each page it reads (``haiku.core.convert.ocr``: glibc keeps the 130-170 MB
+of images and tensors a page read frees, so a worker waiting for the OCR slot
+between its pages would stay near OCR's peak).
 
 The encoder allocates activations whose sizes follow each batch's longest
 text. With glibc's malloc, the holes that batches of varying lengths leave in

@@ -15,6 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 
+def model_texts(texts: Sequence[str], lowercase: bool) -> list[str]:
+    """The texts as the model reads them: stripped, and lower-cased for a model that says so."""
+    cleaned = [str(text).strip() for text in texts]
+    return [text.lower() for text in cleaned] if lowercase else cleaned
+
+
 def longest_first(texts: Sequence[str]) -> list[int]:
     """The indexes of ``texts``, longest first (ties keep their order)."""
     return sorted(range(len(texts)), key=lambda i: -len(texts[i]))

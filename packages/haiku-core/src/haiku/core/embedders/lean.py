@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from haiku.core.embedders.batching import batches, forward_passes, longest_first
+from haiku.core.embedders.batching import batches, forward_passes, longest_first, model_texts
 
 _TRANSFORMER = "sentence_transformers.models.Transformer"
 _POOLING = "sentence_transformers.models.Pooling"
@@ -80,9 +80,7 @@ class LeanSentenceEncoder:
         """Unit vectors in the order of ``texts`` (the embedder always normalises, whatever the model)."""
         import torch
 
-        cleaned = [str(text).strip() for text in texts]
-        if self._layout["do_lower_case"]:
-            cleaned = [text.lower() for text in cleaned]
+        cleaned = model_texts(texts, self._layout["do_lower_case"])
         out: list[list[float]] = [[] for _ in cleaned]
         with torch.inference_mode():
             for indexes in batches(longest_first(cleaned), batch_size):

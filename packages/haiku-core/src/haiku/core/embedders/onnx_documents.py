@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from haiku.core.embedders.batching import batches, forward_passes, longest_first
+from haiku.core.embedders.batching import batches, forward_passes, longest_first, model_texts
 from haiku.core.embedders.onnx_manifest import verified_manifest
 from haiku.core.embedders.onnx_session import export_session, export_tokenizer, unit_vectors
 
@@ -50,9 +50,7 @@ class OnnxDocumentEncoder:
         """Unit vectors in the order of ``texts``, batched as the torch encoder batches them."""
         import numpy as np
 
-        cleaned = [str(text).strip() for text in texts]
-        if self._lowercase:
-            cleaned = [text.lower() for text in cleaned]
+        cleaned = model_texts(texts, self._lowercase)
         passes: list[tuple[Sequence[int], list[Any], int]] = []
         for indexes in batches(longest_first(cleaned), batch_size):
             encodings = self._tokenizer.encode_batch([cleaned[i] for i in indexes])

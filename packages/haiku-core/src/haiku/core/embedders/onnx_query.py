@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from haiku.core.embedders.batching import model_texts
 from haiku.core.embedders.onnx_manifest import (
     MANIFEST_FILE,
     MODEL_FILE,
@@ -130,10 +131,7 @@ class OnnxQueryEncoder:
         import numpy as np
 
         out: list[list[float]] = []
-        for text in texts:
-            cleaned = str(text).strip()
-            if self._lowercase:
-                cleaned = cleaned.lower()
+        for cleaned in model_texts(texts, self._lowercase):
             encoding = self._tokenizer.encode(cleaned)
             feeds = {
                 "input_ids": np.asarray([encoding.ids], dtype=np.int64),

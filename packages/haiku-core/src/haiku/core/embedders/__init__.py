@@ -143,10 +143,12 @@ class SentenceTransformerEmbedder:
         self._query = OnnxChoice(
             "query_runtime", query_runtime if enabled else "torch", model.name, model_path,
             lambda path, layout: self._onnx_export(path, layout, _open_query_export), self._check_dimension,
+            warn_unsupported=False,
         )
         self._documents = OnnxChoice(
             "document_runtime", document_runtime if enabled else "torch", model.name, model_path,
             lambda path, layout: self._onnx_export(path, layout, _open_document_export), self._check_dimension,
+            warn_unsupported=True,
         )
 
     def _check_dimension(self, dim: int | None) -> None:

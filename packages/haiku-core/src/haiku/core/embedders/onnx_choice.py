@@ -23,9 +23,10 @@ class OnnxChoice:
 
     "torch" never looks at the export; "onnx" makes any failure an error naming
     the key; "auto" uses the export when onnxruntime is installed, the model
-    has the plain layout and the export can be made, else torch: with a
-    warning, except for the queries of a model without the plain layout (a
-    search would repeat it every time; such a model never had an export).
+    has the plain layout and the export can be made, else torch, with a
+    warning. Where onnxruntime or the plain layout is missing, that warning is
+    given only when ``warn_unsupported`` (documents): a search would repeat it
+    on every command, for a model that never had an export.
     """
 
     def __init__(
@@ -36,8 +37,11 @@ class OnnxChoice:
         model_path: Callable[[], str],
         open_encoder: Callable[[str, dict[str, Any]], Any],
         check_dimension: Callable[[int], None],
+        *,
+        warn_unsupported: bool,
     ) -> None:
         self._key = key
+        self._warn_unsupported = warn_unsupported
         self._setting = setting
         self._model_name = model_name
         self._model_path = model_path
@@ -83,7 +87,7 @@ class OnnxChoice:
                     + ("onnxruntime is not installed (pip install onnxruntime)" if layout is not None
                        else f"embedding model {name!r} is not a plain transformer-and-pooling model")
                 )
-            if self._key == "document_runtime":
+            if self._warn_unsupported:
                 log.warning("embedder.onnx_unavailable", model=name, key=self._key,
                             reason="onnxruntime is not installed" if layout is not None else "not a plain model")
             return None

@@ -244,6 +244,18 @@ async def test_i_shows_the_databases_embedder_counts_and_tags(papers_tagged, tmp
         assert "tags  1: r1" in lines
 
 
+async def test_a_chunk_highlighted_while_the_app_closes_is_dropped_quietly(manual_config):
+    # The chunk list highlights its first chunk once it is filled; when that message is
+    # handled after the app began closing, the panes it would update are gone.
+    async with inspector(manual_config) as (app, pilot):
+        await until(pilot, lambda: titles(app) == ["Field manual"] and len(app.chunks) == 3, "the manual's chunks")
+        await app.query_one("#chunk-text", Static).remove()
+        app.query_one("#chunks", OptionList).highlighted = 2
+        await pilot.pause()
+        assert app.chunk is not None and app.chunk.order == 2
+        assert app.return_code is None  # still running, no error raised
+
+
 async def test_an_entry_configured_at_a_tag_shows_the_documents_it_held_then(papers_tagged, tmp_path):
     config = build_config(tmp_path / "data", {"papers": {"location": str(papers_tagged["path"]), "tag": "r1"}})
     async with inspector(config) as (app, pilot):

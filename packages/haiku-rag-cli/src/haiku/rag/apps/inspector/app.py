@@ -33,7 +33,7 @@ from haiku.rag.apps.inspector.render import (
     report_text,
     when,
 )
-from haiku.rag.apps.inspector.workers import read_worker
+from haiku.rag.apps.inspector.workers import read_worker, unless_closing
 
 # The URI last: a long one runs off the pane's edge, never the counts or dates.
 # Rows listed before the first paint (a tall terminal's screenful), then per refresh.
@@ -300,6 +300,7 @@ class InspectorApp(App[None]):
             listing.highlighted = 0
 
     @on(OptionList.OptionHighlighted, "#chunks")
+    @unless_closing  # the list highlights its first chunk once filled, maybe as the app closes
     def _chunk_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if 0 <= event.option_index < len(self.chunks):
             self.show_chunk(self.chunks[event.option_index])

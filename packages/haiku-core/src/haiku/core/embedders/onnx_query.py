@@ -215,7 +215,7 @@ def export_query_model(cache_dir: Path, name: str, model_path: str | Path, layou
             "files": file_records(work),
         }
         write_manifest(work, manifest)
-        worst = _probe(OnnxQueryEncoder(work), LeanSentenceEncoder(str(model_path), layout))
+        worst = _probe(OnnxQueryEncoder(work), LeanSentenceEncoder.load(str(model_path), layout))
         if worst < MIN_PROBE_COSINE:
             raise RuntimeError(f"the ONNX export disagrees with torch (cosine {worst:.6f} < {MIN_PROBE_COSINE})")
         manifest["probe_min_cosine"] = worst

@@ -136,7 +136,6 @@ async def drain_queue(
 
     A progress bar shows on stderr when it is a terminal. A full disk stops it and is raised.
     """
-    from haiku.core.embedders import get_embedder
 
     config = app.config
     assert app.queue is not None
@@ -146,7 +145,7 @@ async def drain_queue(
         bar.advance(lambda: app.queue.jobs.live_count(names) if app.queue else 0)
 
     workers = WorkerPool(
-        app, in_flight=max(config.ingester.workers.worker_count, 8 * get_embedder(config).batch_size),
+        app, in_flight=max(config.ingester.workers.worker_count, 8 * config.embeddings.batch_size),
         on_finished=finished, stop_when_engine_lost=True,
     )
     bar.start(app.queue.jobs.live_count(names))

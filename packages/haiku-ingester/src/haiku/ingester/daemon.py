@@ -77,6 +77,8 @@ class Daemon:
             asyncio.create_task(VersionWatch(app).forever(), name="version-watch"),
             asyncio.create_task(self._memory_forever(), name="memory-log"),
         ]
+        if owner is not None:
+            background.append(asyncio.create_task(self._note_encoder(owner), name="note-encoder"))
         interval = self.notifier.watchdog_interval_s
         if interval:
             background.append(asyncio.create_task(self._watchdog_forever(interval), name="watchdog"))
@@ -118,10 +120,22 @@ class Daemon:
         return 0
 
     def _in_flight(self) -> int:
-        from haiku.core.embedders import get_embedder
 
-        batch = get_embedder(self.app.config).batch_size
+        # Jobs, not texts: the configured batch, whatever the device (a GPU's batch of
+        # 4,096 texts fills from a few hundred documents).
+        batch = self.app.config.embeddings.batch_size
         return max(self.app.config.ingester.workers.worker_count, 8 * batch)
+
+    async def _note_encoder(self, owner: OwnerRecord) -> None:
+        """Tell ``status`` where documents are embedded, once the encoder says (after its first load or batch)."""
+        while True:
+            engine = self.app.engine
+            describe = getattr(engine.embedder, "describe_placement", None) if engine is not None else None
+            placement = describe() if describe is not None else None
+            if placement is not None:
+                owner.note(encoder=placement)
+                return
+            await asyncio.sleep(1.0)
 
     async def _prune_forever(self) -> None:
         while True:

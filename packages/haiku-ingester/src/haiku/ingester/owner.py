@@ -25,8 +25,9 @@ def owner_path(queue_path: Path) -> Path:
 class OwnerRecord:
     """Held by a running ``serve`` or ``run-batch``; ``release`` (or exit) ends it."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, record: dict[str, Any]) -> None:
         self._fd: int | None = fd
+        self._record = record
 
     @classmethod
     def take(cls, queue_path: Path, command: str) -> OwnerRecord | None:
@@ -40,9 +41,19 @@ class OwnerRecord:
             os.close(fd)
             return None
         since = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({"command": command, "pid": os.getpid(), "since": since}).encode(), 0)
-        return cls(fd)
+        record = cls(fd, {"command": command, "pid": os.getpid(), "since": since})
+        record._write()
+        return record
+
+    def note(self, **facts: Any) -> None:
+        """Add ``facts`` to the record (e.g. ``encoder``: where documents are embedded)."""
+        self._record.update(facts)
+        self._write()
+
+    def _write(self) -> None:
+        if self._fd is not None:
+            os.ftruncate(self._fd, 0)
+            os.pwrite(self._fd, json.dumps(self._record).encode(), 0)
 
     def release(self) -> None:
         if self._fd is not None:
@@ -52,7 +63,10 @@ class OwnerRecord:
 
 
 def read_owner(queue_path: Path) -> dict[str, Any] | None:
-    """``{"command", "pid", "since"}`` of the process holding the record now, else ``None``."""
+    """``{"command", "pid", "since", "encoder"}`` of the process holding the record now, else ``None``.
+
+    ``encoder`` (device, precision, runtime) is ``None`` until the process has
+    loaded its document encoder."""
     try:
         fd = os.open(owner_path(queue_path), os.O_RDONLY)
     except FileNotFoundError:
@@ -66,7 +80,7 @@ def read_owner(queue_path: Path) -> dict[str, Any] | None:
                 record = json.loads(text)
             except ValueError:  # caught between its truncate and its write
                 record = {}
-            return {"command": record.get("command"), "pid": record.get("pid"), "since": record.get("since")}
+            return {key: record.get(key) for key in ("command", "pid", "since", "encoder")}
         return None
     finally:
         os.close(fd)

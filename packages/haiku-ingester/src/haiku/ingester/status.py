@@ -134,6 +134,10 @@ def render_status(report: dict[str, Any]) -> str:
     running = report["running"]
     if running:
         lines.append(f"running: {running['command']} (pid {running['pid']}, since {running['since']})")
+        encoder = running.get("encoder")
+        if encoder:
+            where = f"{encoder.get('device')} ({encoder.get('precision')}, {encoder.get('runtime')}"
+            lines.append(f"  embedding documents on {where}{', on Ray' if encoder.get('engine') == 'ray' else ''})")
     else:
         lines.append("running: no serve or run-batch for this configuration")
     if not report["databases"]:

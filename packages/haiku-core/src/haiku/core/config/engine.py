@@ -29,7 +29,15 @@ class RayEngineConfig(_EngineSection):
     converters: int = Field(default=2, ge=1)  # conversions running at once on the cluster
     embedders: int = Field(default=1, ge=1)  # embedding actors, each holding the model once
     gpus_per_embedder: float = Field(default=0, ge=0, le=8)
+    # CPUs Ray reserves for each embedding actor; unset: 1, or 4 for an actor with
+    # a GPU, whose texts are tokenized ahead of the card (docs/scale-out.md).
+    cpus_per_embedder: float | None = Field(default=None, gt=0, le=256)
     max_task_retries: int = Field(default=3, ge=0)  # retries after a worker or node died
+
+    def embedder_cpus(self) -> float:
+        if self.cpus_per_embedder is not None:
+            return self.cpus_per_embedder
+        return 4.0 if self.gpus_per_embedder > 0 else 1.0
 
     @field_validator("address", mode="before")
     @classmethod

@@ -23,6 +23,7 @@ from pathlib import Path
 
 DEVICE_PATTERN = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 PRECISIONS = ("auto", "fp32", "fp16", "bf16")
+DEV = Path("/dev")
 _GPU_BUILD = re.compile(r"^(cuda|hip)\s*(?::[^=\n]*)?=\s*['\"]([^'\"]+)['\"]", re.MULTILINE)
 
 
@@ -40,17 +41,19 @@ def _visible_devices_hidden() -> bool:
     return False
 
 
-def torch_gpu_build() -> str | None:
-    """The CUDA (or HIP) version the installed torch was built for, read from its files; ``None``
-    for a CPU build or no torch. Imports nothing."""
+def torch_gpu_build(version_file: Path | None = None) -> str | None:
+    """The CUDA (or HIP) version the installed torch was built for, read from its ``version.py``
+    (or ``version_file``); ``None`` for a CPU build or no torch. Imports nothing."""
+    if version_file is None:
+        try:
+            spec = importlib.util.find_spec("torch")
+        except (ImportError, ValueError):
+            return None
+        if spec is None or not spec.origin:
+            return None
+        version_file = Path(spec.origin).parent / "version.py"
     try:
-        spec = importlib.util.find_spec("torch")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.origin:
-        return None
-    try:
-        text = (Path(spec.origin).parent / "version.py").read_text(encoding="utf-8")
+        text = version_file.read_text(encoding="utf-8")
     except OSError:
         return None
     for match in _GPU_BUILD.finditer(text):
@@ -60,7 +63,7 @@ def torch_gpu_build() -> str | None:
 
 def gpu_device_nodes() -> bool:
     """Whether the machine has an NVIDIA (or AMD ROCm) GPU's device nodes."""
-    return bool(glob.glob("/dev/nvidia[0-9]*")) or os.path.exists("/dev/kfd")
+    return bool(glob.glob(str(DEV / "nvidia[0-9]*"))) or (DEV / "kfd").exists()
 
 
 def probable_device(setting: str) -> str:
@@ -119,3 +122,15 @@ def torch_dtype(precision: str):
     import torch
 
     return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[precision]
+
+
+def assigned_device(setting: str, gpu_ids: list) -> str:
+    """The device setting inside a worker a scheduler gave ``gpu_ids`` (Ray's ``get_gpu_ids()``).
+
+    The scheduler shows the worker only its GPUs, numbered from 0
+    (``CUDA_VISIBLE_DEVICES``), so any GPU setting means ``cuda:0`` there; a
+    worker given none keeps its setting (``auto`` then finds the GPUs hidden).
+    """
+    if gpu_ids and setting not in ("cpu", "mps"):
+        return "cuda:0"
+    return setting

@@ -159,6 +159,13 @@ class SentenceTransformerEmbedder:
         """Texts one document encode takes (``batching.document_batch_size``: larger on a GPU)."""
         return self._placement.batch_size(self._batch_size)
 
+    def describe_placement(self) -> dict[str, Any] | None:
+        """Where documents are embedded (device, precision, runtime), once decided; else ``None``."""
+        decided = self._placement.decided
+        if decided is None:
+            return None
+        return {"device": decided[0], "precision": decided[1], "runtime": self.document_runtime}
+
     @property
     def document_placement(self) -> tuple[str, str] | None:
         """(device, precision) documents are embedded on, once the first batch or

@@ -92,7 +92,7 @@ class AheadTokenizer:
             self._local.backend = backend
         return backend
 
-    def _shard(self, texts: list[str]) -> tuple[list[list[int]], list[list[int]] | None]:
+    def shard(self, texts: list[str]) -> tuple[list[list[int]], list[list[int]] | None]:
         """(token ids, token type ids or ``None`` when all are 0) of each text, unpadded."""
         self.threads_used.add(threading.get_ident())
         if self._slow is not None:
@@ -115,7 +115,7 @@ class AheadTokenizer:
     def _submit(self, texts: list[str]) -> list[Future]:
         size = -(-len(texts) // self._threads)
         pool = self._executor()
-        return [pool.submit(self._shard, texts[i : i + size]) for i in range(0, len(texts), size)]
+        return [pool.submit(self.shard, texts[i : i + size]) for i in range(0, len(texts), size)]
 
     def _padded(self, shards: list[Future]) -> dict[str, Any]:
         import numpy as np

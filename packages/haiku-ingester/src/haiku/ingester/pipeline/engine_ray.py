@@ -23,6 +23,7 @@ from haiku.core.config import AppConfig
 from haiku.core.config.engine import RayEngineConfig
 from haiku.core.convert import ConvertedDocument
 from haiku.core.embedders import EmbeddingError, get_embedder
+from haiku.core.embedders.batching import document_batch_size
 from haiku.ingester.errors import (
     ConversionCrashedError,
     ConversionError,
@@ -239,12 +240,17 @@ class RayConverter:
 class RayEmbedder:
     """The configured local model in ``embedders`` Ray actors; a batch is split among them."""
 
-    def __init__(self, driver: RayDriver, local: Any, *, embedders: int) -> None:
+    def __init__(self, driver: RayDriver, local: Any, *, embedders: int, per_actor: int) -> None:
         self.driver = driver
         self.identity = local.identity
         self.embedders = embedders
-        self.per_actor = local.batch_size
-        self.batch_size = local.batch_size * embedders
+        self.per_actor = per_actor
+        self.batch_size = per_actor * embedders
+        self._placement: dict[str, Any] | None = None
+
+    def describe_placement(self) -> dict[str, Any] | None:
+        """Where the actors embed (device, precision, runtime), known from their first vectors."""
+        return None if self._placement is None else {**self._placement, "engine": "ray"}
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
@@ -259,6 +265,9 @@ class RayEmbedder:
                     raise EngineUnavailableError(reply.get("message") or "the Ray cluster is unavailable")
                 raise EmbeddingError(f"embedding on the Ray cluster failed: {reply.get('message')}")
             vectors.extend(reply["vectors"])
+            if self._placement is None and reply.get("placement"):
+                self._placement = reply["placement"]
+                self.driver.log.info("embedder.device", engine="ray", **self._placement)
         return vectors
 
     async def embed_query(self, text: str) -> list[float]:
@@ -272,15 +281,27 @@ def build_ray_engine(config: AppConfig, converter_settings: dict[str, Any]) -> t
     local = get_embedder(config)
     # A local model runs in the actors; an embedding endpoint is called from here, as on the local engine.
     on_cluster = config.embeddings.model.provider == "sentence-transformers"
+    if settings.gpus_per_embedder > 0 and _embeds_on_cpu(config.embeddings):
+        get_logger().warning(
+            "embedder.gpu_reserved_unused", gpus_per_embedder=settings.gpus_per_embedder,
+            reason="embeddings.document_device is cpu (or document_runtime is onnx): the reserved GPUs stay idle",
+        )
+    gpu = settings.gpus_per_embedder > 0
     hello = {
         "address": settings.address,
         "converter": converter_settings,
         "embedders": settings.embedders,
         "gpus_per_embedder": settings.gpus_per_embedder,
+        "cpus_per_embedder": settings.embedder_cpus(),
         "max_task_retries": settings.max_task_retries,
         "embeddings": config.embeddings.model_dump(mode="json") if on_cluster else None,
     }
     driver = RayDriver(hello)
     converter = RayConverter(driver, size=settings.converters, timeout_s=config.processing.conversion_timeout_s)
-    embedder = RayEmbedder(driver, local, embedders=settings.embedders) if on_cluster else local
+    per_actor = document_batch_size(config.embeddings.batch_size, "cuda:0" if gpu else "cpu")
+    embedder = RayEmbedder(driver, local, embedders=settings.embedders, per_actor=per_actor) if on_cluster else local
     return converter, embedder
+
+
+def _embeds_on_cpu(embeddings: Any) -> bool:
+    return embeddings.document_device == "cpu" or embeddings.document_runtime == "onnx"

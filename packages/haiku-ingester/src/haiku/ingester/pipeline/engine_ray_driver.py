@@ -11,7 +11,8 @@ first the settings, answered ``{"ready": True}`` or ``{"ok": False, "kind":
 "data", "timeout_s"}``, ``{"id", "op": "convert_object", "name", "format",
 "ref", "max_file_size", "known_hash", "timeout_s"}`` (the worker reads the
 object) and ``{"id", "op": "embed", "texts"}``, each answered with its ``id``:
-``{"ok": True, "document" | "vectors"}`` (with ``"hash"`` for an object), or
+``{"ok": True, "document" | "vectors"}`` (with ``"hash"`` for an object, and
+``"placement"``, where the actor embeds, with vectors), or
 ``{"ok": False, "kind", "message"}`` where kind is ``conversion``, ``crashed``,
 ``timeout``, ``embedding`` (the file's or the model's fault), ``read`` (an
 object could not be read: retried) or ``unavailable`` (the cluster's).
@@ -67,7 +68,8 @@ class Driver:
         self._convert = convert_file.options(max_retries=retries, retry_exceptions=False)
         self._convert_object = convert_object.options(max_retries=retries, retry_exceptions=False)
         self._embedder = EmbedderActor.options(
-            num_cpus=1, num_gpus=float(hello["gpus_per_embedder"]), max_restarts=-1, max_task_retries=retries
+            num_cpus=float(hello["cpus_per_embedder"]), num_gpus=float(hello["gpus_per_embedder"]),
+            max_restarts=-1, max_task_retries=retries,
         )
         self._embeddings = hello.get("embeddings")
         self._embedders = int(hello["embedders"])
@@ -136,7 +138,7 @@ class Driver:
 
         def done(future: Any) -> None:
             try:
-                answer = {"ok": True, "vectors": future.result()}
+                answer = {"ok": True, **future.result()}
             except exceptions.RayTaskError as exc:
                 answer = {"ok": False, "kind": "embedding", "message": str(exc.cause or exc)}
             except Exception as exc:

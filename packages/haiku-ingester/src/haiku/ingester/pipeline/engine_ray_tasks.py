@@ -49,15 +49,21 @@ class EmbedderActor:
     def __init__(self, embeddings: dict[str, Any]) -> None:
         from haiku.core.config import AppConfig
         from haiku.core.embedders import get_embedder
+        from haiku.core.embedders.device import assigned_device
         from haiku.ingester.pipeline.worker import let_torch_in
 
         if "torch" in sys.modules and sys.modules["torch"] is None:
             let_torch_in()  # this worker process converted files before
+        # The GPUs Ray reserved for this actor (docs/scale-out.md): it sees them as cuda:0, cuda:1, …
+        setting = embeddings.get("document_device", "auto")
+        embeddings = {**embeddings, "document_device": assigned_device(setting, ray.get_gpu_ids())}
         self._embedder = get_embedder(AppConfig(embeddings=embeddings))
         self._embedder.prepare_document_encoder()
+        self._placement = self._embedder.describe_placement()
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        return self._embedder.encode(texts)
+    def embed(self, texts: list[str]) -> dict[str, Any]:
+        """The vectors, and where they were made (the ingester logs it once and ``status`` shows it)."""
+        return {"vectors": self._embedder.encode(texts), "placement": self._placement}
 
 
 @ray.remote(num_cpus=1)

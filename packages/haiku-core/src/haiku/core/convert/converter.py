@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from haiku.core.convert.clean import clean_document, clean_text
+from haiku.core.convert.code_scopes import common_scope, scopes_for
+from haiku.core.convert.declared_titles import declared_title
 from haiku.core.convert.document import (
     ConvertedChunk,
     ConvertedDocument,
@@ -32,7 +34,7 @@ from haiku.core.convert.document import (
 from haiku.core.convert.formats import format_of, xml_kind
 from haiku.core.convert.serializers import chunking_serializers, export_markdown, inline_keeping_chunker
 from haiku.core.convert.structure import StructureOptions, chunk_location, extract_structure
-from haiku.core.convert.titles import choose_title, pdf_title, title_line
+from haiku.core.convert.titles import choose_title, title_line
 from haiku.core.errors import ConverterUnavailableError
 from haiku.core.models import PageImage
 
@@ -110,8 +112,10 @@ class Converter:
         if fmt == "code":
             spec = format_of(name)
             language = spec.language if spec is not None else None
-            document = _code_document(name, clean_text(decode_text(data), keep_tabs=True), language)
-            return ReadDocument(name, document, export_markdown(document), language=language, structured=False)
+            document, scopes = _code_document(name, clean_text(decode_text(data), keep_tabs=True), language)
+            return ReadDocument(
+                name, document, export_markdown(document), language=language, structured=False, code_scopes=scopes
+            )
         if fmt == "legacy":
             from haiku.core.convert.legacy import via_libreoffice
 
@@ -134,12 +138,14 @@ class Converter:
                 document = lay_out(data, document)
         clean_document(document)
         content = export_markdown(document)
-        title = (pdf_title(data) or title_line(content)) if fmt == "pdf" else None
-        return ReadDocument(name, document, content, title)
+        return ReadDocument(
+            name, document, content, title_line(content) if fmt == "pdf" else None,
+            declared_title=declared_title(fmt, data),
+        )
 
     def title(self, document: ReadDocument) -> str:
         """The title the ingester records (docs/ingester.md, "Titles")."""
-        return choose_title(document.docling, document.name, document.format_title)
+        return choose_title(document.docling, document.name, document.format_title, document.declared_title)
 
     def chunk(self, document: ReadDocument) -> list[ConvertedChunk]:
         """The document's chunks under ``processing.chunk_size``, each with its headings and pages."""
@@ -148,6 +154,8 @@ class Converter:
         for chunk in chunker.chunk(document.docling):
             pages = sorted({prov.page_no for item in chunk.meta.doc_items for prov in (item.prov or [])})
             headings = list(chunk.meta.headings or [])
+            if document.code_scopes:  # a code chunk is headed by the class and function it lies in
+                headings = common_scope([document.code_scopes.get(item.self_ref, []) for item in chunk.meta.doc_items])
             refs, boxes = chunk_location(chunk.meta.doc_items, document.docling)
             chunks.append(
                 ConvertedChunk(
@@ -172,15 +180,23 @@ def _text_document(name: str, text: str) -> Any:
     return document
 
 
-def _code_document(name: str, text: str, language: str | None) -> Any:
+def _code_document(name: str, text: str, language: str | None) -> tuple[Any, dict[str, list[str]] | None]:
     """A code or data file as fenced blocks, one per run of lines between blank lines,
-    so a chunk holds whole blocks of the file."""
+    so a chunk holds whole blocks of the file; and, for a language ``code_scopes``
+    reads, the classes and functions each block lies in, by the block's item."""
     from docling_core.types.doc import CodeLanguageLabel, DoclingDocument
 
     labels = {label.value.lower(): label for label in CodeLanguageLabel}
     label = labels.get((language or "").lower(), CodeLanguageLabel.UNKNOWN)
     document = DoclingDocument(name=Path(name).stem or "code")
-    for block in text.replace("\r\n", "\n").split("\n\n"):
+    text = text.replace("\r\n", "\n")
+    scopes = scopes_for(language, text)
+    where: dict[str, list[str]] = {}
+    line = 1  # where the block starts in the file
+    for block in text.split("\n\n"):
         if block.strip():
-            document.add_code(text=block.strip("\n"), code_language=label)
-    return document
+            item = document.add_code(text=block.strip("\n"), code_language=label)
+            if scopes is not None:
+                where[item.self_ref] = scopes.at(line + len(block) - len(block.lstrip("\n")))
+        line += block.count("\n") + 2
+    return document, (where if scopes is not None else None)

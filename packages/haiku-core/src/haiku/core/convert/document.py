@@ -38,8 +38,9 @@ class ConvertedDocument:
 class ReadDocument:
     """A file read by the converter, before chunking: docling's document and its markdown.
 
-    ``format_title``: the title the format itself gives (a PDF's metadata, a
-    plain-text title line), used when the document has no heading.
+    ``format_title``: a title the text suggests (a plain-text or PDF title
+    line), used when the document has no heading; ``declared_title``: the title
+    the file declares of itself (docs/ingester.md, "Titles"), used first.
     """
 
     name: str
@@ -49,6 +50,9 @@ class ReadDocument:
     language: str | None = None
     plain_text: bool = False
     structured: bool = True  # False for plain text, code and data files: no structure beyond the text
+    # Source code: each block's enclosing classes and functions, by the block's item (``code_scopes``).
+    code_scopes: dict[str, list[str]] | None = None
+    declared_title: str | None = None
 
 
 def embed_text(headings: list[str], content: str) -> str:

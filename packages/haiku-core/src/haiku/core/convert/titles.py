@@ -1,9 +1,10 @@
 """The title rule (docs/ingester.md, "Titles").
 
-A document's title is its first heading; else, for a PDF, the title its
-metadata records; else, for plain text and PDFs (whose text layer may have no
-heading the layout step finds), a first paragraph that reads as a title (``title_line``); else the
-file name.
+A document's title is the one the file declares of itself (``declared_titles``:
+a web page's ``<h1>`` or ``<title>``, document properties, a PDF's ``/Title``,
+LaTeX's ``\\title``); else its first heading; else, for plain text and PDFs
+(whose text layer may have no heading the layout step finds), a first paragraph
+that reads as a title (``title_line``); else the file name.
 """
 
 from __future__ import annotations
@@ -13,12 +14,16 @@ from pathlib import Path
 from typing import Any
 
 TITLE_MAX_CHARS = 100
-_NOT_A_TITLE = re.compile(r"(?i)^(untitled|title|document\d*)$|\.(docx?|pdf|odt|rtf|tex|dvi|txt|pptx?)$|^microsoft ")
+_NOT_A_TITLE = re.compile(
+    r"(?i)^(untitled|no title|title|document\d*|presentation\d*|powerpoint presentation|slide \d+|book\d*|sheet\d*)$"
+    r"|\.(docx?|pdf|odt|rtf|tex|dvi|txt|pptx?|xlsx?|html?|epub)$|^microsoft "
+)
 
 
-def choose_title(document: Any, name: str, fallback: str | None) -> str:
-    """``fallback``: the format's own title, used when the document has no heading."""
-    return first_heading(document) or fallback or Path(name).name
+def choose_title(document: Any, name: str, fallback: str | None, declared: str | None = None) -> str:
+    """``declared``: the title the file declares of itself (``declared_titles``), first;
+    ``fallback``: a title the text suggests (a plain-text title line), when the document has no heading."""
+    return declared or first_heading(document) or fallback or Path(name).name
 
 
 def title_line(text: str) -> str | None:
@@ -50,7 +55,16 @@ def pdf_title(data: bytes) -> str | None:
             pdf.close()
     except Exception:  # a PDF docling read but pdfium cannot: no title from it
         return None
+    return usable_title(title)
+
+
+def usable_title(title: str | None) -> str | None:
+    """``title`` stripped, unless it is empty, over twice ``TITLE_MAX_CHARS``, wordless (a lone
+    ``1``, a bullet) or a placeholder or file name (``Untitled``, ``report.docx``)."""
+    title = " ".join((title or "").split())
     if not title or len(title) > 2 * TITLE_MAX_CHARS or _NOT_A_TITLE.search(title):
+        return None
+    if not any(c.isalpha() for c in title):
         return None
     return title
 

@@ -140,3 +140,4 @@ def wait_gone(pid: int, seconds: float) -> float | None:
 
 
 __all__ = ["environment_of", "free_port", "rss_bytes", "screen_until", "serving", "two_db_config", "wait_gone"]
+

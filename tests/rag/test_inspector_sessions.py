@@ -9,11 +9,21 @@ through /proc.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 
 import aiohttp
 import pytest
-from serve_support import environment_of, rss_bytes, screen_until, serving, two_db_config, wait_gone
+from serve_support import (
+    environment_of,
+    rss_bytes,
+    screen_until,
+    serving,
+    two_db_config,
+    wait_gone,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -38,19 +48,24 @@ async def test_a_huge_terminal_is_clamped_and_its_process_stays_under_300_mb(two
                 assert rss_bytes(pid) < 300 * 1024**2
 
 
-async def test_a_session_process_ends_within_5_s_of_its_connection_closing_while_it_writes(two_db_file):
+async def test_a_session_process_that_cannot_act_on_the_quit_ends_within_5_s_of_its_connection_closing(
+    two_db_file,
+):
+    # A process that cannot read the request to quit (in the field: blocked writing a huge screen
+    # to its pipe; here: stopped, which is deterministic) is ended all the same.
     with serving(two_db_file) as served:
         async with aiohttp.ClientSession() as session:
-            ws = await session.ws_connect(f"http://127.0.0.1:{served.port}/ws?width=3000&height=3000")
+            ws = await session.ws_connect(f"http://127.0.0.1:{served.port}/ws?width=3000&height=3000", max_msg_size=0)
             await screen_until(ws, "Photosynthesis")
             [pid] = served.session_pids()
-            for _ in range(20):  # repaints queued, then nobody reads them: the process writes on
-                await ws.send_str(json.dumps(["resize", {"width": 2999, "height": 2999}]))
-                await ws.send_str(json.dumps(["resize", {"width": 3000, "height": 3000}]))
-                await ws.send_str(json.dumps(["stdin", "\x1b[B\x1b[A"]))
-            await ws.close()
-        ended = wait_gone(pid, 10)
-        assert ended is not None and ended < 5, f"still running {ended}"
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                await ws.close()
+                ended = await asyncio.to_thread(wait_gone, pid, 15)
+            finally:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
+        assert ended is not None and ended < 5, "the session's process still runs 15 s after its connection closed"
 
 
 async def test_a_session_past_max_sessions_is_refused_on_its_screen_until_one_closes(two_db_file):

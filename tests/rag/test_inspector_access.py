@@ -9,10 +9,14 @@ does, sent to 127.0.0.1 (a browser tricked by DNS rebinding does exactly that).
 from __future__ import annotations
 
 import json
+import subprocess
 
 import aiohttp
 import pytest
+from rag_support import HAIKU_RAG
 from serve_support import screen_until, serving, two_db_config
+
+from support import cli_env
 
 
 @pytest.fixture
@@ -97,3 +101,17 @@ async def test_a_token_from_a_file_or_the_environment_is_required_and_not_warned
                     assert refused.status == 401
                 async with session.get(f"http://127.0.0.1:{served.port}/?token={token}") as page:
                     assert page.status == 200
+
+
+def test_a_token_given_twice_or_an_empty_token_file_fails_before_serving(two_db_file, tmp_path):
+    empty = tmp_path / "empty-token"
+    empty.write_text("\n")
+    for options, says in (
+        (("--token", "a", "--token-file", str(empty)), "Error: give the token once: --token or --token-file, not both"),
+        (("--token-file", str(empty)), f"Error: the token file {empty} holds no token"),
+    ):
+        done = subprocess.run(
+            [str(HAIKU_RAG), "--config", str(two_db_file), "inspect", "--serve", *options],
+            capture_output=True, text=True, env=cli_env(), timeout=120,
+        )
+        assert (done.returncode, says in done.stderr, "Serving" in done.stderr) == (1, True, False), done.stderr

@@ -74,3 +74,29 @@ async def test_a_database_whose_chunk_files_are_gone_still_fails_a_search_as_dam
         assert str(ref.location) not in str(caught.value)
     finally:
         await store.close()
+
+
+async def test_a_search_whose_opened_version_a_vacuum_removed_moves_to_the_latest_instead_of_failing(
+    alpha, write_doc, fake_embed
+):
+    # A one-shot search beside `vacuum --retention-seconds 0`: the store opened at a version
+    # (no search ran on it yet), which the vacuum removed before the search pinned it, so
+    # LanceDB refuses to open it ("Version N no longer exists"), a ValueError.
+    config, ref = alpha
+    writer = await Store.open(ref, config, create=True)
+    reader = None
+    try:
+        await _write(writer, write_doc, 0, 3)
+        reader = await Store.open(ref, config, read_only=True)
+        await _write(writer, write_doc, 3, 5)
+        report = await writer.vacuum(retention_seconds=0)
+        assert report is not None and report.versions_removed > 0
+        with capture_logs() as logs:
+            found = await reader.search("otters", query_vector=fake_embed("otters swim"), search_type="hybrid", limit=20)
+        assert len(found) == 10  # the latest version: 5 documents of 2 chunks
+        retried = [e for e in logs if e["event"] == "store.read_retried_at_latest"]
+        assert retried and retried[0]["reason"] == "its version is gone"
+    finally:
+        if reader is not None:
+            await reader.close()
+        await writer.close()

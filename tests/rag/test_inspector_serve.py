@@ -8,89 +8,26 @@ in as ``["stdin", …]`` messages, the screen comes back as terminal output.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import aiohttp
 import pytest
-from inspector_support import screen_text
-from rag_support import HAIKU_RAG, config_data
+from rag_support import HAIKU_RAG
+from serve_support import screen_until, serving, two_db_config
 
-from support import cli_env, write_config
+from support import cli_env
 
 DOWN = "\x1b[B"
 
 
 @pytest.fixture
 def two_db_file(built, tmp_path):
-    return write_config(
-        tmp_path / "haiku.rag.yaml",
-        config_data(tmp_path / "data", {"papers": str(built["papers"]), "wiki": str(built["wiki"])}),
-    )
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@contextmanager
-def serving(config: Path, *options: str) -> Iterator[tuple[int, list[str]]]:
-    """The server started with ``options``; yields its port and the lines it printed up to "Serving …"."""
-    port = free_port()
-    process = subprocess.Popen(
-        [str(HAIKU_RAG), "--config", str(config), "inspect", "--serve", "--port", str(port), *options],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=cli_env(),
-    )
-    lines: list[str] = []
-    try:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.append(line.rstrip("\n"))
-            if line.startswith("Serving the inspector on "):
-                break
-        else:
-            raise AssertionError(f"the server exited {process.wait()}: {lines}")
-        threading.Thread(target=process.stderr.read, daemon=True).start()  # whatever else it logs
-        deadline = time.monotonic() + 30
-        while True:  # the line is printed just before the socket is bound
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-        yield port, lines
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-
-
-async def screen_until(ws: aiohttp.ClientWebSocketResponse, text: str, seconds: float = 90.0) -> str:
-    """Read the inspector's output from the websocket until the screen shows ``text``."""
-    shown = ""
-    deadline = time.monotonic() + seconds
-    while text not in shown:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise AssertionError(f"{text!r} never arrived; the screen showed: {shown[-600:]}")
-        message = await ws.receive(timeout=left)
-        if message.type == aiohttp.WSMsgType.BINARY:
-            shown += screen_text(message.data)
-        elif message.type != aiohttp.WSMsgType.TEXT:
-            raise AssertionError(f"the websocket closed ({message.type}) before {text!r} arrived: {shown[-600:]}")
-    return shown
+    return two_db_config(built, tmp_path)
 
 
 async def test_serve_on_loopback_serves_the_page_and_its_websocket_drives_the_inspector(two_db_file):
-    with serving(two_db_file) as (port, lines):
+    with serving(two_db_file) as served:
+        port, lines = served.port, served.lines
         assert lines[-1] == f"Serving the inspector on http://127.0.0.1:{port}/ (Ctrl+C to stop)"
         async with aiohttp.ClientSession() as session:
             async with session.get(f"http://127.0.0.1:{port}/") as page:
@@ -105,7 +42,8 @@ async def test_serve_on_loopback_serves_the_page_and_its_websocket_drives_the_in
 
 
 async def test_serve_off_loopback_warns_and_wants_the_printed_token(two_db_file):
-    with serving(two_db_file, "--host", "0.0.0.0") as (port, lines):
+    with serving(two_db_file, "--host", "0.0.0.0") as served:
+        port, lines = served.port, served.lines
         token = next(line for line in lines if line.startswith("Access token (generated): ")).split(": ")[1]
         assert (
             "Warning: --host 0.0.0.0 is not a loopback address: anyone who can reach it and has the token can "
@@ -128,7 +66,8 @@ async def test_serve_off_loopback_warns_and_wants_the_printed_token(two_db_file)
 
 
 async def test_the_websocket_refuses_a_page_of_another_origin(two_db_file):
-    with serving(two_db_file) as (port, _):
+    with serving(two_db_file) as served:
+        port = served.port
         async with aiohttp.ClientSession() as session:
             with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
                 await session.ws_connect(f"http://127.0.0.1:{port}/ws", headers={"Origin": "http://elsewhere.example"})
@@ -150,9 +89,12 @@ def test_serve_with_an_unknown_database_fails_before_serving(two_db_file):
     assert "Serving" not in done.stderr
 
 
-async def test_a_token_given_on_loopback_is_required_there_too(two_db_file):
-    with serving(two_db_file, "--token", "correct-horse") as (port, lines):
-        assert not any(line.startswith(("Warning:", "Access token")) for line in lines)
+async def test_a_token_given_on_loopback_is_required_there_too_and_warned_about_as_seen_in_ps(two_db_file):
+    with serving(two_db_file, "--token", "correct-horse") as served:
+        port, lines = served.port, served.lines
+        assert lines[:-1] == [
+            "Warning: --token shows in `ps` to every user of this machine; use --token-file or HAIKU_INSPECT_TOKEN"
+        ]
         assert lines[-1] == f"Serving the inspector on http://127.0.0.1:{port}/?token=correct-horse (Ctrl+C to stop)"
         async with aiohttp.ClientSession() as session:
             async with session.get(f"http://127.0.0.1:{port}/") as refused:

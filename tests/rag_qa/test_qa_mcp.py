@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import time
@@ -62,7 +63,50 @@ async def stdio_calls(qa_databases, scripted_model, tmp_path_factory) -> dict[st
         recorded["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
         for key, (name, arguments) in calls.items():
             recorded[key] = await client.call_tool(name, arguments)
+        # Last: code flooding the channel back to haiku, with the server's peak memory around it.
+        [server] = _mcp_server_pids()
+        recorded["peak_before_flood"] = _peak_rss(server)
+        recorded["code_flood"] = await client.call_tool("execute_code", {"code": CHANNEL_FLOOD})
+        recorded["peak_after_flood"] = _peak_rss(server)
     return recorded
+
+
+# Writes control messages of 1 MB to every descriptor it holds, forever (docs/sandbox.md, "Bounds").
+CHANNEL_FLOOD = (
+    "import os, json\n"
+    "line = (json.dumps({'op': 'out', 'text': 'x' * 1_000_000}) + '\\n').encode()\n"
+    "while True:\n"
+    "    for fd in range(3, 64):\n"
+    "        try:\n"
+    "            os.write(fd, line)\n"
+    "        except OSError:\n"
+    "            pass\n"
+)
+
+
+def _mcp_server_pids() -> list[int]:
+    """The `haiku-rag mcp --stdio` processes this test process started."""
+    from pathlib import Path
+
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == os.getpid() and b"mcp" in argv and b"--stdio" in argv:
+            found.append(int(proc.name))
+    return found
+
+
+def _peak_rss(pid: int) -> int:
+    from pathlib import Path
+
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmHWM for pid {pid}")
 
 
 def test_mcp_offers_the_eight_read_only_tools(stdio_calls):
@@ -139,6 +183,12 @@ def test_mcp_missing_section_is_a_tool_error(stdio_calls):
 
 def test_mcp_execute_code_runs_over_the_selected_sources(stdio_calls):
     assert _text(stdio_calls["code_wiki"]) == repr(["Honey bees", "Volcanoes"])
+
+
+def test_mcp_execute_code_flooding_the_channel_is_stopped_and_the_server_stays_small(stdio_calls):
+    grown = stdio_calls["peak_after_flood"] - stdio_calls["peak_before_flood"]
+    assert grown < 100 * 1024**2, f"the MCP server's peak memory grew by {grown / 1024**2:.0f} MB"
+    assert "Error: the code was stopped: it sent more than" in _text(stdio_calls["code_flood"])
 
 
 def _free_port() -> int:

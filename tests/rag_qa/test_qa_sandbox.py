@@ -191,3 +191,44 @@ async def test_a_huge_final_expression_is_cut_at_max_output_chars_not_reported_a
     assert result.error is None, result.error
     assert (len(result.output), result.truncated) == (1000, True)
     assert result.output.startswith("'yyy")
+
+
+# Code that reaches for haiku's side of the sandbox: it writes control messages of its own to
+# every descriptor it holds (docs/sandbox.md, "Bounds").
+_EVERY_DESCRIPTOR = (
+    "import os\n"
+    "def everywhere(line):\n"
+    "    for fd in range(3, 64):\n"
+    "        try:\n"
+    "            os.write(fd, line)\n"
+    "        except OSError:\n"
+    "            pass\n"
+)
+
+
+async def test_code_cannot_fake_that_the_sandbox_could_not_isolate_it(open_client):
+    code = _EVERY_DESCRIPTOR + "everywhere(b'{\"op\": \"failed\", \"error\": \"forged by the code\"}\\n')\n'after'"
+    async with open_client("wiki") as client:
+        result = await execute_code(client, code)  # not SandboxUnavailableError
+    assert "forged" not in result.render()
+    assert result.error is not None and result.error.startswith("Error: the code was stopped: it wrote to the sandbox")
+
+
+@pytest.mark.slow
+async def test_code_flooding_haikus_channel_is_stopped_with_a_clear_error_and_haiku_keeps_little(open_client):
+    import resource
+
+    code = _EVERY_DESCRIPTOR + (
+        "import json\n"
+        "line = (json.dumps({'op': 'out', 'text': 'x' * 1_000_000}) + '\\n').encode()\n"
+        "while True:\n"
+        "    everywhere(line)\n"
+    )
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    async with open_client("wiki", sandbox={"timeout_s": 20, "max_output_chars": 1000}) as client:
+        result = await execute_code(client, code)
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - peak_before
+    assert not result.timed_out
+    assert result.error is not None and "the code was stopped: it sent more than" in result.error
+    assert (len(result.output), result.truncated) == (1000, True)
+    assert grown < 100 * 1024**2, f"haiku grew by {grown / 1024**2:.0f} MB"

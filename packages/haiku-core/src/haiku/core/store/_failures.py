@@ -12,10 +12,13 @@ bad arguments) pass unchanged.
 
 A version removed by a vacuum is not damage. A reader whose table handles
 still point at a version that a vacuum with a short retention has removed
-finds its files gone ("Not found"); the read then brings every handle to the
-latest version and runs once more, quietly (a debug log). Only a read that
-still fails at the latest version says the database is damaged (docs/storage.md,
-"Vacuum").
+finds its files gone ("Not found"), or LanceDB refuses to open that version
+(its ``ValueError("Version N no longer exists. Was it cleaned up?")``); the
+read then brings every handle to the latest version and runs again, quietly
+(a debug log), up to ``PRUNED_ATTEMPTS`` times in all, since a vacuum still
+running may remove the version the read just moved to. Only a read that still
+fails at the latest version says the database is damaged, by name
+(docs/storage.md, "Vacuum").
 
 On object storage each read is also bounded by ``lancedb.object_storage_timeout_s``
 (opening is, in ``opening``): past it the read fails the same way, "its storage
@@ -43,13 +46,22 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 _LANCE_KIND = re.compile(r"LanceError\((\w+)\)")
 _TIMEOUT = re.compile(r"time[d ]?out|deadline", re.IGNORECASE)
 _NOT_FOUND = re.compile(r"not ?found", re.IGNORECASE)
+_VERSION_GONE = re.compile(r"\bVersion \d+ no longer exists\b")
+PRUNED_ATTEMPTS = 4
 
 
 class HasHandles(Protocol):
     handles: Handles
 
 
+def _version_gone(error: BaseException) -> bool:
+    """LanceDB's refusal to open a version a vacuum removed (a ``ValueError``, unlike its other read failures)."""
+    return isinstance(error, ValueError) and not isinstance(error, HaikuError) and bool(_VERSION_GONE.search(str(error)))
+
+
 def _lance_failure(error: BaseException) -> bool:
+    if _version_gone(error):
+        return True
     if isinstance(error, HaikuError) or not isinstance(error, RuntimeError | OSError):
         return False
     text = str(error)
@@ -57,8 +69,10 @@ def _lance_failure(error: BaseException) -> bool:
 
 
 def _pruned_under_reader(error: BaseException, handles: Handles) -> bool:
-    """Whether the failure may be a version a vacuum removed: a file not found, in a live store."""
-    return handles.tag is None and _lance_failure(error) and bool(_NOT_FOUND.search(str(error)))
+    """Whether the failure may be a version a vacuum removed: a file or a version not found, in a live store."""
+    if handles.tag is not None:
+        return False
+    return _version_gone(error) or (_lance_failure(error) and bool(_NOT_FOUND.search(str(error))))
 
 
 def read_failure_message(label: str, error: BaseException) -> str:
@@ -78,14 +92,16 @@ def timeout_message(label: str, action: str, seconds: float | None) -> str:
 
 
 async def _read_at_latest_if_pruned(handles: Handles, read: Callable[[], Awaitable[Any]]) -> Any:
-    """Run the read; when it failed on a version a vacuum may have removed, once more at the latest."""
-    try:
-        return await read()
-    except Exception as error:
-        if not _pruned_under_reader(error, handles):
-            raise
-        log.debug("store.read_retried_at_latest", database=handles.name, reason="a file of its version is gone")
-    await handles.refresh_to_latest()
+    """Run the read; when it failed on a version a vacuum may have removed, again at the latest."""
+    for _ in range(PRUNED_ATTEMPTS - 1):
+        try:
+            return await read()
+        except Exception as error:
+            if not _pruned_under_reader(error, handles):
+                raise
+            reason = "its version is gone" if _version_gone(error) else "a file of its version is gone"
+            log.debug("store.read_retried_at_latest", database=handles.name, reason=reason)
+        await handles.refresh_to_latest()
     return await read()
 
 

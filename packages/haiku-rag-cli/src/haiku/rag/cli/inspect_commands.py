@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import secrets
-import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,13 +40,21 @@ def inspect(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind with --serve."),
     port: int = typer.Option(8765, "--port", min=1, max=65535, help="Port to bind with --serve."),
     token: str | None = typer.Option(
-        None, "--token", help="Access token the browser must present (required off loopback; generated if absent)."
+        None, "--token", help="Access token the browser must present (shows in `ps`: prefer --token-file)."
     ),
+    token_file: Path | None = typer.Option(
+        None, "--token-file", help="Read the access token from this file (or set HAIKU_INSPECT_TOKEN)."
+    ),
+    allow_host: list[str] = typer.Option(
+        [], "--allow-host", help="Another name the server answers to without a token (repeatable)."
+    ),
+    max_sessions: int = typer.Option(4, "--max-sessions", min=1, help="Browser sessions served at once."),
     exit_after_first_screen: bool = typer.Option(False, "--exit-after-first-screen", hidden=True),
 ) -> None:
     """Browse databases, documents, chunks and their pages; / searches, c shows a chunk's context."""
     if serve:
-        _serve(ctx, db, at, host, port, token)
+        served = _Served(host, port, _token(token, token_file), tuple(allow_host), max_sessions)
+        _serve(ctx, db, at, served)
         return
 
     def select(opts: GlobalOptions) -> DatabaseScope:
@@ -65,7 +73,46 @@ def inspect(
     client_command(ctx, select, browse)
 
 
-def _child_command(opts: GlobalOptions, db: Path | None, at: str | None) -> str:
+TOKEN_ENV = "HAIKU_INSPECT_TOKEN"
+
+
+@dataclass(frozen=True)
+class _Served:
+    host: str
+    port: int
+    token: str | None
+    allow_hosts: tuple[str, ...]
+    max_sessions: int
+
+
+def _token(given: str | None, token_file: Path | None) -> str | None:
+    """The access token: --token (warned about: every user sees it in `ps`), --token-file, or HAIKU_INSPECT_TOKEN."""
+    if given is not None and token_file is not None:
+        raise fail("give the token once: --token or --token-file, not both")
+    if given is not None:
+        typer.echo(
+            f"Warning: --token shows in `ps` to every user of this machine; use --token-file or {TOKEN_ENV}",
+            err=True,
+        )
+        token = given.strip()
+        where = "--token"
+    elif token_file is not None:
+        try:
+            token = token_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise fail(f"cannot read the token file {token_file}: {getattr(exc, 'strerror', None) or exc}") from None
+        where = f"the token file {token_file}"
+    else:
+        token = os.environ.get(TOKEN_ENV, "").strip()
+        if not token:
+            return None
+        where = TOKEN_ENV
+    if not token:
+        raise fail(f"{where} holds no token")
+    return token
+
+
+def _child_command(opts: GlobalOptions, db: Path | None, at: str | None) -> list[str]:
     """The inspector each browser connection runs: this scope, in a process of its own."""
     argv = [sys.executable, "-m", "haiku.rag.cli"]
     if opts.config_path is not None:
@@ -77,14 +124,15 @@ def _child_command(opts: GlobalOptions, db: Path | None, at: str | None) -> str:
         argv += ["--db", str(db.resolve())]
     if at is not None:
         argv += ["--at", at]
-    return shlex.join(argv)
+    return argv
 
 
-def _serve(ctx: typer.Context, db: Path | None, at: str | None, host: str, port: int, token: str | None) -> None:
+def _serve(ctx: typer.Context, db: Path | None, at: str | None, served: _Served) -> None:
     from haiku.rag.mcp import exposure_warning
 
     opts = options(ctx)
     scope: DatabaseScope = set_scope(opts, db, at)  # a bad selection fails here, before serving
+    host, port, token = served.host, served.port, served.token
     check_port(host, port)
     if exposure_warning(host) is not None:
         if token is None:
@@ -98,7 +146,10 @@ def _serve(ctx: typer.Context, db: Path | None, at: str | None, host: str, port:
     from haiku.rag.apps.inspector.serve import serve_inspector
 
     try:
-        serve_inspector(_child_command(opts, db, at), host=host, port=port, token=token, log=_stderr)
+        serve_inspector(
+            _child_command(opts, db, at), host=host, port=port, token=token,
+            allow_hosts=served.allow_hosts, max_sessions=served.max_sessions, log=_stderr,
+        )
     except KeyboardInterrupt:
         raise typer.Exit(0) from None
 

@@ -11,6 +11,17 @@ Before any user code runs it:
 4. sets no_new_privs, empties the capability bounding set and drops every
    capability, so the code can neither undo the mounts nor regain privileges.
 
+Then it forks: the code runs in the child, and this process (the PID
+namespace's init, which the code can neither signal nor trace) relays between
+the two. Only this process holds the control channel to haiku; the child
+talks to it over a pipe pair of its own, and whatever the code writes there
+is read as the code's output, helper calls and result, within bounds: at most
+``max_output_chars`` characters of output are passed on, at most
+``channel_bytes`` bytes and ``channel_messages`` messages are read per run,
+and anything else ends the run with a ``stopped`` message naming why. So the
+code can neither flood haiku nor speak for the sandbox ("ready", "failed",
+"stopped", how much was cut).
+
 Arguments: ``WORKDIR MOUNTS_JSON LIMITS_JSON``. The documents tree is at
 ``WORKDIR/documents``; ``WORKDIR/root`` is the empty mount point for the new root.
 The control channel is the inherited stdin/stdout pair (newline-delimited
@@ -21,6 +32,7 @@ on stderr, which the parent drains and discards beyond a cap.
 from __future__ import annotations
 
 import ast
+import contextlib
 import ctypes
 import errno
 import io
@@ -29,6 +41,7 @@ import os
 import platform
 import re
 import resource
+import signal
 import sys
 import traceback
 
@@ -45,6 +58,7 @@ MS_PRIVATE = 1 << 18
 MS_RELATIME = 1 << 21
 MNT_DETACH = 2
 
+PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
 PR_CAPBSET_DROP = 24
 PR_CAP_AMBIENT = 47
@@ -218,6 +232,10 @@ class _Channel:
         self._writer.write(json.dumps(message) + "\n")
         self._writer.flush()
 
+    def close(self) -> None:
+        self._reader.close()
+        self._writer.close()
+
     def receive(self) -> dict:
         line = self._reader.readline()
         if not line:
@@ -267,10 +285,95 @@ def _run(code: str, channel: _Channel, max_chars: int) -> dict:
         lines = traceback.format_list(user_frames) if user_frames else []
         error = "Traceback (most recent call last):\n" + "".join(lines)
         error += "".join(traceback.format_exception_only(type(exc), exc))
+        error = error[:max_chars]  # an exception's text may be as huge as a value
     finally:
         sys.stdout = sys.__stdout__
         sys.stderr = sys.__stderr__
     return {"op": "done", "dropped": out.dropped + value_dropped, "value": value_text, "error": error}
+
+
+def _stopped(reason: str, dropped: int = 0) -> dict:
+    return {"op": "stopped", "reason": reason, "dropped": dropped}
+
+
+class _Relay:
+    """The child's messages, checked and bounded, passed on to haiku (module docstring)."""
+
+    def __init__(self, channel: _Channel, child: int, limits: dict, max_chars: int) -> None:
+        self.channel = channel
+        self.child = child
+        self.max_chars = max_chars
+        self.max_bytes = int(limits["channel_bytes"])
+        self.max_messages = int(limits["channel_messages"])
+        self.kept = 0
+        self.dropped = 0
+
+    def run(self, from_child, to_child) -> dict:
+        read = messages = 0
+        while True:
+            line = from_child.readline(self.max_bytes - read + 1)
+            if not line:
+                _, status = os.waitpid(self.child, 0)
+                return {"op": "ended", "status": os.waitstatus_to_exitcode(status)}
+            read += len(line)
+            messages += 1
+            if read > self.max_bytes or messages > self.max_messages:
+                return _stopped(
+                    f"it sent more than {self.max_bytes} bytes or {self.max_messages} messages to haiku in one run",
+                    self.dropped,
+                )
+            try:
+                message = json.loads(line)
+            except ValueError:
+                message = None
+            op = message.get("op") if isinstance(message, dict) else None
+            if op == "out" and isinstance(message.get("text"), str):
+                self._out(message["text"])
+            elif op == "call" and isinstance(message.get("fn"), str):
+                args = message.get("args")
+                self.channel.send({"op": "call", "fn": message["fn"], "args": args if isinstance(args, dict) else {}})
+                reply = self.channel.receive()
+                to_child.write((json.dumps(reply) + "\n").encode())
+                to_child.flush()
+            elif op == "done":
+                return self._done(message)
+            else:
+                return _stopped("it wrote to the sandbox's channel what haiku did not ask for", self.dropped)
+
+    def _out(self, text: str) -> None:
+        room = max(0, self.max_chars - self.kept)
+        piece = text[:room]
+        if piece:
+            self.channel.send({"op": "out", "text": piece})
+            self.kept += len(piece)
+        self.dropped += len(text) - len(piece)
+
+    def _done(self, message: dict) -> dict:
+        value, error = message.get("value"), message.get("error")
+        value = value[: self.max_chars] if isinstance(value, str) else None
+        error = error[: self.max_chars] if isinstance(error, str) else None
+        told = message.get("dropped")
+        dropped = self.dropped + (told if isinstance(told, int) and told > 0 else 0)
+        return {"op": "done", "value": value, "error": error, "dropped": dropped}
+
+
+def _start_code(channel: _Channel, request: dict) -> tuple[int, object, object]:
+    """Fork the process that runs the code; it never holds the control channel."""
+    to_child_r, to_child_w = os.pipe()
+    from_child_r, from_child_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            channel.close()
+            os.close(to_child_w)
+            os.close(from_child_r)
+            child = _Channel(to_child_r, from_child_w)
+            child.send(_run(request["code"], child, int(request["max_output_chars"])))
+        finally:
+            os._exit(0)
+    os.close(to_child_r)
+    os.close(from_child_w)
+    return pid, os.fdopen(from_child_r, "rb"), os.fdopen(to_child_w, "wb")
 
 
 def main() -> None:
@@ -288,12 +391,23 @@ def main() -> None:
         _build_root(workdir, system_paths)
         _apply_limits(limits)
         _drop_privileges()
+        # Neither traced nor read by the code's process: it runs as the same user.
+        _check(_libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "not dumpable")
     except Exception as exc:
         channel.send({"op": "failed", "error": f"{type(exc).__name__}: {exc}"})
         raise SystemExit(3) from None
     channel.send({"op": "ready"})
     request = channel.receive()
-    channel.send(_run(request["code"], channel, int(request["max_output_chars"])))
+    max_chars = int(request["max_output_chars"])
+    child, from_child, to_child = _start_code(channel, request)
+    try:
+        outcome = _Relay(channel, child, limits, max_chars).run(from_child, to_child)
+    except (BrokenPipeError, ConnectionError):
+        outcome = _stopped("it closed the sandbox's channel before its result")
+    if outcome["op"] != "ended":
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+    channel.send(outcome)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
 """``serve``: the long-running daemon (docs/ingester.md).
 
-Start: the HTTP endpoint's port bound (``ingester.http``, docs/operations.md), refusals, ownership locks, databases open (created when missing),
-reconcile, conversion workers and model warming, watchers and sweeps, then
-``READY=1``, then the endpoint serves. While it runs, a database another process changed is reconciled
-again (``versions``). SIGHUP reloads (serialized), SIGTERM/SIGINT stop: discovery stops,
-in-flight jobs get ``shutdown_grace_s`` to finish, the rest give their claims
-back, ``STOPPING=1`` is sent first and the endpoint stops before the drain.
+Start: the port of the HTTP endpoint bound (``ingester.http``, docs/operations.md),
+refusals, ownership locks, databases open (created when missing), reconcile,
+conversion workers and model warming, watchers and sweeps, then ``READY=1``,
+then the endpoint serves. While it runs, a database another process changed is
+reconciled again (``versions``). SIGHUP reloads (serialized), SIGTERM/SIGINT
+stop: ``STOPPING=1`` is sent first, the endpoint stops, discovery stops,
+in-flight jobs get ``shutdown_grace_s`` to finish, the rest give their claims back.
 """
 
 from __future__ import annotations

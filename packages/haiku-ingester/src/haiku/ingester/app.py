@@ -29,6 +29,7 @@ from haiku.ingester.checks import (
 )
 from haiku.ingester.errors import NothingToIngestError
 from haiku.ingester.logs import get_logger
+from haiku.ingester.metrics import IngesterMetrics
 from haiku.ingester.pipeline.embed import EmbedBatcher
 from haiku.ingester.pipeline.engine import Engine, build_engine, check_engine
 from haiku.ingester.pipeline.pictures import check_picture_model, picture_describer
@@ -108,7 +109,12 @@ class DatabaseRuntime:
 
 class IngesterApp:
     def __init__(
-        self, config: AppConfig, database_name: str | None = None, config_path: str | Path | None = None
+        self,
+        config: AppConfig,
+        database_name: str | None = None,
+        config_path: str | Path | None = None,
+        *,
+        metrics: IngesterMetrics | None = None,
     ) -> None:
         if database_name is not None and config_path is not None:
             raise ValueError(
@@ -124,6 +130,8 @@ class IngesterApp:
         self.batcher: EmbedBatcher | None = None
         self.processor: JobProcessor | None = None
         self.started_at = time.time()
+        # What the pipeline did, for /metrics (serve) and --metrics-file (run-batch): docs/operations.md.
+        self.metrics = metrics or IngesterMetrics(engine=config.ingester.engine.type, process=False)
         self.wake = asyncio.Event()
         self.log = get_logger()
         self._warm_task: asyncio.Task | None = None
@@ -178,7 +186,7 @@ class IngesterApp:
     def _build_pipeline(self) -> None:
         self.engine = build_engine(self.config, starving=lambda: self.batcher is not None and self.batcher.starving())
         embedder = self.engine.embedder
-        self.batcher = EmbedBatcher(embedder, pool_size=4 * embedder.batch_size)
+        self.batcher = EmbedBatcher(embedder, pool_size=4 * embedder.batch_size, observe=self.metrics.embedded)
         self.batcher.start()
         assert self.queue is not None
         self.processor = JobProcessor(
@@ -186,6 +194,7 @@ class IngesterApp:
             pool=self.engine.converter,
             batcher=self.batcher,
             describer=picture_describer(self.config),
+            metrics=self.metrics,
         )
 
     def warm_up(self) -> None:
@@ -206,6 +215,11 @@ class IngesterApp:
                 await asyncio.to_thread(load)
             except Exception as exc:  # reported again by the first job that embeds
                 self.log.error("the embedding model did not load", error=str(exc))
+
+    @property
+    def warm(self) -> bool:
+        """The conversion workers are started and the model loading has ended."""
+        return self._warm_task is not None and self._warm_task.done()
 
     async def ready(self) -> None:
         if self._warm_task is not None:

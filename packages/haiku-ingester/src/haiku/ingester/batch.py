@@ -7,6 +7,7 @@ import contextlib
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from haiku.core.config import AppConfig
@@ -67,8 +68,18 @@ class _Progress:
             self._bar.stop()
 
 
-async def run_batch(config: AppConfig, database_name: str | None = None, *, progress: bool | None = None) -> BatchReport:
-    """Sweep, drain, report. Every source root is checked first: a missing one creates nothing."""
+async def run_batch(
+    config: AppConfig,
+    database_name: str | None = None,
+    *,
+    progress: bool | None = None,
+    metrics_file: Path | None = None,
+) -> BatchReport:
+    """Sweep, drain, report. Every source root is checked first: a missing one creates nothing.
+
+    With ``metrics_file``, the run's metrics are written there at its end, in the
+    format of node-exporter's textfile collector (docs/operations.md).
+    """
     app = IngesterApp(config, database_name=database_name)
     check_roots(config, app.selected_names())
     await app.start(require_databases=True)
@@ -108,11 +119,24 @@ async def run_batch(config: AppConfig, database_name: str | None = None, *, prog
                 FileAction(job.database, job.source_id, job.uri, action, "still_dead" if still else "dead", error)
             )
         app.queue.jobs.prune(config.ingester.queue.retention_days)
+        if metrics_file is not None:
+            await write_metrics_file(app, metrics_file)
     finally:
         await app.close()
         if owner is not None:
             owner.release()
     return report
+
+
+async def write_metrics_file(app: IngesterApp, path: Path) -> None:
+    """The run's metrics, with the queue's and databases' states as they are now, written whole to ``path``."""
+    from haiku.ingester.metrics_sample import sample_state
+    from haiku.ingester.readiness import check_readiness
+
+    await sample_state(app, app.metrics, await check_readiness(app, None))
+    app.metrics.batch_ended()
+    app.metrics.write_textfile(path)
+    get_logger().info("metrics written", file=str(path))
 
 
 @contextlib.contextmanager

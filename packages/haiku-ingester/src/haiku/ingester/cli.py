@@ -151,6 +151,13 @@ def run_batch_command(
     address: Annotated[
         str | None, typer.Option("--address", help="The Ray cluster for this run: auto, HOST:PORT or ray://HOST:10001.")
     ] = None,
+    metrics_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--metrics-file",
+            help="At the end, write the run's Prometheus metrics to this file (node-exporter textfile format).",
+        ),
+    ] = None,
 ) -> None:
     """Sweep every source once, ingest what changed, and exit (1 if a file died in this run or a sweep failed).
 
@@ -167,7 +174,7 @@ def run_batch_command(
 
         def batch() -> Any:
             config = engine_for_run(load(), engine, address)
-            return run_async(run_batch(config, db_name))
+            return run_async(run_batch(config, db_name, metrics_file=metrics_file))
 
         report = guarded(batch)
     if as_json:

@@ -1,11 +1,12 @@
 """``serve``: the long-running daemon (docs/ingester.md).
 
-Start: refusals, ownership locks, databases open (created when missing),
-reconcile, conversion workers and model warming, watchers and sweeps, then
-``READY=1``. While it runs, a database another process changed is reconciled
-again (``versions``). SIGHUP reloads (serialized), SIGTERM/SIGINT stop: discovery stops,
-in-flight jobs get ``shutdown_grace_s`` to finish, the rest give their claims
-back, ``STOPPING=1`` is sent first.
+Start: the port of the HTTP endpoint bound (``ingester.http``, docs/operations.md),
+refusals, ownership locks, databases open (created when missing), reconcile,
+conversion workers and model warming, watchers and sweeps, then ``READY=1``,
+then the endpoint serves. While it runs, a database another process changed is
+reconciled again (``versions``). SIGHUP reloads (serialized), SIGTERM/SIGINT
+stop: ``STOPPING=1`` is sent first, the endpoint stops, discovery stops,
+in-flight jobs get ``shutdown_grace_s`` to finish, the rest give their claims back.
 """
 
 from __future__ import annotations
@@ -13,18 +14,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from haiku.core.config import AppConfig, load_config
 from haiku.ingester.app import IngesterApp
 from haiku.ingester.discovery import start_discovery
 from haiku.ingester.errors import ReloadRefusedError
 from haiku.ingester.logs import get_logger
+from haiku.ingester.metrics import IngesterMetrics
 from haiku.ingester.notify import SystemdNotifier
 from haiku.ingester.owner import OwnerRecord
 from haiku.ingester.reload import plan_reload
 from haiku.ingester.versions import VersionWatch
 from haiku.ingester.workers import WorkerPool
+
+if TYPE_CHECKING:
+    from haiku.ingester.http.server import HttpEndpoint
 
 RETENTION_INTERVAL_S = 3600.0
 MEMORY_LOG_INTERVAL_S = 60.0  # a debug line with the daemon's memory (bench/soak.py reads it)
@@ -35,7 +42,9 @@ class Daemon:
         self.config = config
         self.config_path = config_path
         self.notifier = notifier or SystemdNotifier()
-        self.app = IngesterApp(config, config_path=config_path)
+        self.metrics = IngesterMetrics(engine=config.ingester.engine.type)
+        self.app = IngesterApp(config, config_path=config_path, metrics=self.metrics)
+        self.started_at = time.time()
         self.stop = asyncio.Event()
         self._started = asyncio.Event()  # a SIGHUP during start waits for it
         self._reload_lock = asyncio.Lock()
@@ -63,7 +72,13 @@ class Daemon:
     async def run(self) -> int:
         self._install_signals()
         app = self.app
-        await app.start()
+        endpoint = self._bind_endpoint()
+        try:
+            await app.start()
+        except BaseException:
+            if endpoint is not None:
+                endpoint.close()
+            raise
         owner = OwnerRecord.take(app.config.queue_path, "serve")  # for `status`
         if not app.databases:
             self.log.warning("ingester.databases names no database; idling until a reload adds one")
@@ -90,9 +105,13 @@ class Daemon:
         self.notifier.ready(status=f"serving {len(app.databases)} database(s)")
         self.log.info("ready", databases=list(app.databases), queue=str(app.config.queue_path))
         try:
+            if endpoint is not None:
+                await self._serve_endpoint(endpoint, workers, claim_loop)
             await self.stop.wait()
         finally:
             self.notifier.stopping()
+            if endpoint is not None:
+                await endpoint.stop()
             for task in list(self._reload_tasks):
                 task.cancel()
             for runtime in list(app.databases.values()):
@@ -118,6 +137,33 @@ class Daemon:
         if workers.fatal is not None:
             raise workers.fatal
         return 0
+
+    # --- the HTTP endpoint (docs/operations.md) ---------------------------------------
+    def _bind_endpoint(self) -> HttpEndpoint | None:
+        """Bind ``ingester.http``'s port first: a taken port fails the start before anything is opened."""
+        settings = self.config.ingester.http
+        if not settings.enabled:
+            return None
+        from haiku.ingester.http.server import HttpEndpoint
+
+        endpoint = HttpEndpoint(settings)
+        endpoint.bind()
+        return endpoint
+
+    async def _serve_endpoint(self, endpoint: HttpEndpoint, workers: WorkerPool, claim_loop: asyncio.Task) -> None:
+        from haiku.ingester.http.routes import DaemonView, routes
+
+        app = self.app
+
+        def workers_problem() -> str | None:
+            if claim_loop.done() or workers.fatal is not None:
+                return "stopped"
+            if app.databases and not app.warm:
+                return "starting (conversion workers and the embedding model)"
+            return None
+
+        view = DaemonView(app, self.metrics, workers_problem, self.started_at)
+        await endpoint.start(routes(view))
 
     def _in_flight(self) -> int:
 
@@ -197,6 +243,12 @@ class Daemon:
             return "failed"
         if plan.unused:
             self.log.info("reload: taken as is, the ingester does not use them", changed=plan.unused)
+        if plan.http_changed:
+            self.log.warning(
+                "reload: ingester.http changed; the endpoint keeps its settings until haiku-ingester restarts",
+                changed=["ingester.http"],
+            )
+            new.ingester.http = app.config.ingester.http
         if plan.empty:
             app.config = new
             self.log.info("reload applied: nothing changed", outcome="applied")

@@ -26,6 +26,7 @@ __all__ = [
     "EmptyListingError",
     "EngineUnavailableError",
     "FileTooLargeError",
+    "HttpEndpointError",
     "IngesterError",
     "MissingExtraError",
     "MissingFileError",
@@ -93,6 +94,11 @@ class RootUnavailableError(IngesterError):
 
 class QueueError(IngesterError):
     """The job queue (SQLite) cannot be opened or used."""
+
+
+class HttpEndpointError(IngesterError):
+    """``ingester.http`` cannot serve as configured (its port taken, its token unreadable): ``serve`` does
+    not start."""
 
 
 class ReloadRefusedError(IngesterError):

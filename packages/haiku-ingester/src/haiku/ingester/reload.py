@@ -1,7 +1,9 @@
 """What a reload may change, and what it changes (docs/ingester.md).
 
 Among what the ingester uses, only ``lancedb.databases`` and
-``ingester.databases`` may differ from the running configuration; any other
+``ingester.databases`` may differ from the running configuration;
+``ingester.http`` may differ too, and is kept as it runs until a restart (the
+endpoint's port and token are bound at start, docs/operations.md); any other
 difference there is refused, naming the sections, because applying it needs a
 restart (the queue, the workers, the embedder and every open database depend
 on them). What only haiku-rag reads (``UNUSED``) is taken without a word of
@@ -18,6 +20,7 @@ from haiku.ingester.checks import ingested_refs, location_identity
 from haiku.ingester.errors import ReloadRefusedError
 
 _RELOADABLE = {("lancedb", "databases"), ("ingester", "databases")}
+_KEPT = {("ingester", "http")}  # not applied by a reload, not refusing one either: a restart applies it
 # Read by haiku-rag only. search.vector_index_metric is not among them: the
 # ingester's writes rebuild the vector index with it.
 UNUSED = ("reranking", "qa", "sandbox", "search")
@@ -33,7 +36,7 @@ def _changes(old: AppConfig, new: AppConfig) -> list[str]:
         before, after = old_dump.get(section), new_dump.get(section)
         if section in _BY_KEY and isinstance(before, dict) and isinstance(after, dict):
             for key in before.keys() | after.keys():
-                if (section, key) not in _RELOADABLE and before.get(key) != after.get(key):
+                if (section, key) not in _RELOADABLE | _KEPT and before.get(key) != after.get(key):
                     changed.append(f"{section}.{key}")
         elif before != after:
             changed.append(section)
@@ -60,6 +63,7 @@ class ReloadPlan:
     removed: list[str] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     unused: list[str] = field(default_factory=list)  # changed, read by haiku-rag only
+    http_changed: bool = False  # ingester.http differs: kept as it runs until a restart
 
     @property
     def empty(self) -> bool:
@@ -85,7 +89,7 @@ def plan_reload(old: AppConfig, new: AppConfig, serving: list[str]) -> ReloadPla
             "only lancedb.databases and ingester.databases reload. Restart haiku-ingester to apply it "
             "(nothing was changed)"
         )
-    plan = ReloadPlan(unused=unused_changes(old, new))
+    plan = ReloadPlan(unused=unused_changes(old, new), http_changed=old.ingester.http != new.ingester.http)
     wanted = list(new.ingester.databases)
     for name in serving:
         if name not in new.ingester.databases or _signature(old, name) != _signature(new, name):

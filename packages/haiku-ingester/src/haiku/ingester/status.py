@@ -9,7 +9,8 @@ totals what the ingester wrote to each database since it started: documents,
 chunks, and how many chunks were embedded or kept their stored vector.
 ``processing`` compares the processing identity the database recorded, as the
 ingester last saw it, with the configured one (``haiku.core.processing_identity``),
-and names a re-processing left unfinished.
+and names a re-processing left unfinished. ``http`` says whether the daemon's
+endpoint answers, when ``ingester.http`` is enabled (docs/operations.md).
 """
 
 from __future__ import annotations
@@ -28,12 +29,17 @@ from haiku.ingester.queue.processing import NotedProcessing, ReprocessingRun, re
 from haiku.ingester.queue.totals import read_totals
 
 
-def collect_status(config: AppConfig, database_name: str | None = None) -> dict[str, Any]:
+def collect_status(config: AppConfig, database_name: str | None = None, *, probe: bool = True) -> dict[str, Any]:
+    """The report; ``probe=False`` leaves ``http`` out (the daemon's own endpoint asking itself)."""
+    from haiku.ingester.http.probe import probe_endpoint
+
     names = select_databases(config, database_name)
     path = config.queue_path
     report: dict[str, Any] = {
         "queue": os.path.abspath(path), "queue_exists": path.is_file(), "running": read_owner(path), "databases": [],
     }
+    if probe:
+        report["http"] = probe_endpoint(config.ingester.http)
     rows: dict[str, list[Any]] = {"counts": [], "sweeps": []}
     dead_files: list[DeadFile] = []
     documents: dict[str, int] = {}
@@ -140,6 +146,14 @@ def render_status(report: dict[str, Any]) -> str:
             lines.append(f"  embedding documents on {where}{', on Ray' if encoder.get('engine') == 'ray' else ''})")
     else:
         lines.append("running: no serve or run-batch for this configuration")
+    http = report.get("http")
+    if http is not None:
+        if http["answers"]:
+            lines.append(f"http endpoint: answers on {http['address']}")
+        elif http["answers"] is None:
+            lines.append(f"http endpoint: not asked ({http['detail']})")
+        else:
+            lines.append(f"http endpoint: does not answer on {http['address']} ({http['detail']})")
     if not report["databases"]:
         lines.append("ingester.databases names no database")
     for database in report["databases"]:

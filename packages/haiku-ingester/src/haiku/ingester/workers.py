@@ -211,6 +211,10 @@ class WorkerPool:
                         job.database, written=1, chunks=outcome.chunks, embedded=outcome.embedded,
                         reused=outcome.reused,
                     )
+                app.metrics.job_done(
+                    job.database, outcome.action, chunks=outcome.chunks, embedded=outcome.embedded,
+                    reused=outcome.reused, size=outcome.size,
+                )
                 log.info("job done", action=outcome.action, document_id=outcome.document_id, **outcome.counts)
                 self._finished(job, "succeeded")
             else:
@@ -243,6 +247,8 @@ class WorkerPool:
         delay = retry_delay(policy, job.attempts, exc)
         message = describe(exc)
         status = self.app.queue.jobs.fail(job, message, retry_delay_s=delay)
+        if status != "lost":
+            self.app.metrics.job_failed(job.database, status, exc)
         if status == "dead":
             self.tally.add(job.database, dead=1)
             self.tally.dead_jobs.append((job, message))

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from haiku.core.config.engine import EngineConfig, LocalEngineConfig
+from haiku.core.config.ingester_http import IngesterHttpConfig
 from haiku.core.convert.formats import include_patterns
 
 DEFAULT_DATABASE_NAME = "haiku.rag"
@@ -563,6 +564,7 @@ class IngesterConfig(_Section):
     queue: QueueConfig = Field(default_factory=QueueConfig)
     workers: WorkersConfig = Field(default_factory=WorkersConfig)
     engine: EngineConfig = Field(default_factory=LocalEngineConfig)  # see haiku.core.config.engine
+    http: IngesterHttpConfig = Field(default_factory=IngesterHttpConfig)  # see haiku.core.config.ingester_http
 
     @field_validator("databases", mode="before")
     @classmethod

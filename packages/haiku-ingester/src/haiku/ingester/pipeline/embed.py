@@ -78,8 +78,16 @@ def choose_batch(waiting: list[_Text], size: int) -> list[_Text]:
 
 
 class EmbedBatcher:
-    def __init__(self, embedder: Embedder, *, pool_size: int, linger_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        pool_size: int,
+        linger_s: float = 1.0,
+        observe: Callable[[float, int], None] | None = None,
+    ) -> None:
         self.embedder = embedder
+        self.observe = observe  # told (seconds, texts) of each encoder batch: the ingester's metrics
         self.batch_size = max(1, int(getattr(embedder, "batch_size", 0) or pool_size))
         self.pool_size = max(1, pool_size)
         self.linger_s = linger_s
@@ -189,6 +197,8 @@ class EmbedBatcher:
         self.encode_seconds += seconds
         self.texts_embedded += len(batch)
         self.pools_embedded += 1
+        if self.observe is not None:
+            self.observe(seconds, len(batch))
         finished = 0
         for item, vector in zip(batch, vectors, strict=True):
             request = item.request

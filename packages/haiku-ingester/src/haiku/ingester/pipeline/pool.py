@@ -181,6 +181,7 @@ class ConversionPool:
         self._workers: set[_Worker] = set()
         self._busy: set[_Worker] = set()
         self._closed = False
+        self.replaced = 0  # workers retired and replaced so far (the ingester's metrics count them)
         self.log = get_logger()
 
     @property
@@ -226,6 +227,7 @@ class ConversionPool:
         self._workers.discard(worker)
         await worker.kill()
         if not self._closed:
+            self.replaced += 1
             await self._add_worker()
 
     async def convert(self, *, name: str, fmt: str, data: bytes, timeout_s: float | None = None) -> ConvertedDocument:

@@ -17,11 +17,13 @@ deleted only if it came from the job's source.
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from haiku.core.models import Chunk, Document
 from haiku.ingester.errors import SymlinkOutsideRootError
+from haiku.ingester.metrics import IngesterMetrics
 from haiku.ingester.pipeline.describe import PictureDescriber
 from haiku.ingester.pipeline.embed import EmbedBatcher
 from haiku.ingester.pipeline.engine import FileConverter
@@ -63,6 +65,7 @@ class Outcome:
     chunks: int = 0
     embedded: int = 0  # chunk texts sent to the encoder
     reused: int = 0  # chunks that kept the stored version's vector
+    size: int = 0  # bytes of the source file written
 
     @property
     def counts(self) -> dict[str, int]:
@@ -71,7 +74,13 @@ class Outcome:
 
 class JobProcessor:
     def __init__(
-        self, *, sync: SyncState, pool: FileConverter, batcher: EmbedBatcher, describer: PictureDescriber | None = None
+        self,
+        *,
+        sync: SyncState,
+        pool: FileConverter,
+        batcher: EmbedBatcher,
+        describer: PictureDescriber | None = None,
+        metrics: IngesterMetrics | None = None,
     ) -> None:
         self.sync = sync
         self.pool = pool
@@ -80,6 +89,7 @@ class JobProcessor:
         # Files held in memory at once: enough to keep every conversion worker fed.
         self._reading = asyncio.Semaphore(2 * pool.size)
         self.stopping = False
+        self.metrics = metrics  # conversion durations by format (docs/operations.md)
         self._write_locks: dict[str, asyncio.Lock] = {}
         self.writer = DocumentWriter(self._writing)
 
@@ -126,10 +136,13 @@ class JobProcessor:
                 async with self._reading:
                     if self.stopping:
                         raise JobReleased()
+                    started = time.monotonic()
                     digest, converted = await read_and_convert(
                         self.pool, source, facts, max_file_size=max_size,
                         known_hash=state.content_hash if reuse else None,
                     )  # fmt: skip
+                    if converted is not None and self.metrics is not None:
+                        self.metrics.converted(facts.format, time.monotonic() - started)
                     metadata = {
                         SOURCE_ID: job.source_id,
                         CONTENT_TYPE: facts.content_type,
@@ -171,6 +184,7 @@ class JobProcessor:
             chunks=len(chunks),
             embedded=len(plan.to_embed),
             reused=plan.reused,
+            size=facts.size,
         )
 
     async def _drop_own_document(self, job: Job, store: WritableStore) -> None:

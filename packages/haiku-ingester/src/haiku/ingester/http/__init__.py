@@ -1,0 +1,1 @@
+"""The daemon's optional HTTP endpoint: health, Prometheus metrics and status (docs/operations.md)."""

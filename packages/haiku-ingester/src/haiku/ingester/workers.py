@@ -21,6 +21,7 @@ from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.process import JobReleased
 from haiku.ingester.queue import Job, WrittenCounts
 from haiku.ingester.retry import backoff_delay, describe, retry_delay
+from haiku.ingester.skips import SkipReason, SkipTally
 
 
 @dataclass
@@ -47,6 +48,11 @@ class Tally:
     total: Counts = field(default_factory=Counts)
     per_database: dict[str, Counts] = field(default_factory=dict)
     dead_jobs: list[tuple[Job, str]] = field(default_factory=list)  # each dead job, with its error
+    skipped: dict[tuple[str, str], SkipTally] = field(default_factory=dict)  # (database, source) -> files skipped
+
+    def skip(self, job: Job, reason: SkipReason) -> None:
+        name = job.uri.rsplit("/", 1)[-1]  # its extension is what a report names
+        self.skipped.setdefault((job.database, job.source_id), SkipTally()).add(reason, name)
 
     def add(self, database: str, **counts: int) -> None:
         own = self.per_database.setdefault(database, Counts())
@@ -211,7 +217,11 @@ class WorkerPool:
                         job.database, written=1, chunks=outcome.chunks, embedded=outcome.embedded,
                         reused=outcome.reused,
                     )
-                log.info("job done", action=outcome.action, document_id=outcome.document_id, **outcome.counts)
+                if outcome.skip is not None:
+                    self.tally.skip(job, outcome.skip)
+                    log.info("job done", action=outcome.action, skip_reason=outcome.skip.value)
+                else:
+                    log.info("job done", action=outcome.action, document_id=outcome.document_id, **outcome.counts)
                 self._finished(job, "succeeded")
             else:
                 log.warning("job finished after its lease was lost; another claim owns it now")

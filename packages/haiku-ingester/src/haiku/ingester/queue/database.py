@@ -86,6 +86,12 @@ _MIGRATIONS: list[str] = [
         started_at REAL NOT NULL
     );
     """,
+    """
+    -- Files skipped rather than ingested (docs/ingester.md, "Skipped files"): each sweep's count per
+    -- source by reason, and the reason a job skipped a file at the revision it read.
+    ALTER TABLE sweeps ADD COLUMN skipped TEXT;
+    ALTER TABLE sync_state ADD COLUMN skipped TEXT;
+    """,
 ]
 
 

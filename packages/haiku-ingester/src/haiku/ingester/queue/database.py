@@ -91,6 +91,8 @@ _MIGRATIONS: list[str] = [
     -- source by reason, and the reason a job skipped a file at the revision it read.
     ALTER TABLE sweeps ADD COLUMN skipped TEXT;
     ALTER TABLE sync_state ADD COLUMN skipped TEXT;
+    -- A claim reads each database's oldest ready jobs (queue.fairness).
+    CREATE INDEX jobs_ready_by_database ON jobs (database, status, not_before, id);
     """,
 ]
 

@@ -43,6 +43,7 @@ __all__ = [
     "SymlinkOutsideRootError",
     "UnknownFileTypeError",
     "UnsupportedFileError",
+    "skipped_error",
 ]
 
 
@@ -202,3 +203,11 @@ class ConversionTimeoutError(ConversionError):
 
 class ConversionCrashedError(ConversionError):
     pass
+
+
+def skipped_error(reason: SkipReason, message: str) -> SkippedFileError:
+    """The skip error of ``reason``, as a Ray worker that read the file reported it."""
+    kinds: dict[SkipReason, type[SkippedFileError]] = {
+        kind.reason: kind for kind in (UnknownFileTypeError, FileTooLargeError, EmptyFileError, BinaryContentError)
+    }
+    return kinds[reason](message)

@@ -152,3 +152,9 @@ def test_a_file_skipped_as_not_text_is_counted_again_without_a_job_while_unchang
     report = json.loads(skip_world["again"].stdout)
     assert report["skipped"]["not_text"] == {"files": 1}
     assert report["planned"] == {"add": 0, "update": 0, "delete": 0}
+
+
+@pytest.mark.slow
+def test_a_file_skipped_by_its_job_counts_as_skipped_not_succeeded(skip_world):
+    report = json.loads(skip_world["first"].stdout)
+    assert report["jobs"]["succeeded"] == 2  # good.md and notes.md; binary.md is skipped (not text)

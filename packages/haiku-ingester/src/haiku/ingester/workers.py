@@ -211,16 +211,16 @@ class WorkerPool:
             )
             self.engine_wait.reset()
             if queue.jobs.complete(job, outcome.sync, written):
-                self.tally.add(job.database, succeeded=1, deleted=int(outcome.action == "deleted"))
-                if written is not None:  # a delete's chunks were removed, not written
-                    self.tally.add(
-                        job.database, written=1, chunks=outcome.chunks, embedded=outcome.embedded,
-                        reused=outcome.reused,
-                    )
-                if outcome.skip is not None:
+                if outcome.skip is not None:  # counted as skipped (its reason), not as succeeded
                     self.tally.skip(job, outcome.skip)
                     log.info("job done", action=outcome.action, skip_reason=outcome.skip.value)
                 else:
+                    self.tally.add(job.database, succeeded=1, deleted=int(outcome.action == "deleted"))
+                    if written is not None:  # a delete's chunks were removed, not written
+                        self.tally.add(
+                            job.database, written=1, chunks=outcome.chunks, embedded=outcome.embedded,
+                            reused=outcome.reused,
+                        )
                     log.info("job done", action=outcome.action, document_id=outcome.document_id, **outcome.counts)
                 self._finished(job, "succeeded")
             else:

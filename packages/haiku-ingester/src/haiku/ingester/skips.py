@@ -35,6 +35,7 @@ class SkipReason(StrEnum):
 
 
 NO_EXTENSION = "(none)"
+SHOWN_EXTENSIONS = 8  # in a line of text; ``as_json`` has them all
 
 
 def extension_of(name: str) -> str:
@@ -105,6 +106,8 @@ class SkipTally:
                 continue
             part = f"{n} {reason.text}"
             if reason is SkipReason.UNSUPPORTED_TYPE and self.extensions:
-                part += " (" + ", ".join(f"{ext} {k}" for ext, k in self.extensions.most_common()) + ")"
+                shown = [f"{ext} {k}" for ext, k in self.extensions.most_common(SHOWN_EXTENSIONS)]
+                others = len(self.extensions) - len(shown)
+                part += " (" + ", ".join(shown) + (f", {others} other extension(s)" if others > 0 else "") + ")"
             parts.append(part)
         return f"{self.total} skipped" + (": " + ", ".join(parts) if parts else "")

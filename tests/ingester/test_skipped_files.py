@@ -158,3 +158,7 @@ def test_a_file_skipped_as_not_text_is_counted_again_without_a_job_while_unchang
 def test_a_file_skipped_by_its_job_counts_as_skipped_not_succeeded(skip_world):
     report = json.loads(skip_world["first"].stdout)
     assert report["jobs"]["succeeded"] == 2  # good.md and notes.md; binary.md is skipped (not text)
+
+
+def test_every_skip_reason_has_its_words_for_a_line_of_text():
+    assert all(reason.text for reason in SkipReason)

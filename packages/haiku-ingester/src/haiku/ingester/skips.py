@@ -17,21 +17,27 @@ from typing import Any
 
 
 class SkipReason(StrEnum):
-    """A reason to skip a file: its key in reports, and the words that describe it."""
+    """A reason to skip a file: its value is its key in every report; ``text`` the words for it."""
 
-    text: str
+    UNSUPPORTED_TYPE = "unsupported_type"
+    TOO_LARGE = "too_large"
+    EXCLUDED = "excluded"
+    EMPTY = "empty"
+    NOT_TEXT = "not_text"
 
-    def __new__(cls, key: str, text: str) -> SkipReason:
-        member = str.__new__(cls, key)
-        member._value_ = key
-        member.text = text
-        return member
+    @property
+    def text(self) -> str:
+        return _TEXT[self]
 
-    UNSUPPORTED_TYPE = ("unsupported_type", "unsupported type")
-    TOO_LARGE = ("too_large", "over max_file_size")
-    EXCLUDED = ("excluded", "excluded by a pattern")
-    EMPTY = ("empty", "empty")
-    NOT_TEXT = ("not_text", "not text")
+
+# The words each reason reads as in a line of text (beside its key above: a new reason adds both).
+_TEXT: dict[SkipReason, str] = {
+    SkipReason.UNSUPPORTED_TYPE: "unsupported type",
+    SkipReason.TOO_LARGE: "over max_file_size",
+    SkipReason.EXCLUDED: "excluded by a pattern",
+    SkipReason.EMPTY: "empty",
+    SkipReason.NOT_TEXT: "not text",
+}
 
 
 NO_EXTENSION = "(none)"

@@ -138,7 +138,7 @@ class JobQueue:
     # --- claim and lease ----------------------------------------------------------
     def claim(self, databases: Collection[str], *, limit: int, lease_ttl_s: float) -> list[Job]:
         """Claim up to ``limit`` ready jobs of these databases: oldest first within each, the databases
-        interleaved by how many claims each holds (``fairness``)."""
+        interleaved by how many claims each holds (``fairness``), returned in that order."""
         if not databases or limit <= 0:
             return []
         now = time.time()
@@ -156,7 +156,9 @@ class JobQueue:
                 """,
                 (token, self.owner, now + lease_ttl_s, now, *ids),
             ).fetchall()
-        return sorted((Job.from_row(r) for r in rows), key=lambda j: j.id)
+        # In the order picked: workers start them so, and the databases interleave in the converters' queue too.
+        position = {job_id: i for i, job_id in enumerate(ids)}
+        return sorted((Job.from_row(r) for r in rows), key=lambda j: position[j.id])
 
     def heartbeat(self, lease_ttl_s: float) -> int:
         """Renew every lease this owner holds."""

@@ -162,3 +162,18 @@ def test_a_file_skipped_by_its_job_counts_as_skipped_not_succeeded(skip_world):
 
 def test_every_skip_reason_has_its_words_for_a_line_of_text():
     assert all(reason.text for reason in SkipReason)
+
+
+async def test_a_sweep_ends_the_dead_entry_of_a_file_that_is_skipped_now(tmp_path, queue):
+    from haiku.ingester.sources.sweep import sweep_source
+
+    root = tmp_path / "docs"
+    write_files(root, {"pkg/__init__.py": b"", "good.md": "# Good\n\nfine\n"})
+    source = make_source(root)
+    empty = (root / "pkg/__init__.py").resolve().as_uri()
+    queue.jobs.enqueue("db", source.id, empty, "upsert", "r1")  # as an older release dead-lettered it
+    [job] = queue.jobs.claim(["db"], limit=1, lease_ttl_s=30)
+    queue.jobs.fail(job, "the file is empty (0 bytes)", retry_delay_s=None)
+    await sweep_source(source, queue, process_started_at=0)
+    jobs = queue.jobs.claim(["db"], limit=10, lease_ttl_s=30)
+    assert [(j.uri, j.op) for j in jobs if j.uri == empty] == [(empty, "delete")]

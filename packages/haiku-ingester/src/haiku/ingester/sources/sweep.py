@@ -90,6 +90,25 @@ def check_listing(source: FolderSource, listing: Mapping[str, FileEntry], plan: 
         )
 
 
+async def dead_now_skipped(source: FolderSource, queue: IngestQueue, listing: Mapping[str, FileEntry]) -> list[str]:
+    """Files whose latest job is dead and that are skipped now (an empty file an older release
+    dead-lettered, a dead file since emptied): a delete job each ends their dead entry, as no
+    upsert will come for them (docs/ingester.md, "Skipped files")."""
+    if not isinstance(source, FolderSource):
+        return []
+    dead = [
+        uri for (_, source_id, uri) in queue.jobs.dead_files([source.database])
+        if source_id == source.id and uri not in listing
+    ]
+    if not dead:
+        return []
+
+    def skipped() -> list[str]:
+        return [uri for uri in dead if source.skip_of(source.path_for(uri)) is not None]
+
+    return await asyncio.to_thread(skipped)
+
+
 async def sweep_source(source: FolderSource, queue: IngestQueue, *, process_started_at: float) -> SweepResult:
     """One sweep of one source. Raises ``SweepError`` (and records it) when it cannot list."""
     try:
@@ -103,6 +122,7 @@ async def sweep_source(source: FolderSource, queue: IngestQueue, *, process_star
         raise
     items: list[tuple[str, Op, str | None]] = [(uri, "upsert", rev) for uri, rev in plan.upserts]
     items += [(uri, "delete", None) for uri in plan.deletes]
+    items += [(uri, "delete", None) for uri in await dead_now_skipped(source, queue, listing)]
     counts = queue.jobs.enqueue_many(source.database, source.id, items) if items else {}
     # What the listing skipped is recorded; the files jobs skipped have their own sync records (status adds them).
     queue.sync.record_sweep(source.database, source.id, ok=True, skipped=skipped)

@@ -1,4 +1,8 @@
-"""Files the pipeline cannot take end as dead jobs with a clear error; the rest is ingested."""
+"""Files the pipeline cannot take end as dead jobs with a clear error; the rest is ingested.
+
+Empty files, files over max_file_size and text files that are not text are skipped
+instead, never dead (test_skipped_files.py).
+"""
 
 from __future__ import annotations
 
@@ -13,10 +17,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 RUNNING_AS_ROOT = os.geteuid() == 0
 EXPECTED_ERRORS = {
     "corrupt.pdf": "docling could not convert",
-    "empty.md": "empty",
-    "binary.md": "binary",
     "pipe.md": "FIFO",
-    "big.md": "max_file_size",
     "loop.md": "symlink loop",
     "zipped.pdf": "the bytes are not .pdf content",  # a zip named .pdf: never converted as docx
     "server.key": "a PEM private key file, not a Keynote presentation",  # skipped, never indexed
@@ -43,9 +44,6 @@ async def bad_world(tmp_path_factory):
         {
             "good.md": "# Good\n\nThis one is fine.\n",
             "corrupt.pdf": b"%PDF-1.4\n1 0 obj << /Type /Catalog >>\ngarbage\x00\x01\x02 trailer",
-            "empty.md": b"",
-            "binary.md": bytes(range(256)) * 8,
-            "big.md": "# Big\n\n" + "word " * 1000,
             "zipped.pdf": _zip_bytes(),
             "server.key": PEM_KEY,
         },

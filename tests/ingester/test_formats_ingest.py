@@ -6,7 +6,8 @@ tools would), a scanned PDF (text rendered to an image, saved as PDF: no text
 layer) and hostile files: a corrupt PPTX and XLSX, an encrypted PDF, an image
 bomb, a binary file named .py and a CSV just under ``max_file_size``. One
 ``run-batch`` ingests it all; each good file is found by full-text search,
-each hostile one is dead with its reason, and none of them touches the others.
+each hostile one is dead with its reason (the binary .py is skipped as not
+text), and none of them touches the others.
 """
 
 from __future__ import annotations
@@ -64,8 +65,8 @@ HOSTILE: dict[str, tuple[bytes, str]] = {
     "broken.xlsx": (b"PK\x03\x04" + bytes(range(256)) * 8, "broken.xlsx"),
     "sealed.pdf": (_encrypted_pdf(), "sealed.pdf"),
     "bomb.png": (_image_bomb(), "megapixel"),
-    "tool.py": (b"\x7fELF\x02\x01\x01\x00" + bytes(4096), "binary content"),
 }
+NOT_TEXT = {"tool.py": b"\x7fELF\x02\x01\x01\x00" + bytes(4096)}  # skipped as not text, never dead
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +76,7 @@ def formats_world(tmp_path_factory):
     files: dict[str, str | bytes] = {name: make(sentence) for name, (make, sentence) in SAMPLES.items()}
     files["scanned.pdf"] = text_image(SCANNED, fmt="PDF")
     files.update({name: data for name, (data, _reason) in HOSTILE.items()})
+    files.update(NOT_TEXT)
     row = "heron,3,marsh,the quick brown fox jumps over the lazy dog\n"
     files["big.csv"] = "bird,count,habitat,note\n" + row * ((MAX_FILE_SIZE - 100) // len(row))
     write_files(folder, files)
@@ -90,7 +92,8 @@ def formats_world(tmp_path_factory):
     batch = run_cli(["run-batch"], config=config, timeout=800)
     status = json.loads(run_cli(["status", "--json"], config=config).stdout)
     dead = {job["uri"].rsplit("/", 1)[-1]: job["error"] for job in status["databases"][0]["sources"][0]["dead_jobs"]}
-    return {"root": root, "config": config, "batch": batch, "dead": dead}
+    skipped = status["databases"][0]["sources"][0]["skipped"]
+    return {"root": root, "config": config, "batch": batch, "dead": dead, "skipped": skipped}
 
 
 async def _fts(config: Path, query: str) -> list[str]:
@@ -124,6 +127,11 @@ def test_a_scanned_pdf_is_read_by_ocr_and_found_with_search_fts(formats_world):
 def test_a_hostile_file_is_dead_with_its_reason(formats_world, name):
     assert name in formats_world["dead"], formats_world["dead"]
     assert HOSTILE[name][1] in formats_world["dead"][name]
+
+
+def test_a_binary_file_named_py_is_skipped_as_not_text(formats_world):
+    assert formats_world["skipped"] == {"not_text": {"files": 1}}
+    assert "tool.py" not in formats_world["dead"]
 
 
 def test_hostile_files_affect_nothing_else_and_the_big_csv_finishes(formats_world):

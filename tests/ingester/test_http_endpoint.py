@@ -69,6 +69,10 @@ def value(samples: dict, name: str, **labels: str) -> float:
     return samples.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
+def skipped(samples: dict, reason: str, database: str = "papers") -> float:
+    return value(samples, "haiku_ingester_files_skipped", database=database, reason=reason)
+
+
 def jobs(samples: dict, database: str, outcome: str) -> float:
     return value(samples, "haiku_ingester_jobs_total", database=database, outcome=outcome)
 
@@ -112,14 +116,14 @@ def served(tmp_path_factory):
         before = scrape(port)
         facts["before"] = before
 
-        # added, edited, broken (empty, not text): each one job
+        # added, edited, skipped (empty: no job; not text: a job that skips it)
         write_files(papers_dir, {"a.md": "# Alpha\n\nAlpha mentions auroras.\n", "b.md": "# Beta\n\nBeta is brief.\n"})
         wait_until(lambda: jobs(scrape(port), "papers", "done") >= jobs(before, "papers", "done") + 2, LANDS_S)
         (papers_dir / "a.md").write_text("# Alpha\n\nAlpha now mentions lighthouses instead.\n")
         wait_until(lambda: jobs(scrape(port), "papers", "done") >= jobs(before, "papers", "done") + 3, LANDS_S)
         (papers_dir / "empty.md").write_bytes(b"")
         (papers_dir / "binary.md").write_bytes(b"# Not text\x00\x01\x02" * 10)
-        wait_until(lambda: jobs(scrape(port), "papers", "dead") >= jobs(before, "papers", "dead") + 2, LANDS_S)
+        wait_until(lambda: skipped(scrape(port), "empty") + skipped(scrape(port), "not_text") >= 2, LANDS_S)
         time.sleep(1.5)  # nothing more should move
         facts["after"] = scrape(port)
         facts["metrics_text"] = get(port, "/metrics")[1].decode()
@@ -132,7 +136,7 @@ def served(tmp_path_factory):
         # 200 connections that send nothing: a file still lands in its usual time
         started = time.monotonic()
         write_files(papers_dir, {"c.md": "# Gamma\n\nGamma is the baseline.\n"})
-        wait_until(lambda: jobs(scrape(port), "papers", "done") >= jobs(before, "papers", "done") + 4, LANDS_S)
+        wait_until(lambda: jobs(scrape(port), "papers", "done") >= jobs(before, "papers", "done") + 5, LANDS_S)
         facts["usual_s"] = time.monotonic() - started
         silent = []
         for _ in range(200):
@@ -181,17 +185,16 @@ def test_the_endpoint_answers_live_and_ready_once_serve_is_ready(served):
 
 def test_job_counters_move_by_exactly_the_jobs_done(served):
     before, after = served["before"], served["after"]
-    assert jobs(after, "papers", "done") - jobs(before, "papers", "done") == 3  # two added, one edited
-    assert jobs(after, "papers", "dead") - jobs(before, "papers", "dead") == 2  # empty, binary
+    assert jobs(after, "papers", "done") - jobs(before, "papers", "done") == 4  # two added, one edited, one skipped
+    assert jobs(after, "papers", "dead") - jobs(before, "papers", "dead") == 0  # a skipped file is never dead
     assert jobs(after, "notes", "done") == jobs(before, "notes", "done") == 1
     assert value(after, "haiku_ingester_documents_written_total", database="papers") == 3
 
 
-def test_broken_files_are_counted_as_skipped_by_reason(served):
+def test_skipped_files_are_shown_by_reason(served):
     after = served["after"]
-    assert value(after, "haiku_ingester_files_skipped_total", database="papers", reason="empty") == 1
-    assert value(after, "haiku_ingester_files_skipped_total", database="papers", reason="not_text") == 1
-    assert value(after, "haiku_ingester_dead_files", database="papers") == 2
+    assert skipped(after, "empty") == 1 and skipped(after, "not_text") == 1
+    assert value(after, "haiku_ingester_dead_files", database="papers") == 0
 
 
 def test_metrics_show_queue_documents_durations_and_engine(served):

@@ -41,14 +41,24 @@ def test_a_reload_that_changes_ingester_http_is_not_refused_and_says_so():
     assert plan.http_changed and plan.empty
 
 
-def test_files_skipped_count_only_the_agreed_reasons():
+def test_files_skipped_show_each_sources_latest_sweep_and_the_files_skipped_since():
     from haiku.ingester.metrics import IngesterMetrics
+    from haiku.ingester.skips import SkipReason, SkipTally
 
     metrics = IngesterMetrics(engine="local", process=False)
-    metrics.count_skipped("papers", "too_large", 2)
-    sample = metrics.registry.get_sample_value(
-        "haiku_ingester_files_skipped_total", {"database": "papers", "reason": "too_large"}
-    )
-    assert sample == 2
-    with pytest.raises(ValueError, match="unknown skip reason 'huge'"):
-        metrics.count_skipped("papers", "huge")
+
+    def shown(reason: str) -> float | None:
+        return metrics.registry.get_sample_value("haiku_ingester_files_skipped", {"database": "papers", "reason": reason})
+
+    first, second = SkipTally(), SkipTally()
+    first.add(SkipReason.TOO_LARGE, "big.pdf")
+    first.add(SkipReason.TOO_LARGE, "bigger.pdf")
+    second.add(SkipReason.TOO_LARGE, "huge.pdf")
+    metrics.sweep_skipped("papers", "docs", first)
+    metrics.sweep_skipped("papers", "scans", second)
+    assert shown("too_large") == 3
+    metrics.file_skipped("papers", "docs", "file:///d/empty.md", SkipReason.EMPTY)
+    metrics.file_skipped("papers", "docs", "file:///d/empty.md", SkipReason.EMPTY)  # a second event, one file
+    assert shown("empty") == 1
+    metrics.sweep_skipped("papers", "docs", SkipTally())  # the next sweep replaces what was known of the source
+    assert shown("too_large") == 1 and shown("empty") == 0

@@ -19,7 +19,7 @@ from haiku.ingester.errors import (
     FileTooLargeError,
     NotARegularFileError,
     SymlinkLoopError,
-    UnsupportedFileError,
+    UnknownFileTypeError,
 )
 from haiku.ingester.pipeline.files import inspect_file, read_bytes
 
@@ -228,7 +228,7 @@ def test_a_symlink_loop_is_refused_naming_the_loop(tmp_path):
 
 def test_an_unsupported_extension_is_refused_naming_the_formats_command(tmp_path):
     (tmp_path / "x.xyz").write_text("text")
-    with pytest.raises(UnsupportedFileError, match=r"\.xyz.*haiku-ingester formats"):
+    with pytest.raises(UnknownFileTypeError, match=r"\.xyz.*haiku-ingester formats"):
         inspect_file(tmp_path / "x.xyz", max_file_size=100)
 
 

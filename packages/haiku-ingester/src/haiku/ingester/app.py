@@ -338,6 +338,12 @@ class IngesterApp:
                 prefix = change.uri.rstrip("/") + "/"
                 known = self.queue.sync.known(source.database, source.id)
                 items += [(uri, "delete", None) for uri in known if uri.startswith(prefix)]
+            elif change.kind == "skip":
+                if change.skip is not None:
+                    self.metrics.file_skipped(source.database, source.id, change.uri, change.skip)
+                # A file now skipped (emptied, grown over the limit): only a known one has a document to delete.
+                if self.queue.sync.get(source.database, source.id, change.uri) is not None:
+                    items.append((change.uri, "delete", None))
             else:
                 items.append((change.uri, change.kind, change.revision))
         if not items:

@@ -101,11 +101,14 @@ async def run_batch(
                     database.planned["add"] += result.added
                     database.planned["update"] += result.updated
                     database.planned["delete"] += result.deletes
+                    database.skip(source.id, result.skipped)
             workers = await drain_queue(app, stop, names, progress=progress, command="run-batch")
             report.interrupted = stop.is_set()
         dead_after = app.queue.jobs.dead_files(names)
         for name in names:
             report.database(name).jobs = workers.tally.of(name)
+        for (name, source_id), tally in workers.tally.skipped.items():
+            report.database(name).skip(source_id, tally)
         for job, error in workers.tally.dead_jobs:
             # Files dead before this run at the same revision that died again: a file nobody
             # changed is no new failure, so a cron job does not fail on every run because of it.

@@ -185,6 +185,8 @@ def run_batch_command(
         for database in report.databases.values():
             for file in database.files:
                 typer.echo(file.line(), err=not dry_run)
+            for line in database.skip_lines():
+                typer.echo(line, err=not dry_run)
         typer.echo(report.summary())
     if report.interrupted:
         typer.echo("run-batch was interrupted; the unfinished jobs stay queued", err=True)

@@ -61,11 +61,12 @@ async def plan_batch(config: AppConfig, database_name: str | None = None) -> Bat
         stored = await stored_records(config, refs[name])
         for source in sources_of(config, name).values():
             try:
-                listing = await list_source(source)
+                listing, skipped = await list_source(source)
                 plan = plan_sweep(listing, stored.get(source.id, {}), set(), delete_orphans=source.config.delete_orphans)
                 check_listing(source, listing, plan)
             except SweepError as exc:
                 database.sweep_failures.append(exc)
                 continue
             database.plan(source.id, plan, list_files=True)
+            database.skip(source.id, skipped)
     return report

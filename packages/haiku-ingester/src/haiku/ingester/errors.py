@@ -11,8 +11,10 @@ its job straight to ``dead``; anything else is retried with backoff.
 from __future__ import annotations
 
 import errno
+from typing import ClassVar
 
 from haiku.core.errors import HaikuError, database_label
+from haiku.ingester.skips import SkipReason
 
 __all__ = [
     "BinaryContentError",
@@ -36,10 +38,13 @@ __all__ = [
     "QueueError",
     "ReloadRefusedError",
     "RootUnavailableError",
+    "SkippedFileError",
     "SweepError",
     "SymlinkLoopError",
     "SymlinkOutsideRootError",
+    "UnknownFileTypeError",
     "UnsupportedFileError",
+    "skipped_error",
 ]
 
 
@@ -134,8 +139,24 @@ class PermanentJobError(IngesterError):
     """A job failure that retrying cannot fix: the job goes dead at once."""
 
 
+class SkippedFileError(PermanentJobError):
+    """A file the ingester does not take, for one of the skip reasons (``haiku.ingester.skips``).
+
+    Not a failure: its job ends ``skipped`` (never dead), the document an earlier
+    version of the file left is removed, and the file is counted under ``reason``.
+    """
+
+    reason: ClassVar[SkipReason]
+
+
 class UnsupportedFileError(PermanentJobError):
-    pass
+    """A file the ingester could take but does not here (no soffice, a PEM key named .key): dead, with why."""
+
+
+class UnknownFileTypeError(SkippedFileError):
+    """An extension not in the format table."""
+
+    reason = SkipReason.UNSUPPORTED_TYPE
 
 
 class MissingFileError(PermanentJobError):
@@ -160,16 +181,18 @@ class SymlinkOutsideRootError(PermanentJobError):
         )
 
 
-class FileTooLargeError(PermanentJobError):
-    pass
+class FileTooLargeError(SkippedFileError):
+    reason = SkipReason.TOO_LARGE
 
 
-class EmptyFileError(PermanentJobError):
-    pass
+class EmptyFileError(SkippedFileError):
+    reason = SkipReason.EMPTY
 
 
-class BinaryContentError(PermanentJobError):
+class BinaryContentError(SkippedFileError):
     """Bytes that are not text in a file whose name says it is text."""
+
+    reason = SkipReason.NOT_TEXT
 
 
 class ContentMismatchError(PermanentJobError):
@@ -186,3 +209,11 @@ class ConversionTimeoutError(ConversionError):
 
 class ConversionCrashedError(ConversionError):
     pass
+
+
+def skipped_error(reason: SkipReason, message: str) -> SkippedFileError:
+    """The skip error of ``reason``, as a Ray worker that read the file reported it."""
+    kinds: dict[SkipReason, type[SkippedFileError]] = {
+        kind.reason: kind for kind in (UnknownFileTypeError, FileTooLargeError, EmptyFileError, BinaryContentError)
+    }
+    return kinds[reason](message)

@@ -26,10 +26,28 @@ def _renderer(fmt: LogFormat, stream: TextIO):
     return structlog.processors.JSONRenderer(sort_keys=False)
 
 
+class CurrentStderr:
+    """Whatever ``sys.stderr`` is when a line is written, not when logging was configured.
+
+    While ``run-batch`` shows its progress bar, rich puts a proxy there that
+    prints each line above the bar: a log line written through it is never
+    drawn over the bar.
+    """
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
+
+
 def configure_logging(fmt: LogFormat = "auto", level: str = "INFO", stream: TextIO | None = None) -> None:
-    """Route structlog and stdlib logging to ``stream`` (stderr) in one format."""
+    """Route structlog and stdlib logging to ``stream`` (default: stderr, as it is at each line) in one format."""
     global _configured
-    out = stream or sys.stderr
+    out: TextIO = stream or CurrentStderr()  # type: ignore[assignment]
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
         numeric = logging.INFO

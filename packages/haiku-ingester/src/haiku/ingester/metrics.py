@@ -28,11 +28,11 @@ from prometheus_client import (
 )
 from prometheus_client.exposition import generate_latest
 
-from haiku.ingester.errors import BinaryContentError, EmptyFileError, FileTooLargeError, UnsupportedFileError
+from haiku.ingester.skips import SkipReason, SkipTally
 
 PREFIX = "haiku_ingester"
-# Why a file is skipped instead of ingested, counted per database (docs/operations.md).
-SKIP_REASONS = ("unsupported_type", "too_large", "excluded", "empty", "not_text")
+# Why a file is skipped instead of ingested (docs/ingester.md, "Skipped files"): one table for every report.
+SKIP_REASONS = tuple(reason.value for reason in SkipReason)
 JOB_OUTCOMES = ("done", "failed", "retried", "dead")
 QUEUE_STATES = ("queued", "claimed")
 # A conversion takes from milliseconds (a note) to minutes (a scanned book under OCR).
@@ -42,23 +42,6 @@ EMBEDDING_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 # No `_created` series beside each counter: twice the lines, and nothing the dashboards read.
 disable_created_metrics()
-
-# What today's pipeline knows of a skipped file: the permanent error that stopped its job.
-_SKIPPED_BY_ERROR: tuple[tuple[type[Exception], str], ...] = (
-    (UnsupportedFileError, "unsupported_type"),
-    (FileTooLargeError, "too_large"),
-    (EmptyFileError, "empty"),
-    (BinaryContentError, "not_text"),
-)
-
-
-def skip_reason_of(exc: BaseException) -> str | None:
-    """The skip reason a job's error stands for, or ``None`` when the file failed for another cause."""
-    for kind, reason in _SKIPPED_BY_ERROR:
-        if isinstance(exc, kind):
-            return reason
-    return None
-
 
 class IngesterMetrics:
     """Every metric of one ingester run, registered in its own registry."""
@@ -111,10 +94,14 @@ class IngesterMetrics:
         self.embedding_texts = Counter(
             f"{PREFIX}_embedding_texts", "Texts embedded by the encoder, all databases together.", registry=r
         )
-        self.files_skipped = Counter(
-            f"{PREFIX}_files_skipped", "Files not ingested, by reason: " + ", ".join(SKIP_REASONS) + ".",
+        self.files_skipped = Gauge(
+            f"{PREFIX}_files_skipped",
+            "Files the latest sweep of each source of the database did not take, by reason: "
+            + ", ".join(SKIP_REASONS) + ".",
             ["database", "reason"], registry=r,
         )  # fmt: skip
+        # Per (database, source): its latest sweep's tally, and files skipped since (uri -> reason).
+        self._skipped_by_source: dict[tuple[str, str], tuple[SkipTally, dict[str, SkipReason]]] = {}
         self.pages_unreadable = Counter(
             f"{PREFIX}_pages_unreadable", "Pages found with no text that could be read.", ["database"], registry=r
         )
@@ -175,16 +162,24 @@ class IngesterMetrics:
             self.jobs.labels(database, "retried").inc()
         elif status == "dead":
             self.jobs.labels(database, "dead").inc()
-            reason = skip_reason_of(exc)
-            if reason is not None:
-                self.count_skipped(database, reason)
 
-    def count_skipped(self, database: str, reason: str, count: int = 1) -> None:
-        """``count`` files of ``database`` skipped for ``reason`` (one of ``SKIP_REASONS``)."""
-        if reason not in SKIP_REASONS:
-            raise ValueError(f"unknown skip reason {reason!r}; the reasons are {', '.join(SKIP_REASONS)}")
-        if count:
-            self.files_skipped.labels(database, reason).inc(count)
+    def sweep_skipped(self, database: str, source: str, skipped: SkipTally) -> None:
+        """What a sweep of ``source`` did not take: it replaces what was known of that source."""
+        self._skipped_by_source[(database, source)] = (skipped, {})
+        self._show_skipped(database)
+
+    def file_skipped(self, database: str, source: str, uri: str, reason: SkipReason) -> None:
+        """A file a watch event or a job skipped since the source's last sweep (once per file)."""
+        _, since = self._skipped_by_source.setdefault((database, source), (SkipTally(), {}))
+        since[uri] = reason
+        self._show_skipped(database)
+
+    def _show_skipped(self, database: str) -> None:
+        for reason in SkipReason:
+            self.files_skipped.labels(database, reason.value).set(sum(
+                tally.counts[reason] + sum(1 for r in since.values() if r is reason)
+                for (name, _), (tally, since) in self._skipped_by_source.items() if name == database
+            ))  # fmt: skip
 
     def count_unreadable_pages(self, database: str, count: int = 1) -> None:
         """``count`` pages of a document of ``database`` found with no readable text."""

@@ -28,6 +28,7 @@ class OwnerRecord:
     def __init__(self, fd: int, record: dict[str, Any]) -> None:
         self._fd: int | None = fd
         self._record = record
+        self._write()
 
     @classmethod
     def take(cls, queue_path: Path, command: str) -> OwnerRecord | None:
@@ -41,9 +42,7 @@ class OwnerRecord:
             os.close(fd)
             return None
         since = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-        record = cls(fd, {"command": command, "pid": os.getpid(), "since": since})
-        record._write()
-        return record
+        return cls(fd, {"command": command, "pid": os.getpid(), "since": since})
 
     def note(self, **facts: Any) -> None:
         """Add ``facts`` to the record (e.g. ``encoder``: where documents are embedded)."""

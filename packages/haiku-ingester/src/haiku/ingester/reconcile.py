@@ -47,8 +47,9 @@ async def reconcile(database: str, store, sync: SyncState, source_ids: Collectio
         ):
             changes.append((source_id, uri, wanted))
             restored += 1
-    for (source_id, uri) in records:
-        if (source_id, uri) not in present:
+    for (source_id, uri), record in records.items():
+        # A record with no document is a file a job skipped (docs/ingester.md, "Skipped files"): kept.
+        if (source_id, uri) not in present and record.document_id is not None:
             changes.append((source_id, uri, SyncUpdate(delete=True)))
             dropped += 1
     if changes:

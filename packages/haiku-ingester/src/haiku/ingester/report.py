@@ -8,10 +8,13 @@
 - ``jobs``: what the jobs did (``succeeded``, ``written``, ``deleted``,
   ``dead``, ``still_dead``, ``retried``, ``chunks``, ``embedded``, ``reused``),
   ``null`` in a dry run, where nothing runs;
-- ``databases``: the same two counts per database, its ``sweep_failures``
-  (source and error), and its ``files``: in a dry run every file with its
-  ``action``; in a run the files that died, with their action, ``outcome``
-  (``dead`` or ``still_dead``) and ``reason``.
+- ``skipped``: the files the sources did not take, by reason
+  (``haiku.ingester.skips``: ``{reason: {files, extensions?}}``);
+- ``databases``: the same counts per database, its ``skipped`` per source
+  (``{source: {reason: {files, …}}}``), its ``sweep_failures`` (source and
+  error), and its ``files``: in a dry run every file with its ``action``; in a
+  run the files that died, with their action, ``outcome`` (``dead`` or
+  ``still_dead``) and ``reason``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 from haiku.core.errors import database_label
 from haiku.ingester.deadfiles import reason_of
 from haiku.ingester.errors import SweepError
+from haiku.ingester.skips import SkipTally
 from haiku.ingester.sources.fs import path_of_uri
 from haiku.ingester.sources.sweep import SweepPlan
 from haiku.ingester.workers import Counts
@@ -71,6 +75,19 @@ class DatabaseReport:
     still_dead: int = 0
     sweep_failures: list[SweepError] = field(default_factory=list)
     files: list[FileAction] = field(default_factory=list)
+    skipped: dict[str, SkipTally] = field(default_factory=dict)  # per source
+
+    def skip(self, source_id: str, tally: SkipTally) -> None:
+        """Count files a source skipped (its listing's, or its jobs')."""
+        self.skipped.setdefault(source_id, SkipTally()).merge(tally)
+
+    def skip_lines(self) -> list[str]:
+        """``skipped: database 'a', source s: 3 skipped: 2 unsupported type (.gz 2), 1 empty``, per source."""
+        return [
+            f"skipped: {database_label(self.name)}, source {source_id}: {tally.describe()}"
+            for source_id, tally in self.skipped.items()
+            if tally
+        ]
 
     def plan(self, source_id: str, sweep: SweepPlan, *, list_files: bool) -> None:
         """Count a source's sweep plan (and, in a dry run, list each of its files)."""
@@ -116,6 +133,10 @@ class BatchReport:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
+    def skipped(self) -> SkipTally:
+        return SkipTally.combined(t for d in self.databases.values() for t in d.skipped.values())
+
+    @property
     def sweep_failures(self) -> list[SweepError]:
         return [f for d in self.databases.values() for f in d.sweep_failures]
 
@@ -130,13 +151,16 @@ class BatchReport:
     def summary(self) -> str:
         if self.dry_run:
             planned = {key: sum(d.planned[key] for d in self.databases.values()) for key in PLANNED}
+            skipped = self.skipped.total
             return (
                 f"Dry run: would add {planned['add']}, update {planned['update']} and delete {planned['delete']} "
-                "file(s); nothing was written"
+                "file(s)" + (f", and skip {skipped}" if skipped else "") + "; nothing was written"
             )
         line = f"Batch complete: {self.succeeded} succeeded, {self.dead} dead"
         if self.still_dead:
             line += f", {self.still_dead} still dead (unchanged since an earlier run)"
+        if self.skipped:
+            line += f", {self.skipped.total} skipped"
         if self.retried:
             line += f"; {self.retried} failed attempt(s) retried"
         return line
@@ -149,6 +173,7 @@ class BatchReport:
                     "name": report.name,
                     "planned": dict(report.planned),
                     "jobs": None if self.dry_run else report.jobs_json(),
+                    "skipped": {source: tally.as_json() for source, tally in report.skipped.items()},
                     "sweep_failures": [{"source": f.source_id, "error": str(f)} for f in report.sweep_failures],
                     "files": [f.as_json() for f in report.files],
                 }
@@ -160,5 +185,6 @@ class BatchReport:
             "interrupted": self.interrupted,
             "planned": {key: sum(d["planned"][key] for d in databases) for key in PLANNED},
             "jobs": None if self.dry_run else self.jobs,
+            "skipped": self.skipped.as_json(),
             "databases": databases,
         }

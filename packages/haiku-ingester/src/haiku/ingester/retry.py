@@ -18,10 +18,12 @@ def backoff_delay(policy: RetryConfig, attempt: int, rng: random.Random | None =
 def is_permanent(error: BaseException) -> bool:
     """Permanent: the file itself is the problem, and retrying reads the same file.
 
-    Everything else (I/O, embedder, network, a locked database, the unexpected)
-    is transient and retried until ``max_attempts``.
+    A text that cannot be encoded or decoded (``UnicodeError``) is permanent too:
+    the same bytes fail the same way on every try. Everything else (I/O,
+    embedder, network, a locked database, the unexpected) is transient and
+    retried until ``max_attempts``.
     """
-    return isinstance(error, PermanentJobError)
+    return isinstance(error, PermanentJobError | UnicodeError)
 
 
 def retry_delay(policy: RetryConfig, attempt: int, error: BaseException) -> float | None:

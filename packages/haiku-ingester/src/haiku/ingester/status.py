@@ -15,6 +15,7 @@ endpoint answers, when ``ingester.http`` is enabled (docs/operations.md).
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -27,6 +28,7 @@ from haiku.ingester.owner import read_owner
 from haiku.ingester.queue import JobQueue, QueueDatabase
 from haiku.ingester.queue.processing import NotedProcessing, ReprocessingRun, read_noted, read_runs
 from haiku.ingester.queue.totals import read_totals
+from haiku.ingester.skips import SkipReason, SkipTally
 
 
 def collect_status(config: AppConfig, database_name: str | None = None, *, probe: bool = True) -> dict[str, Any]:
@@ -40,7 +42,7 @@ def collect_status(config: AppConfig, database_name: str | None = None, *, probe
     }
     if probe:
         report["http"] = probe_endpoint(config.ingester.http)
-    rows: dict[str, list[Any]] = {"counts": [], "sweeps": []}
+    rows: dict[str, list[Any]] = {"counts": [], "sweeps": [], "job_skips": []}
     dead_files: list[DeadFile] = []
     documents: dict[str, int] = {}
     totals: dict[str, dict[str, Any]] = {}
@@ -66,6 +68,12 @@ def collect_status(config: AppConfig, database_name: str | None = None, *, probe
                 )
             }
             totals = read_totals(db, names)
+            if "skipped" in {r["name"] for r in db.query("PRAGMA table_info(sync_state)")}:
+                rows["job_skips"] = db.query(
+                    f"SELECT database, source_id, uri, skipped FROM sync_state WHERE database IN ({marks}) "
+                    "AND skipped IS NOT NULL",
+                    names,
+                )
             noted, runs = read_noted(db, names), read_runs(db, names)
         finally:
             db.close()
@@ -87,6 +95,13 @@ def collect_status(config: AppConfig, database_name: str | None = None, *, probe
             entry["last_sweep_at"] = _iso(sweep["last_sweep_at"]) if sweep else None
             entry["last_sweep_status"] = sweep["last_status"] if sweep else None
             entry["last_sweep_error"] = sweep["last_error"] if sweep else None
+            # What the last good sweep's listing skipped, and the files jobs skipped (not text) since.
+            counted = sweep["skipped"] if sweep is not None and "skipped" in sweep.keys() else None
+            skipped = SkipTally.from_json(json.loads(counted) if counted else None)
+            for row in rows["job_skips"]:
+                if row["database"] == name and row["source_id"] == source_id:
+                    skipped.add(SkipReason(row["skipped"]), row["uri"].rsplit("/", 1)[-1])
+            entry["skipped"] = skipped.as_json()
             entry["dead_jobs"] = [d.as_json() for d in dead]
             sources.append(entry)
         written = totals.get(name)
@@ -174,6 +189,9 @@ def render_status(report: dict[str, Any]) -> str:
                 f"  source {source['id']}{note}: queued {source['queued']}, claimed {source['claimed']}, "
                 f"dead {source['dead']}; last sweep {sweep}"
             )
+            skipped = SkipTally.from_json(source.get("skipped"))
+            if skipped:
+                lines.append(f"    {skipped.describe()}")
             for job in source["dead_jobs"]:
                 lines.append(f"    dead {job['path']}: {job['reason']}")
     return "\n".join(lines)

@@ -21,6 +21,7 @@ from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.process import JobReleased
 from haiku.ingester.queue import Job, WrittenCounts
 from haiku.ingester.retry import backoff_delay, describe, retry_delay
+from haiku.ingester.skips import SkipReason, SkipTally
 
 
 @dataclass
@@ -47,6 +48,11 @@ class Tally:
     total: Counts = field(default_factory=Counts)
     per_database: dict[str, Counts] = field(default_factory=dict)
     dead_jobs: list[tuple[Job, str]] = field(default_factory=list)  # each dead job, with its error
+    skipped: dict[tuple[str, str], SkipTally] = field(default_factory=dict)  # (database, source) -> files skipped
+
+    def skip(self, job: Job, reason: SkipReason) -> None:
+        name = job.uri.rsplit("/", 1)[-1]  # its extension is what a report names
+        self.skipped.setdefault((job.database, job.source_id), SkipTally()).add(reason, name)
 
     def add(self, database: str, **counts: int) -> None:
         own = self.per_database.setdefault(database, Counts())
@@ -205,17 +211,23 @@ class WorkerPool:
             )
             self.engine_wait.reset()
             if queue.jobs.complete(job, outcome.sync, written):
-                self.tally.add(job.database, succeeded=1, deleted=int(outcome.action == "deleted"))
-                if written is not None:  # a delete's chunks were removed, not written
-                    self.tally.add(
-                        job.database, written=1, chunks=outcome.chunks, embedded=outcome.embedded,
-                        reused=outcome.reused,
+                if outcome.skip is not None:  # counted as skipped (its reason), not as succeeded
+                    self.tally.skip(job, outcome.skip)
+                    app.metrics.job_done(job.database, outcome.action)
+                    app.metrics.file_skipped(job.database, job.source_id, job.uri, outcome.skip)
+                    log.info("job done", action=outcome.action, skip_reason=outcome.skip.value)
+                else:
+                    self.tally.add(job.database, succeeded=1, deleted=int(outcome.action == "deleted"))
+                    if written is not None:  # a delete's chunks were removed, not written
+                        self.tally.add(
+                            job.database, written=1, chunks=outcome.chunks, embedded=outcome.embedded,
+                            reused=outcome.reused,
+                        )
+                    app.metrics.job_done(
+                        job.database, outcome.action, chunks=outcome.chunks, embedded=outcome.embedded,
+                        reused=outcome.reused, size=outcome.size,
                     )
-                app.metrics.job_done(
-                    job.database, outcome.action, chunks=outcome.chunks, embedded=outcome.embedded,
-                    reused=outcome.reused, size=outcome.size,
-                )
-                log.info("job done", action=outcome.action, document_id=outcome.document_id, **outcome.counts)
+                    log.info("job done", action=outcome.action, document_id=outcome.document_id, **outcome.counts)
                 self._finished(job, "succeeded")
             else:
                 log.warning("job finished after its lease was lost; another claim owns it now")

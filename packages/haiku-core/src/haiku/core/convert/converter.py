@@ -34,7 +34,7 @@ from haiku.core.convert.document import (
 from haiku.core.convert.formats import format_of, xml_kind
 from haiku.core.convert.serializers import chunking_serializers, export_markdown, inline_keeping_chunker
 from haiku.core.convert.structure import StructureOptions, chunk_location, extract_structure
-from haiku.core.convert.titles import choose_title, title_line
+from haiku.core.convert.titles import choose_title, readable_name, title_line
 from haiku.core.errors import ConverterUnavailableError
 from haiku.core.models import PageImage
 
@@ -101,6 +101,7 @@ class Converter:
 
     def read(self, *, name: str, fmt: str, data: bytes) -> ReadDocument:
         """The file as a docling document and its markdown, not yet chunked."""
+        name = readable_name(name)  # the name becomes text (a title, the document's name): UTF-8 only
         if fmt == "text":
             text = clean_text(decode_text(data))
             return ReadDocument(

@@ -4,11 +4,14 @@ A document's title is the one the file declares of itself (``declared_titles``:
 a web page's ``<h1>`` or ``<title>``, document properties, a PDF's ``/Title``,
 LaTeX's ``\\title``); else its first heading; else, for plain text and PDFs
 (whose text layer may have no heading the layout step finds), a first paragraph
-that reads as a title (``title_line``); else the file name.
+that reads as a title (``title_line``); else the file name, as text: a name whose bytes are not UTF-8
+(``caf\\xe9.md``) reads with U+FFFD in their place (``readable_name``), since a
+title is stored as UTF-8 text.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,11 @@ _NOT_A_TITLE = re.compile(
     r"(?i)^(untitled|no title|title|document\d*|presentation\d*|powerpoint presentation|slide \d+|book\d*|sheet\d*)$"
     r"|\.(docx?|pdf|odt|rtf|tex|dvi|txt|pptx?|xlsx?|html?|epub)$|^microsoft "
 )
+
+
+def readable_name(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 (held by Python as lone surrogates) become U+FFFD."""
+    return os.fsencode(name).decode("utf-8", "replace")
 
 
 def choose_title(document: Any, name: str, fallback: str | None, declared: str | None = None) -> str:

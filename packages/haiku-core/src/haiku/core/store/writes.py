@@ -210,15 +210,20 @@ class Writes:
             # The three commits of the module docstring; their order is what keeps a crash harmless.
             chunks, documents = self.handles.chunks, self.handles.documents
             plan = await self._structure_plan(structures, revision)
+            # The rows of both tables are built before the first commit: a value a table cannot
+            # hold (text that is not UTF-8) fails the write with nothing committed, no chunk left behind.
+            chunk_table = pa.Table.from_pylist(chunk_rows, schema=chunks_schema(self.handles.vector_dim))
+            document_table = pa.Table.from_pylist(
+                [document_row(d, revision, plan.columns.get(d.id or "")) for d in stored], schema=documents_schema()
+            )
             if chunk_rows:
-                await chunks.add(pa.Table.from_pylist(chunk_rows, schema=chunks_schema(self.handles.vector_dim)))
+                await chunks.add(chunk_table)
             await plan.add_rows(self.handles)
-            rows = [document_row(d, revision, plan.columns.get(d.id or "")) for d in stored]
             await (
                 documents.merge_insert("id")
                 .when_matched_update_all()
                 .when_not_matched_insert_all()
-                .execute(pa.Table.from_pylist(rows, schema=documents_schema()))
+                .execute(document_table)
             )
             await chunks.delete(f"({mine}) AND {other_revision(revision)}")
             await plan.remove_replaced(self.handles)

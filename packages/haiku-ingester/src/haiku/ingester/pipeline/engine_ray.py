@@ -29,9 +29,11 @@ from haiku.ingester.errors import (
     ConversionError,
     ConversionTimeoutError,
     EngineUnavailableError,
+    skipped_error,
 )
 from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.protocol import body_size, decode_body, encode_frame, header_size, spawn_child
+from haiku.ingester.skips import SkipReason
 
 _CONNECT_TIMEOUT_S = 180.0  # joining a cluster; Ray itself gives up sooner on a wrong address
 _COOLDOWN_S = 5.0  # after a failed start, requests fail at once for this long instead of each trying
@@ -231,6 +233,8 @@ class RayConverter:
             return reply["hash"], reply["document"]
         if reply.get("kind") == "read":
             raise OSError(reply.get("message"))  # transient, as a failed read is on the local engine
+        if reply.get("kind") == "skipped":
+            raise skipped_error(SkipReason(reply["reason"]), reply.get("message") or name)
         raise _failed(name, reply, self.timeout_s)
 
     async def close(self) -> None:

@@ -71,7 +71,7 @@ def convert_object(
     settings: dict[str, Any], name: str, fmt: str, ref: dict[str, Any], max_file_size: int, known_hash: str | None
 ) -> dict[str, Any]:
     """Read an object with this worker's credentials, hash it, and convert it unless the hash is ``known_hash``."""
-    from haiku.ingester.errors import PermanentJobError
+    from haiku.ingester.errors import PermanentJobError, SkippedFileError
     from haiku.ingester.pipeline.files import FileFacts, content_hash
     from haiku.ingester.pipeline.worker import convert_reply
     from haiku.ingester.sources.s3 import make_client, object_path, read_object
@@ -80,6 +80,8 @@ def convert_object(
     facts = FileFacts(path=object_path(uri), format=fmt, content_type="", size=0, revision="")  # type: ignore[arg-type]
     try:
         data = read_object(make_client(ref["options"]), facts, max_file_size=max_file_size)
+    except SkippedFileError as exc:  # skipped, not failed: the ingester counts it (haiku.ingester.skips)
+        return {"ok": False, "kind": "skipped", "reason": exc.reason.value, "message": str(exc)}
     except PermanentJobError as exc:
         return {"ok": False, "kind": "conversion", "message": str(exc)}
     except Exception as exc:

@@ -18,6 +18,7 @@ from haiku.ingester.errors import (
     MissingFileError,
     NotARegularFileError,
     SymlinkLoopError,
+    UnknownFileTypeError,
     UnsupportedFileError,
 )
 
@@ -53,7 +54,7 @@ def inspect_file(path: Path, *, max_file_size: int) -> FileFacts:
     suffix = path.suffix.lower()
     spec = format_of(path.name)
     if spec is None:
-        raise UnsupportedFileError(
+        raise UnknownFileTypeError(
             f"{path}: unsupported file type {suffix or '(none)'}; `haiku-ingester formats` lists the supported ones"
         )
     reason = unavailable_reason(suffix)

@@ -35,6 +35,7 @@ from haiku.core.convert import ConvertedDocument
 from haiku.ingester.errors import ConversionCrashedError, ConversionError, ConversionTimeoutError
 from haiku.ingester.logs import get_logger
 from haiku.ingester.pipeline.protocol import body_size, decode_body, encode_frame, header_size, spawn_child
+from haiku.ingester.pipeline.worker_output import WorkerOutput
 
 _STARTUP_TIMEOUT_S = 300.0  # importing docling on a busy machine; only a broken install takes this long
 
@@ -46,6 +47,7 @@ class _Worker:
         self._ready: asyncio.Task | None = None
         self._stderr_task: asyncio.Task | None = None
         self.log = get_logger()
+        self.output = WorkerOutput(self.log, worker_pid=None)  # its stderr, one event per file
 
     @property
     def pid(self) -> int | None:
@@ -56,19 +58,22 @@ class _Worker:
         env.setdefault("TOKENIZERS_PARALLELISM", "false")
         env.setdefault("OMP_NUM_THREADS", "1")
         self.proc = await spawn_child("haiku.ingester.pipeline.worker", env)
+        self.output = WorkerOutput(self.log, worker_pid=self.proc.pid)
         self._stderr_task = asyncio.create_task(self._forward_stderr())
         self._ready = asyncio.create_task(self._handshake())
 
     async def _forward_stderr(self) -> None:
         assert self.proc is not None and self.proc.stderr is not None
-        pid = self.proc.pid
-        while True:
-            line = await self.proc.stderr.readline()
-            if not line:
-                return
-            text = line.decode("utf-8", "replace").rstrip()
-            if text:
-                self.log.info("conversion worker output", worker_pid=pid, output=text)
+        try:
+            while True:
+                line = await self.proc.stderr.readline()
+                if not line:
+                    return
+                text = line.decode("utf-8", "replace").rstrip()
+                if text:
+                    self.output.line(text)
+        finally:
+            self.output.flush()
 
     async def _send(self, payload: Any) -> None:
         assert self.proc is not None and self.proc.stdin is not None
@@ -96,12 +101,16 @@ class _Worker:
 
     async def call(self, payload: dict[str, Any]) -> dict[str, Any]:
         """One conversion: the reply, with the page images that follow it in frames of their own."""
-        await self._send(payload)
-        reply = await self._receive()
-        if reply.get("ok") and reply.get("pages"):
-            pages = reply["document"].structure.pages
-            while (page := await self._receive()) is not None:
-                pages.append(page)
+        self.output.begin(payload["name"])
+        try:
+            await self._send(payload)
+            reply = await self._receive()
+            if reply.get("ok") and reply.get("pages"):
+                pages = reply["document"].structure.pages
+                while (page := await self._receive()) is not None:
+                    pages.append(page)
+        finally:
+            self.output.end()
         return reply
 
     def alive(self) -> bool:

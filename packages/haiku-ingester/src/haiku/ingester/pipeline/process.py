@@ -10,6 +10,10 @@ with other jobs' documents of the same database): the same uri keeps its
 document id. A forced upsert (re-processing) skips (1) and (2): its file is
 converted and chunked again, and vectors of unchanged chunk texts are reused.
 
+A file the ingester does not take (empty, over ``max_file_size``, not text,
+an unknown type: ``haiku.ingester.skips``) ends the job ``skipped``, never
+dead, and the document an earlier version of it left is deleted.
+
 Delete: skipped when the file is back; otherwise the document with that uri is
 deleted only if it came from the job's source.
 """
@@ -22,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from haiku.core.models import Chunk, Document
-from haiku.ingester.errors import SymlinkOutsideRootError
+from haiku.ingester.errors import SkippedFileError, SymlinkOutsideRootError
 from haiku.ingester.metrics import IngesterMetrics
 from haiku.ingester.pipeline.describe import PictureDescriber
 from haiku.ingester.pipeline.embed import EmbedBatcher
@@ -33,6 +37,7 @@ from haiku.ingester.pipeline.reading import read_and_convert
 from haiku.ingester.pipeline.reuse import plan_embedding, stored_vectors
 from haiku.ingester.pipeline.writer import DocumentWriter
 from haiku.ingester.queue import Job, SyncState, SyncUpdate
+from haiku.ingester.skips import SkipReason
 from haiku.ingester.sources import Source
 
 # Metadata keys the pipeline owns on every document it writes.
@@ -66,6 +71,7 @@ class Outcome:
     embedded: int = 0  # chunk texts sent to the encoder
     reused: int = 0  # chunks that kept the stored version's vector
     size: int = 0  # bytes of the source file written
+    skip: SkipReason | None = None  # why the file was skipped (action "skipped")
 
     @property
     def counts(self) -> dict[str, int]:
@@ -125,7 +131,10 @@ class JobProcessor:
             except SymlinkOutsideRootError:
                 await self._drop_own_document(job, store)  # ingested before the rule, or while allowed
                 raise
-            facts = await asyncio.to_thread(source.inspect, path, max_file_size=max_size)
+            try:
+                facts = await asyncio.to_thread(source.inspect, path, max_file_size=max_size)
+            except SkippedFileError as exc:
+                return await self._skipped(job, store, exc.reason, None)
             state = self.sync.get(job.database, job.source_id, job.uri)
             if not job.forced and state is not None and state.revision == facts.revision and state.document_id:
                 return Outcome("unchanged", None, state.document_id)
@@ -137,10 +146,13 @@ class JobProcessor:
                     if self.stopping:
                         raise JobReleased()
                     started = time.monotonic()
-                    digest, converted = await read_and_convert(
-                        self.pool, source, facts, max_file_size=max_size,
-                        known_hash=state.content_hash if reuse else None,
-                    )  # fmt: skip
+                    try:
+                        digest, converted = await read_and_convert(
+                            self.pool, source, facts, max_file_size=max_size,
+                            known_hash=state.content_hash if reuse else None,
+                        )  # fmt: skip
+                    except SkippedFileError as exc:
+                        return await self._skipped(job, store, exc.reason, facts.revision)
                     if converted is not None and self.metrics is not None:
                         self.metrics.converted(facts.format, time.monotonic() - started)
                     metadata = {
@@ -186,6 +198,13 @@ class JobProcessor:
             reused=plan.reused,
             size=facts.size,
         )
+
+    async def _skipped(self, job: Job, store: WritableStore, reason: SkipReason, revision: str | None) -> Outcome:
+        """The file is not taken: the document an earlier version left goes, and the skip is remembered
+        at the revision read (so sweeps count it and leave it until it changes)."""
+        await self._drop_own_document(job, store)
+        update = SyncUpdate(revision=revision, skipped=reason.value) if revision else SyncUpdate(delete=True)
+        return Outcome("skipped", update, skip=reason)
 
     async def _drop_own_document(self, job: Job, store: WritableStore) -> None:
         document = await store.get_document_by_uri(job.uri)

@@ -86,6 +86,14 @@ _MIGRATIONS: list[str] = [
         started_at REAL NOT NULL
     );
     """,
+    """
+    -- Files skipped rather than ingested (docs/ingester.md, "Skipped files"): each sweep's count per
+    -- source by reason, and the reason a job skipped a file at the revision it read.
+    ALTER TABLE sweeps ADD COLUMN skipped TEXT;
+    ALTER TABLE sync_state ADD COLUMN skipped TEXT;
+    -- A claim reads each database's oldest ready jobs (queue.fairness).
+    CREATE INDEX jobs_ready_by_database ON jobs (database, status, not_before, id);
+    """,
 ]
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from haiku.ingester.queue.database import QueueDatabase
+from haiku.ingester.queue.fairness import pick_ready
 from haiku.ingester.queue.sync import SyncUpdate, apply_sync_update
 from haiku.ingester.queue.totals import WrittenCounts, add_written
 
@@ -58,7 +59,7 @@ class Job:
         )
 
 
-def _in(values: Collection[str]) -> str:
+def _in(values: Collection[object]) -> str:
     return ",".join("?" * len(values))
 
 
@@ -136,26 +137,28 @@ class JobQueue:
 
     # --- claim and lease ----------------------------------------------------------
     def claim(self, databases: Collection[str], *, limit: int, lease_ttl_s: float) -> list[Job]:
-        """Claim up to ``limit`` ready jobs of these databases, oldest first."""
+        """Claim up to ``limit`` ready jobs of these databases: oldest first within each, the databases
+        interleaved by how many claims each holds (``fairness``), returned in that order."""
         if not databases or limit <= 0:
             return []
         now = time.time()
         token = uuid.uuid4().hex
         with self.db.transaction() as conn:
+            ids = pick_ready(conn, databases, now=now, limit=limit)
+            if not ids:
+                return []
             rows = conn.execute(
                 f"""
                 UPDATE jobs SET status = 'claimed', attempts = attempts + 1,
                     lease_token = ? || ':' || id, lease_owner = ?, lease_expires = ?, updated_at = ?
-                WHERE id IN (
-                    SELECT id FROM jobs
-                    WHERE status = 'queued' AND not_before <= ? AND database IN ({_in(databases)})
-                    ORDER BY not_before, id LIMIT ?
-                )
+                WHERE id IN ({_in(ids)})
                 RETURNING *
                 """,
-                (token, self.owner, now + lease_ttl_s, now, now, *databases, limit),
+                (token, self.owner, now + lease_ttl_s, now, *ids),
             ).fetchall()
-        return sorted((Job.from_row(r) for r in rows), key=lambda j: j.id)
+        # In the order picked: workers start them so, and the databases interleave in the converters' queue too.
+        position = {job_id: i for i, job_id in enumerate(ids)}
+        return sorted((Job.from_row(r) for r in rows), key=lambda j: position[j.id])
 
     def heartbeat(self, lease_ttl_s: float) -> int:
         """Renew every lease this owner holds."""

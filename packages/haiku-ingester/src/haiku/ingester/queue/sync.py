@@ -7,12 +7,14 @@ rebuilt from the metadata on start when lost (docs/ingester.md).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from haiku.ingester.queue.database import QueueDatabase
+from haiku.ingester.skips import SkipTally
 
 
 @dataclass(frozen=True)
@@ -21,16 +23,22 @@ class SyncRecord:
     revision: str | None
     content_hash: str | None
     document_id: str | None
+    skipped: str | None = None  # the skip reason a job found at this revision (no document then)
 
 
 @dataclass(frozen=True)
 class SyncUpdate:
-    """What a finished job changes: a new record, or ``delete`` to forget the file."""
+    """What a finished job changes: a new record, or ``delete`` to forget the file.
+
+    A record with ``skipped`` (and no document) remembers a file a job skipped, so
+    sweeps count it and do not enqueue it again until its revision changes.
+    """
 
     revision: str | None = None
     content_hash: str | None = None
     document_id: str | None = None
     delete: bool = False
+    skipped: str | None = None
 
 
 def apply_sync_update(
@@ -42,11 +50,11 @@ def apply_sync_update(
         )
         return
     conn.execute(
-        "INSERT INTO sync_state (database, source_id, uri, revision, content_hash, document_id, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (database, source_id, uri) DO UPDATE SET "
+        "INSERT INTO sync_state (database, source_id, uri, revision, content_hash, document_id, skipped, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (database, source_id, uri) DO UPDATE SET "
         "revision = excluded.revision, content_hash = excluded.content_hash, "
-        "document_id = excluded.document_id, updated_at = excluded.updated_at",
-        (database, source_id, uri, update.revision, update.content_hash, update.document_id, now),
+        "document_id = excluded.document_id, skipped = excluded.skipped, updated_at = excluded.updated_at",
+        (database, source_id, uri, update.revision, update.content_hash, update.document_id, update.skipped, now),
     )
 
 
@@ -56,7 +64,7 @@ class SyncState:
 
     def get(self, database: str, source_id: str, uri: str) -> SyncRecord | None:
         rows = self.db.query(
-            "SELECT uri, revision, content_hash, document_id FROM sync_state "
+            "SELECT uri, revision, content_hash, document_id, skipped FROM sync_state "
             "WHERE database = ? AND source_id = ? AND uri = ?",
             (database, source_id, uri),
         )
@@ -64,7 +72,8 @@ class SyncState:
 
     def known(self, database: str, source_id: str) -> dict[str, SyncRecord]:
         rows = self.db.query(
-            "SELECT uri, revision, content_hash, document_id FROM sync_state WHERE database = ? AND source_id = ?",
+            "SELECT uri, revision, content_hash, document_id, skipped FROM sync_state "
+            "WHERE database = ? AND source_id = ?",
             (database, source_id),
         )
         return {r["uri"]: SyncRecord(**dict(r)) for r in rows}
@@ -91,13 +100,17 @@ class SyncState:
             conn.execute("DELETE FROM sync_state WHERE database = ?", (database,))
             conn.execute("DELETE FROM sweeps WHERE database = ?", (database,))
 
-    def record_sweep(self, database: str, source_id: str, *, ok: bool, error: str | None = None) -> None:
+    def record_sweep(
+        self, database: str, source_id: str, *, ok: bool, error: str | None = None, skipped: SkipTally | None = None
+    ) -> None:
+        """A sweep's outcome; a failed one keeps the skipped files the last good sweep counted."""
         now = time.time()
+        counted = json.dumps(skipped.as_json()) if skipped is not None else None
         with self.db.transaction() as conn:
             conn.execute(
-                "INSERT INTO sweeps (database, source_id, last_sweep_at, last_status, last_error) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (database, source_id) DO UPDATE SET "
+                "INSERT INTO sweeps (database, source_id, last_sweep_at, last_status, last_error, skipped) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (database, source_id) DO UPDATE SET "
                 "last_sweep_at = excluded.last_sweep_at, last_status = excluded.last_status, "
-                "last_error = excluded.last_error",
-                (database, source_id, now, "ok" if ok else "failed", error),
+                "last_error = excluded.last_error, skipped = coalesce(excluded.skipped, sweeps.skipped)",
+                (database, source_id, now, "ok" if ok else "failed", error, counted),
             )

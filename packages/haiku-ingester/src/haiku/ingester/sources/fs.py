@@ -5,7 +5,14 @@ case-insensitively (``*.md`` takes ``README.MD``); ``*`` crosses ``/``, so
 ``*.md`` matches at any depth, and a pattern without ``/`` also matches the
 file's own name. A directory matching an ignore pattern is not entered.
 
-Entries are whatever matches the patterns and is not a directory: a FIFO, a
+Files a source does not take are skipped and counted by reason
+(``haiku.ingester.skips``): a name an ignore pattern matches, or that no include
+pattern takes (``excluded``, or ``unsupported_type`` when the format table does
+not know its extension), an extension not in the format table, an empty file,
+one over ``max_file_size``. An ignored folder is not entered, so its files are
+not counted.
+
+Entries are whatever else matches the patterns and is not a directory: a FIFO, a
 dangling link or a symlink loop under a matching name is listed too, so that it
 ends as a dead job saying what is wrong instead of being skipped in silence.
 So is a symlinked file whose target resolves outside the root: unless the
@@ -28,9 +35,11 @@ from pathlib import Path
 from urllib.parse import unquote_to_bytes, urlparse
 
 from haiku.core.config import FsSourceConfig, RetryConfig
+from haiku.core.convert.formats import format_of
 from haiku.core.errors import database_label
 from haiku.ingester.errors import SymlinkOutsideRootError
 from haiku.ingester.pipeline.files import FileFacts, inspect_file, read_bytes, revision_of
+from haiku.ingester.skips import SkipReason, SkipTally
 
 
 @dataclass(frozen=True)
@@ -111,9 +120,17 @@ class FolderSource:
 
     # --- listing -----------------------------------------------------------------
     def entry_for(self, path: Path) -> FileEntry | None:
-        """The entry for one path if it is wanted and not a directory; None otherwise."""
-        if not self.wants(path):
-            return None
+        """The entry for one path if it is wanted, not a directory and not skipped; None otherwise."""
+        judged = self.judge(path) if self.wants(path) else None
+        return judged if isinstance(judged, FileEntry) else None
+
+    def skip_of(self, path: Path) -> SkipReason | None:
+        """Why a file the patterns take is skipped (empty, too large, unknown type), or None."""
+        judged = self.judge(path) if self.wants(path) else None
+        return judged if isinstance(judged, SkipReason) else None
+
+    def judge(self, path: Path) -> FileEntry | SkipReason | None:
+        """A path the patterns take: its entry, why it is skipped, or None (a directory, gone)."""
         try:
             st = os.stat(path)
         except FileNotFoundError:
@@ -132,7 +149,14 @@ class FolderSource:
         if not self.config.follow_external_symlinks and os.path.islink(path) and self._leaves_root(path):
             # A refused link has its own revision, so turning follow_external_symlinks
             # on or off enqueues it again (and a document it brought in is then removed).
-            revision += "-external"
+            return FileEntry(path=path, uri=self.uri_for(path), revision=revision + "-external")
+        if format_of(path.name) is None:
+            return SkipReason.UNSUPPORTED_TYPE
+        if stat.S_ISREG(st.st_mode):
+            if st.st_size == 0:
+                return SkipReason.EMPTY
+            if st.st_size > self.config.max_file_size:
+                return SkipReason.TOO_LARGE
         return FileEntry(path=path, uri=self.uri_for(path), revision=revision)
 
     # --- reading (the pipeline's view of a file, as of an object in sources.s3) ----
@@ -164,13 +188,16 @@ class FolderSource:
             return f"the root {self.root} cannot be read (permission denied)"
         return None
 
-    def list_files(self) -> dict[str, FileEntry]:
-        """Every wanted file under the root, by uri. Raises OSError for a missing or unreadable root."""
+    def list_files(self, skipped: SkipTally | None = None) -> dict[str, FileEntry]:
+        """Every wanted file under the root, by uri; the files skipped are counted in ``skipped``.
+
+        Raises OSError for a missing or unreadable root.
+        """
         problem = self.root_problem()
         if problem is not None:
             raise OSError(problem)
         entries: dict[str, FileEntry] = {}
-        self._walk(self.root, entries, top=True)
+        self._walk(self.root, entries, top=True, skipped=skipped if skipped is not None else SkipTally())
         return entries
 
     def list_under(self, directory: Path) -> dict[str, FileEntry]:
@@ -180,12 +207,12 @@ class FolderSource:
         if rel is None or (rel != "." and self._ignored(rel)):
             return entries
         try:
-            self._walk(directory, entries, top=False)
+            self._walk(directory, entries, top=False, skipped=SkipTally())
         except OSError:
             pass
         return entries
 
-    def _walk(self, directory: Path, out: dict[str, FileEntry], *, top: bool) -> None:
+    def _walk(self, directory: Path, out: dict[str, FileEntry], *, top: bool, skipped: SkipTally) -> None:
         try:
             iterator = os.scandir(directory)
         except OSError:
@@ -206,10 +233,17 @@ class FolderSource:
                     is_dir = False
                 if is_dir:
                     if not self._ignored(rel):
-                        self._walk(path, out, top=False)
+                        self._walk(path, out, top=False, skipped=skipped)
                     continue
-                if self._ignored(rel) or not matches(rel, self.config.include_patterns):
+                if self._ignored(rel):
+                    skipped.add(SkipReason.EXCLUDED, item.name)
                     continue
-                entry = self.entry_for(path)
-                if entry is not None:
-                    out[entry.uri] = entry
+                if not matches(rel, self.config.include_patterns):
+                    known = format_of(item.name) is not None
+                    skipped.add(SkipReason.EXCLUDED if known else SkipReason.UNSUPPORTED_TYPE, item.name)
+                    continue
+                judged = self.judge(path)
+                if isinstance(judged, SkipReason):
+                    skipped.add(judged, item.name)
+                elif judged is not None:
+                    out[judged.uri] = judged

@@ -23,9 +23,11 @@ from haiku.ingester.errors import (
     EmptyFileError,
     FileTooLargeError,
     MissingFileError,
+    UnknownFileTypeError,
     UnsupportedFileError,
 )
 from haiku.ingester.pipeline.files import FileFacts, check_bytes
+from haiku.ingester.skips import SkipReason, SkipTally
 from haiku.ingester.sources.fs import FileEntry, matches
 
 S3_INSTALL = "pip install 'haiku-ingester[s3]'"
@@ -133,21 +135,39 @@ class S3Source:
             return f"the location {self.root} cannot be listed ({_reason(exc)})"
         return None
 
-    def list_files(self) -> dict[str, FileEntry]:
-        """Every wanted object under the prefix, by uri; OSError when the location cannot be listed."""
+    def list_files(self, skipped: SkipTally | None = None) -> dict[str, FileEntry]:
+        """Every wanted object under the prefix, by uri, the others counted in ``skipped``;
+        OSError when the location cannot be listed."""
         entries: dict[str, FileEntry] = {}
+        skipped = skipped if skipped is not None else SkipTally()
         try:
             pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self.prefix)
             for page in pages:
                 for item in page.get("Contents", []):
                     key = item["Key"]
-                    if self.wants(key):
-                        uri = self.uri_for(key)
-                        revision = etag_revision(item["ETag"], item["Size"])
-                        entries[uri] = FileEntry(path=self.path_for(uri), uri=uri, revision=revision)  # type: ignore[arg-type]
+                    if not key.startswith(self.prefix) or key.endswith("/"):
+                        continue
+                    reason = self._skip_reason(key, int(item["Size"]))
+                    if reason is not None:
+                        skipped.add(reason, key)
+                        continue
+                    uri = self.uri_for(key)
+                    revision = etag_revision(item["ETag"], item["Size"])
+                    entries[uri] = FileEntry(path=self.path_for(uri), uri=uri, revision=revision)  # type: ignore[arg-type]
         except Exception as exc:
             raise OSError(f"the location {self.root} cannot be listed ({_reason(exc)})") from None
         return entries
+
+    def _skip_reason(self, key: str, size: int) -> SkipReason | None:
+        if not self.wants(key):
+            return SkipReason.EXCLUDED if format_of(key) is not None else SkipReason.UNSUPPORTED_TYPE
+        if format_of(key) is None:
+            return SkipReason.UNSUPPORTED_TYPE
+        if size == 0:
+            return SkipReason.EMPTY
+        if size > self.config.max_file_size:
+            return SkipReason.TOO_LARGE
+        return None
 
     def present(self, path: ObjectPath) -> bool:
         """Whether the object is there and wanted (a delete job finds it back)."""
@@ -155,19 +175,19 @@ class S3Source:
         if not self.wants(key):
             return False
         try:
-            self.client.head_object(Bucket=self.bucket, Key=key)
+            head = self.client.head_object(Bucket=self.bucket, Key=key)
         except Exception as exc:
             if _missing(exc):
                 return False
             raise
-        return True
+        return self._skip_reason(key, int(head.get("ContentLength", 1))) is None  # an emptied object is gone
 
     # --- reading -----------------------------------------------------------------
     def inspect(self, path: ObjectPath, *, max_file_size: int) -> FileFacts:
         """The object's facts (format, size, revision); permanent errors say why it cannot be taken."""
         spec = format_of(path.name)
         if spec is None:
-            raise UnsupportedFileError(
+            raise UnknownFileTypeError(
                 f"{path}: unsupported file type {path.suffix or '(none)'}; "
                 "`haiku-ingester formats` lists the supported ones"
             )

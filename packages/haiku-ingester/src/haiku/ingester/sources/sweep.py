@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from haiku.ingester.errors import EmptyListingError, SweepError
 from haiku.ingester.queue import IngestQueue, Op, SyncRecord
+from haiku.ingester.skips import SkipReason, SkipTally
 from haiku.ingester.sources.fs import FileEntry, FolderSource
 
 
@@ -17,6 +18,7 @@ class SweepPlan:
     deletes: list[str] = field(default_factory=list)
     new: set[str] = field(default_factory=set)  # upserted uris with no record yet: additions
     skipped_dead: int = 0
+    skipped: SkipTally = field(default_factory=SkipTally)  # known files a job skipped, still unchanged
 
     @property
     def added(self) -> int:
@@ -37,6 +39,7 @@ class SweepResult:
     skipped_dead: int
     added: int = 0
     updated: int = 0
+    skipped: SkipTally = field(default_factory=SkipTally)  # files not taken, by reason
 
 
 def plan_sweep(
@@ -50,6 +53,8 @@ def plan_sweep(
     for uri, entry in listing.items():
         record = known.get(uri)
         if record is not None and record.revision == entry.revision:
+            if record.skipped is not None:  # a job skipped it at this revision (not text)
+                plan.skipped.add(SkipReason(record.skipped), entry.path.name)
             continue
         if (uri, entry.revision) in dead:
             plan.skipped_dead += 1  # failed at this revision already; wait for a change
@@ -62,10 +67,12 @@ def plan_sweep(
     return plan
 
 
-async def list_source(source: FolderSource) -> dict[str, FileEntry]:
-    """The source's listing; ``SweepError`` naming the source and its root when it cannot be listed."""
+async def list_source(source: FolderSource) -> tuple[dict[str, FileEntry], SkipTally]:
+    """The source's listing and the files it skipped; ``SweepError`` naming the source and its root when it
+    cannot be listed."""
+    skipped = SkipTally()
     try:
-        return await asyncio.to_thread(source.list_files)
+        return await asyncio.to_thread(source.list_files, skipped), skipped
     except OSError as exc:
         reason = str(exc) if exc.filename is None and str(exc) else f"the root {source.root}: {exc.strerror or exc}"
         raise SweepError(f"{source.label()}: {reason}", database=source.database, source_id=source.id) from None
@@ -83,10 +90,29 @@ def check_listing(source: FolderSource, listing: Mapping[str, FileEntry], plan: 
         )
 
 
+async def dead_now_skipped(source: FolderSource, queue: IngestQueue, listing: Mapping[str, FileEntry]) -> list[str]:
+    """Files whose latest job is dead and that are skipped now (an empty file an older release
+    dead-lettered, a dead file since emptied): a delete job each ends their dead entry, as no
+    upsert will come for them (docs/ingester.md, "Skipped files")."""
+    if not isinstance(source, FolderSource):
+        return []
+    dead = [
+        uri for (_, source_id, uri) in queue.jobs.dead_files([source.database])
+        if source_id == source.id and uri not in listing
+    ]
+    if not dead:
+        return []
+
+    def skipped() -> list[str]:
+        return [uri for uri in dead if source.skip_of(source.path_for(uri)) is not None]
+
+    return await asyncio.to_thread(skipped)
+
+
 async def sweep_source(source: FolderSource, queue: IngestQueue, *, process_started_at: float) -> SweepResult:
     """One sweep of one source. Raises ``SweepError`` (and records it) when it cannot list."""
     try:
-        listing = await list_source(source)
+        listing, skipped = await list_source(source)
         known = queue.sync.known(source.database, source.id)
         dead = queue.jobs.dead_since(source.database, source.id, process_started_at)
         plan = plan_sweep(listing, known, dead, delete_orphans=source.config.delete_orphans)
@@ -96,8 +122,11 @@ async def sweep_source(source: FolderSource, queue: IngestQueue, *, process_star
         raise
     items: list[tuple[str, Op, str | None]] = [(uri, "upsert", rev) for uri, rev in plan.upserts]
     items += [(uri, "delete", None) for uri in plan.deletes]
+    items += [(uri, "delete", None) for uri in await dead_now_skipped(source, queue, listing)]
     counts = queue.jobs.enqueue_many(source.database, source.id, items) if items else {}
-    queue.sync.record_sweep(source.database, source.id, ok=True)
+    # What the listing skipped is recorded; the files jobs skipped have their own sync records (status adds them).
+    queue.sync.record_sweep(source.database, source.id, ok=True, skipped=skipped)
+    skipped = SkipTally.combined([skipped, plan.skipped])
     enqueued = sum(counts.get(k, 0) for k in ("inserted", "coalesced", "followup"))  # type: ignore[call-overload]
     return SweepResult(
         database=source.database,
@@ -108,4 +137,5 @@ async def sweep_source(source: FolderSource, queue: IngestQueue, *, process_star
         skipped_dead=plan.skipped_dead,
         added=plan.added,
         updated=plan.updated,
+        skipped=skipped,
     )

@@ -6,21 +6,40 @@ not by the event's kind: a path that is a wanted file becomes an upsert, a path
 that is gone becomes a delete, a folder that appeared (created or moved in) is
 listed so files created before its watch existed are not missed, and a folder
 that vanished deletes what was known under it. Periodic sweeps catch the rest.
+
+A watch follows the root folder it was started on (its inode), not its name: a
+root swapped or moved away (``mv docs docs.old && mv docs.new docs``) leaves it
+on the old folder. So the watcher remembers the root's identity (device and
+inode) and judges no event once the root's name holds another folder, or none:
+what happens in the moved-away folder deletes nothing. ``root_state`` tells
+discovery, which starts a new watch on the new root and sweeps it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from haiku.ingester.sources.fs import FolderSource
+from haiku.ingester.skips import SkipReason
+from haiku.ingester.sources.fs import FileEntry, FolderSource
 
-ChangeKind = Literal["upsert", "delete", "delete_tree"]
+ChangeKind = Literal["upsert", "delete", "delete_tree", "skip"]  # skip: a file now skipped (empty, …)
+RootState = Literal["same", "replaced", "vanished"]
+
+
+def root_identity(root: Path) -> tuple[int, int] | None:
+    """``(device, inode)`` of a root folder, or None when its name holds no folder."""
+    try:
+        st = os.stat(root)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
 
 @dataclass(frozen=True)
@@ -29,6 +48,7 @@ class Change:
     path: Path
     uri: str
     revision: str | None = None
+    skip: SkipReason | None = None  # why, for a "skip"
 
 
 class _Handler:
@@ -69,10 +89,14 @@ class FolderWatcher:
         self._first_pending_at: float | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._observer = None
+        self.identity: tuple[int, int] | None = None  # the root folder the watch is on
 
     def start(self) -> None:
         from watchdog.observers import Observer
 
+        self.identity = root_identity(self.source.root)
+        if self.identity is None:
+            raise FileNotFoundError(f"the root {self.source.root} is not a folder")
         observer = Observer()
         observer.schedule(_Handler(self._from_thread), str(self.source.root), recursive=True)  # type: ignore[arg-type]
         observer.daemon = True
@@ -91,6 +115,13 @@ class FolderWatcher:
     @property
     def running(self) -> bool:
         return self._observer is not None
+
+    def root_state(self) -> RootState:
+        """Whether the root's name still holds the folder this watch is on."""
+        now = root_identity(self.source.root)
+        if now is None:
+            return "vanished"
+        return "same" if now == self.identity else "replaced"
 
     def _from_thread(self, path: str, is_dir: bool) -> None:
         try:
@@ -113,6 +144,8 @@ class FolderWatcher:
         self._timer = None
         self._first_pending_at = None
         pending, self._pending = self._pending, {}
+        if self.root_state() != "same":
+            return  # events of a folder moved away, or of a vanished root: discovery re-arms and sweeps
         changes: list[Change] = []
         for raw, was_dir in pending.items():
             changes.extend(self._judge(Path(raw), was_dir))
@@ -121,15 +154,22 @@ class FolderWatcher:
 
     def _judge(self, path: Path, was_dir: bool) -> list[Change]:
         source = self.source
-        if source.relative(path) is None:
+        rel = source.relative(path)
+        if rel is None:
             return []
         if path.is_dir() and not path.is_symlink():
             return [
                 Change("upsert", entry.path, entry.uri, entry.revision) for entry in source.list_under(path).values()
             ]
         if os.path.lexists(path):
-            entry = source.entry_for(path)
-            return [Change("upsert", entry.path, entry.uri, entry.revision)] if entry is not None else []
+            judged = source.judge(path) if source.wants(path) else None
+            if isinstance(judged, SkipReason):
+                return [Change("skip", path, source.uri_for(path), skip=judged)]  # its document, if any, goes
+            if isinstance(judged, FileEntry):
+                return [Change("upsert", judged.path, judged.uri, judged.revision)]
+            return []
+        if rel == ".":
+            return []  # the root itself: never a delete of everything (the sweep's guard decides)
         if was_dir:
             return [Change("delete_tree", path, source.uri_for(path))]
         if source.wants(path):

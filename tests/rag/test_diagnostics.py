@@ -141,6 +141,24 @@ def test_example_config_is_the_file_configs_links_to_and_loads(repo_root):
     assert yaml.safe_load(shipped)["lancedb"]["databases"]
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """A YAML loader that refuses a key given twice in one mapping (PyYAML keeps the last silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def test_example_config_gives_no_key_twice(tmp_path):
+    write_example_config(tmp_path / "haiku.rag.yaml")
+    assert yaml.load((tmp_path / "haiku.rag.yaml").read_text(encoding="utf-8"), Loader=_StrictLoader)["processing"]
+
+
 def test_write_example_config_writes_it_once_and_never_over_a_file(tmp_path):
     target = tmp_path / "sub" / "haiku.rag.yaml"
     write_example_config(target)

@@ -11,6 +11,7 @@ from rag_support import build_config
 
 from haiku.core.config import load_config
 from haiku.core.embedders import EmbedderIdentity
+from haiku.core.processing_identity import describe_recorded
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.rag.client import (
     Check,
@@ -100,6 +101,39 @@ async def test_client_info_is_the_store_report_plus_where_it_is_configured(two_d
     added = {f.name for f in dataclasses.fields(DatabaseInfo)} - {f.name for f in dataclasses.fields(StoreInfo)}
     assert added == {"configured_location", "packages"}
     assert {k: v for k, v in info.as_dict().items() if k not in added} == report.as_dict()
+
+
+async def test_info_json_the_info_lines_and_the_inspector_show_the_recorded_processing(built, tmp_path, capsys):
+    from haiku.core.store import Store
+    from haiku.rag.apps.inspector.catalog import DatabaseReport
+    from haiku.rag.apps.inspector.render import report_text
+    from haiku.rag.cli.database_commands import _print_info
+
+    path = copy_database(built["papers"], tmp_path / "papers.lancedb")
+    recorded = {"processing.chunk_size": 128, "processing.ocr": "auto", "converter.rules": 3, "formats.md": "md"}
+    store = await Store.open(DatabaseRef.configured("papers", path), build_config(tmp_path / "data"))
+    try:
+        await store.record_processing(recorded)
+    finally:
+        await store.close()
+    async with HaikuRAG(db_path=path, config=build_config(tmp_path / "data"), read_only=True) as client:
+        info = await client.info()
+    _print_info(info)
+    described = "chunk_size 128, ocr auto, conversion rules 3"
+    panel = [" ".join(line.split()) for line in report_text(DatabaseReport(info, [])).plain.splitlines()]
+    assert (
+        info.as_dict()["processing"],
+        f"processing: {described}" in capsys.readouterr().out.splitlines(),
+        f"processing {described}" in panel,
+    ) == (recorded, True, True), panel
+
+
+async def test_info_of_a_database_with_documents_and_no_processing_record_says_so(two_db):
+    async with HaikuRAG(config=two_db, sources=["papers"], read_only=True) as client:
+        info = await client.info()
+    assert (info.as_dict()["processing"], describe_recorded(None, documents=info.documents)) == (
+        None, "not recorded (written by an older haiku-ingester; `haiku-ingester reprocess` records it)"
+    )
 
 
 async def test_client_history_returns_the_notices_with_the_versions(built, tmp_path):

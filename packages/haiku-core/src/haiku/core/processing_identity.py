@@ -225,3 +225,24 @@ def compare_processing(recorded: dict[str, Any] | None, configured: dict[str, An
         if legacy != digest:
             changes.append(ProcessingChange(_LEGACY_FORMATS_KEY, legacy, digest))
     return ProcessingDrift("differs" if changes else "matches", tuple(changes), tuple(added))
+
+
+# --- describing -----------------------------------------------------------------------------
+
+
+def describe_recorded(recorded: dict[str, Any] | None, *, documents: int) -> str:
+    """A database's recorded identity on one line, as ``info`` and the inspector show it:
+    its ``processing.*`` settings and the conversion rules' revision (``info --json`` has it whole)."""
+    if recorded is None:
+        if documents == 0:
+            return "not recorded yet (no documents; the ingester records it on its first run)"
+        return "not recorded (written by an older haiku-ingester; `haiku-ingester reprocess` records it)"
+    settings = [
+        f"{key.removeprefix('processing.')} {_show(value)}"
+        for key, value in sorted(recorded.items())
+        if key.startswith("processing.")
+    ]
+    rules = recorded.get("converter.rules")
+    if rules is not None:
+        settings.append(f"conversion rules {_show(rules)}")
+    return ", ".join(settings) or "recorded (no settings named)"

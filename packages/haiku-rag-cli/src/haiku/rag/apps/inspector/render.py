@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from haiku.core.processing_identity import describe_recorded
+
 if TYPE_CHECKING:
     from haiku.core.models import Chunk, SearchResult
     from haiku.rag.apps.inspector.catalog import DatabaseEntry, DatabaseReport, PageView
@@ -99,7 +101,7 @@ def report_text(report: DatabaseReport) -> Text:
         "embedder",
         f"{embedder['provider']}/{embedder['model']}, {embedder['vector_dim']} dimensions" if embedder else "not recorded",
     ))
-    rows.append(("processing", "not recorded by this database (converter and chunking settings)"))
+    rows.append(("processing", describe_recorded(info.processing, documents=info.documents)))
     rows.append(("created", info.created_at or "—"))
     rows.append(("documents", str(info.documents)))
     rows.append(("chunks", str(info.chunks)))

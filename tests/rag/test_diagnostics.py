@@ -11,7 +11,6 @@ from rag_support import build_config
 
 from haiku.core.config import load_config
 from haiku.core.embedders import EmbedderIdentity
-from haiku.core.processing_identity import describe_recorded
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.rag.client import (
     Check,
@@ -129,6 +128,8 @@ async def test_info_json_the_info_lines_and_the_inspector_show_the_recorded_proc
 
 
 async def test_info_of_a_database_with_documents_and_no_processing_record_says_so(two_db):
+    from haiku.core.processing_identity import describe_recorded
+
     async with HaikuRAG(config=two_db, sources=["papers"], read_only=True) as client:
         info = await client.info()
     assert (info.as_dict()["processing"], describe_recorded(None, documents=info.documents)) == (

@@ -162,6 +162,15 @@ class AmbiguousDatabaseError(HaikuError):
         return cls(f"lancedb.databases names {names_list(names)}; get reads a single database, and {where}")
 
     @classmethod
+    def cli_chunk_in_several(cls, command: str, chunk_id: str, holders: Sequence[str]) -> AmbiguousDatabaseError:
+        """`haiku-rag visualize ID` over a set where more than one database holds the chunk id."""
+        quoted = ", ".join(f"'{name}'" for name in holders)
+        return cls(
+            f"chunk {chunk_id} is in databases {quoted} (a copied database shares ids); {command} draws "
+            "from one: rerun with --db-name and one of them"
+        )
+
+    @classmethod
     def needs_source(cls, operation: str, names: Iterable[str | None]) -> AmbiguousDatabaseError:
         """A picture method asked of a set without ``source``: a chunk or picture carries no database."""
         return cls(
@@ -352,6 +361,11 @@ class NotFoundError(HaikuError, LookupError):
         return cls(f"{database_label(name)} holds no chunk with id {chunk_id}")
 
     @classmethod
+    def chunk_in_none(cls, chunk_id: str, names: Sequence[str | None]) -> NotFoundError:
+        """No database of a set (in configured order) holds the chunk."""
+        return cls(f"none of the databases {names_list(names)} holds a chunk with id {chunk_id}")
+
+    @classmethod
     def document(cls, document_id: str, names: Sequence[str | None]) -> NotFoundError:
         """None of the databases asked (one, or a set in configured order) holds the document."""
         if len(names) == 1:
@@ -370,11 +384,22 @@ class NoPageLayoutError(HaikuError):
         )
 
     @classmethod
-    def no_images(cls, chunk_id: str, name: str | None, pages: Iterable[int]) -> NoPageLayoutError:
+    def no_images(
+        cls, chunk_id: str, name: str | None, pages: Iterable[int], *, kind: str | None = None
+    ) -> NoPageLayoutError:
+        """No stored image of the chunk's pages. ``kind`` names the document's format when it is not a
+        PDF: only PDF pages are stored as images (docs/ingester.md#structure-pictures-and-page-images)."""
         shown = ", ".join(str(page) for page in pages)
+        where = f"chunk {chunk_id} in {database_label(name)} lies on page(s) {shown}"
+        if kind is not None:
+            return cls(
+                f"{where} of a {kind} document, and page images are stored for PDFs only: there is no "
+                "page image to draw on (its boxes are in `search --json` and `get --items`)"
+            )
         return cls(
-            f"chunk {chunk_id} in {database_label(name)} lies on page(s) {shown}, but no page image is "
-            "stored for them (processing.page_images was off when the document was ingested)"
+            f"{where} of a PDF, but no page image is stored for them: processing.page_images was off "
+            "when the document was ingested, or it was stored before the database kept page images "
+            "(with it on, `haiku-ingester reprocess --db-name NAME` stores them)"
         )
 
 

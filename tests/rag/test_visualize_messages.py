@@ -96,3 +96,26 @@ def test_visualize_over_a_set_draws_from_the_database_holding_the_chunk(decks, t
     assert (unknown.returncode, unknown.stderr.strip()) == (
         1, "Error: none of the databases decks, notes holds a chunk with id no-such-chunk"
     ), unknown.stderr
+
+
+async def test_the_inspectors_page_pane_says_whether_the_page_image_is_stored_and_why_not(decks):
+    from haiku.core.config import load_config
+    from haiku.rag.apps.inspector import Catalog
+    from haiku.rag.apps.inspector.render import page_text
+
+    async with HaikuRAG(config=load_config(decks["config"]), read_only=True) as client:
+        catalog = Catalog(client)
+        entry = catalog.entry("decks")
+        notes = {}
+        for name in ("guide", "deck", "scan"):
+            chunk = await client.get_chunk_by_id(decks[name], source="decks")
+            [view] = await catalog.pages(entry, chunk)
+            notes[name] = page_text(view).plain.splitlines()[1]
+    assert notes == {
+        "guide": f"The page image is stored: `haiku-rag visualize {decks['guide']}` draws the chunk on it. "
+        "Here the text on the page stands in.",
+        "deck": "No page image: page images are stored for PDFs only, and this is a .pptx document. "
+        "The text on the page stands in.",
+        "scan": "No page image stored for this page (processing.page_images was off when the document was "
+        "ingested, or it was stored before the database kept page images): the text on the page stands in.",
+    }

@@ -10,16 +10,14 @@ holding it, as the other lookups do.
 from __future__ import annotations
 
 import asyncio
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
-from urllib.parse import urlparse
 
 from haiku.core.errors import AmbiguousDatabaseError, NoPageLayoutError, NotFoundError
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-    from haiku.core.models import Document, DocumentItem
+    from haiku.core.models import DocumentItem
     from haiku.core.store import Store
     from haiku.rag.client._federation import Reach
 
@@ -48,18 +46,6 @@ async def picture_bytes(reach: Reach, document_id: str, picture_ref: str, source
     return await store.get_picture_bytes(document_id, picture_ref)
 
 
-def _not_a_pdf(document: Document | None) -> str | None:
-    """The document's format when it is not a PDF (``.pptx``), None for a PDF: only PDF pages are
-    stored as images. The ingester records the content type; a document without one goes by its uri."""
-    if document is None:
-        return None
-    content_type = str(document.metadata.get("content_type") or "")
-    suffix = PurePosixPath(urlparse(document.uri or "").path).suffix.lower()
-    if content_type == "application/pdf" or (not content_type and suffix == ".pdf"):
-        return None
-    return suffix or content_type or "non-PDF"
-
-
 async def visualize_chunk(reach: Reach, chunk_id: str, source: str | None) -> list[Image]:
     """Each page the chunk touches, in page order, with the chunk's boxes drawn on it.
 
@@ -76,7 +62,8 @@ async def visualize_chunk(reach: Reach, chunk_id: str, source: str | None) -> li
     missing = [page for page in pages if page not in images]
     if missing:
         document = await store.get_document_by_id(chunk.document_id)
-        raise NoPageLayoutError.no_images(chunk_id, store.name, missing, kind=_not_a_pdf(document))
+        kind = document.format_without_page_images() if document is not None else None
+        raise NoPageLayoutError.no_images(chunk_id, store.name, missing, kind=kind)
     from haiku.rag.client._drawing import draw_boxes
 
     return [draw_boxes(images[page], [box for box in chunk.boxes if box.page == page]) for page in pages]

@@ -89,6 +89,7 @@ class SourceUnavailableError(HaikuError):
     def __init__(self, message: str, *, database: str | None = None) -> None:
         super().__init__(message)
         self.database = database
+        self.holder: dict[str, Any] | None = None  # {command, pid} of the owner, when it said
 
     @classmethod
     def missing(cls, name: str) -> SourceUnavailableError:
@@ -248,12 +249,41 @@ class DatabaseLockedError(HaikuError):
     def __init__(self, message: str, *, database: str | None = None) -> None:
         super().__init__(message)
         self.database = database
+        self.holder: dict[str, Any] | None = None  # {command, pid} of the owner, when it said
 
     @classmethod
-    def owned_by_ingester(cls, name: str | None, command: str) -> DatabaseLockedError:
+    def already_owned(
+        cls, label: str, name: str | None, lock: str, holder: dict[str, Any] | None
+    ) -> DatabaseLockedError:
+        """A second owner refused: the holder named when it wrote who it is (``OwnershipLock``)."""
+        command = holder.get("command") if holder is not None else None
+        if holder is None or not command:
+            pid = f", pid {holder['pid']}" if holder is not None else ""
+            error = cls(
+                f"{label} is already owned by another {lock}{pid} (its lock .haiku-{lock}.lock is held); "
+                f"a database has one {lock} at a time",
+                database=name,
+            )
+        else:
+            error = cls(
+                f"{label} is owned by `{command}`, pid {holder['pid']} (its lock .haiku-{lock}.lock is held): "
+                f"stop {str(command).split()[-1]} first; a database has one {lock} at a time",
+                database=name,
+            )
+        error.holder = holder
+        return error
+
+    @classmethod
+    def owned_by_ingester(
+        cls, name: str | None, command: str, holder: dict[str, Any] | None = None
+    ) -> DatabaseLockedError:
         """A lifecycle command refused because a running haiku-ingester owns the database."""
+        held = "its lock .haiku-ingester.lock is held"
+        if holder is not None:
+            command = f"`{holder['command']}`, " if holder.get("command") else ""
+            held = f"{command}pid {holder['pid']}; {held}"
         return cls(
-            f"{database_label(name)} is owned by a running haiku-ingester (its lock .haiku-ingester.lock is held), "
+            f"{database_label(name)} is owned by a running haiku-ingester ({held}), "
             f"so `haiku-rag {command}` did not run: stop the ingester first (systemctl stop haiku-ingester), "
             "or pass --force to run anyway (the ingester does not see the change until it restarts)",
             database=name,

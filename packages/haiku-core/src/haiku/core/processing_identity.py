@@ -125,6 +125,11 @@ def format_table_digest() -> str:
     return hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:12]
 
 
+def identity_digest(identity: dict[str, Any]) -> str:
+    """12 hex digits naming a whole identity, to tell two apart without listing them."""
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
 # --- comparing ------------------------------------------------------------------------------
 
 DriftState = Literal["matches", "differs", "unknown", "empty"]
@@ -173,9 +178,21 @@ class ProcessingDrift:
 
         return f"{database_label(database)} {self.predicate(database)}"
 
-    def predicate(self, database: str) -> str:
-        """The sentence without its subject (``status`` prints it under the database's name)."""
+    def predicate(self, database: str, *, kept_by: str | None = None) -> str:
+        """The sentence without its subject (``status`` prints it under the database's name).
+
+        ``kept_by`` names a running ingester (``serve (pid 12)``) that keeps other settings than the
+        configured ones: a reload does not change them, so files it ingests now do not get the
+        configured ones.
+        """
         hint = f"`haiku-ingester reprocess --db-name {database}`"
+        if kept_by is not None and self.state in ("differs", "unknown"):
+            return (
+                f"{self._recorded_part()}; the running {kept_by} does not take changed processing "
+                "settings on a reload and keeps ingesting with those it started with until it is restarted "
+                f"(systemctl restart haiku-ingester); after that files ingested use the configured ones, "
+                f"and {hint} re-processes the others"
+            )
         if self.state == "matches":
             return "was processed with the configured settings"
         if self.state == "empty":
@@ -189,6 +206,11 @@ class ProcessingDrift:
             f"was processed with other settings than configured ({self.describe()}); files ingested "
             f"from now on use the configured ones, {hint} re-processes the others"
         )
+
+    def _recorded_part(self) -> str:
+        if self.state == "unknown":
+            return "records no processing settings (it was written by an older haiku-ingester)"
+        return f"was processed with other settings than configured ({self.describe()})"
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -16,12 +16,14 @@ import signal
 from pathlib import Path
 
 from haiku.core.config import AppConfig, load_config
+from haiku.core.processing_identity import processing_identity
 from haiku.ingester.app import IngesterApp
 from haiku.ingester.discovery import start_discovery
 from haiku.ingester.errors import ReloadRefusedError
 from haiku.ingester.logs import get_logger
 from haiku.ingester.notify import SystemdNotifier
 from haiku.ingester.owner import OwnerRecord
+from haiku.ingester.processing import running_settings
 from haiku.ingester.reload import plan_reload
 from haiku.ingester.versions import VersionWatch
 from haiku.ingester.workers import WorkerPool
@@ -36,6 +38,7 @@ class Daemon:
         self.config_path = config_path
         self.notifier = notifier or SystemdNotifier()
         self.app = IngesterApp(config, config_path=config_path)
+        self.app.command = "serve"
         self.stop = asyncio.Event()
         self._started = asyncio.Event()  # a SIGHUP during start waits for it
         self._reload_lock = asyncio.Lock()
@@ -64,7 +67,10 @@ class Daemon:
         self._install_signals()
         app = self.app
         await app.start()
-        owner = OwnerRecord.take(app.config.queue_path, "serve")  # for `status`
+        # for `status`: who runs, and the processing settings it keeps until restarted
+        owner = OwnerRecord.take(
+            app.config.queue_path, "serve", running_settings(processing_identity(app.config))
+        )
         if not app.databases:
             self.log.warning("ingester.databases names no database; idling until a reload adds one")
         if app.databases:

@@ -29,8 +29,12 @@ class OwnerRecord:
         self._fd: int | None = fd
 
     @classmethod
-    def take(cls, queue_path: Path, command: str) -> OwnerRecord | None:
-        """The record, or ``None`` when another process holds it (the database locks then refuse)."""
+    def take(cls, queue_path: Path, command: str, processing: dict[str, Any] | None = None) -> OwnerRecord | None:
+        """The record, or ``None`` when another process holds it (the database locks then refuse).
+
+        ``processing`` is what the process ingests with (``haiku.ingester.processing.running_settings``),
+        so ``status`` can tell when the configuration file says otherwise.
+        """
         path = owner_path(queue_path)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # never truncated before the lock is ours
@@ -41,7 +45,8 @@ class OwnerRecord:
             return None
         since = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
         os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({"command": command, "pid": os.getpid(), "since": since}).encode(), 0)
+        record = {"command": command, "pid": os.getpid(), "since": since, "processing": processing}
+        os.pwrite(fd, json.dumps(record).encode(), 0)
         return cls(fd)
 
     def release(self) -> None:
@@ -61,12 +66,15 @@ def read_owner(queue_path: Path) -> dict[str, Any] | None:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError:  # held: someone is running
-            text = os.pread(fd, 4096, 0).decode("utf-8", "replace")
+            text = os.pread(fd, 65536, 0).decode("utf-8", "replace")
             try:
                 record = json.loads(text)
             except ValueError:  # caught between its truncate and its write
                 record = {}
-            return {"command": record.get("command"), "pid": record.get("pid"), "since": record.get("since")}
+            return {
+                "command": record.get("command"), "pid": record.get("pid"), "since": record.get("since"),
+                "processing": record.get("processing"),
+            }
         return None
     finally:
         os.close(fd)

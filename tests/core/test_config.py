@@ -131,6 +131,20 @@ def test_unparseable_yaml_fails_naming_the_file(isolated: Path):
         load_config(path)
 
 
+@pytest.mark.parametrize("line", ["lancedb: {databases: {papers: ${HKT_DIR}/papers.lancedb}}\n", "x: [${HKT_DIR}/a, b]\n"])
+def test_an_unquoted_variable_in_a_flow_mapping_or_list_fails_saying_to_quote_it(isolated: Path, line: str):
+    path = write(isolated / "flow.yaml", line)
+    with pytest.raises(InvalidConfigError, match=r"flow\.yaml(.|\n)*inside a YAML flow mapping or list .* must be quoted"):
+        load_config(path)
+
+
+def test_a_parse_error_elsewhere_gets_no_quoting_hint(isolated: Path):
+    path = write(isolated / "broken.yaml", "search: {limit: [\n")
+    with pytest.raises(InvalidConfigError) as raised:
+        load_config(path)
+    assert "must be quoted" not in str(raised.value)
+
+
 def test_validation_failure_names_the_file(isolated: Path):
     path = write(isolated / "bad.yaml", "search: {limit: 0}\n")
     with pytest.raises(InvalidConfigError, match=r"bad\.yaml.*search\.limit"):

@@ -12,7 +12,8 @@ from support import write_config
 @pytest.mark.parametrize(
     ("command", "ingester_command"),
     [("add", "haiku-ingester run-batch"), ("add-src", "haiku-ingester run-batch"),
-     ("delete", "haiku-ingester run-batch"), ("rebuild", "haiku-ingester rebuild --db-name NAME")],
+     ("delete", "haiku-ingester run-batch"), ("rebuild", "haiku-ingester rebuild --db-name NAME"),
+     ("reprocess", "haiku-ingester reprocess --db-name NAME"), ("formats", "haiku-ingester formats")],
 )
 def test_a_command_of_the_published_tool_that_writes_documents_names_the_ingester_command(command, ingester_command):
     result = cli(command, "x")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 
@@ -94,7 +95,10 @@ async def test_tag_restore_is_refused_while_an_ingester_owns_the_database_and_fo
     finally:
         lock.release()
     assert (refused.returncode, refused.stderr.count("\n"), "owned by a running haiku-ingester" in refused.stderr,
-            "stop the ingester first" in refused.stderr, "--force" in refused.stderr) == (1, 1, True, True, True)
+            "stop the ingester first" in refused.stderr, "--force" in refused.stderr,
+            f"(pid {os.getpid()}; its lock .haiku-ingester.lock is held)" in refused.stderr) == (
+        1, 1, True, True, True, True
+    ), refused.stderr
     assert [t["name"] for t in tags_after_refusal] == ["r1"]  # nothing was restored, no safety tag made
     assert (forced.returncode, forced.stderr.startswith("Warning: --force:"),
             json.loads(forced.stdout)["safety_tag"].startswith("before-restore-")) == (0, True, True), forced.stderr

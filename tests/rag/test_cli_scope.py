@@ -57,6 +57,25 @@ def test_list_over_a_set_lists_every_database_labelling_each_document(home):
     assert sorted(d["source"] for d in json.loads(as_json.stdout)) == ["papers"] * 3 + ["wiki"] * 3
 
 
+def test_list_format_short_prints_one_line_per_document_grouped_by_database_over_a_set(home):
+    two, one = cli_all(
+        (("list", "--format", "short"), {"config": home["two"]}),
+        (("list", "--format", "short"), {"config": home["one"]}),
+    )
+    lines = two.stdout.splitlines()
+    papers_rows, wiki_rows = lines[1:4], lines[5:]
+    assert (
+        two.returncode, len(lines), lines[0], lines[4],
+        all(row.startswith("  ") and len(row.split("\t")) == 3 for row in papers_rows + wiki_rows),
+        sorted(row.split("\t")[1] for row in wiki_rows),
+        sorted(row.split("\t")[1] for row in one.stdout.splitlines()),
+    ) == (
+        0, 8, "papers:", "wiki:", True,
+        ["Cooking pasta", "Machine learning", "Plate tectonics"],
+        ["Neural networks", "Photosynthesis", "Volcanoes"],
+    ), two.stdout + two.stderr + one.stderr
+
+
 def test_doctor_over_a_set_checks_every_database_and_the_shared_embedder(home, built, wiki_other_dim, tmp_path):
     mixed = write_config(tmp_path / "mixed.yaml", config_data(
         tmp_path / "data", {"papers": built["papers"], "wiki": wiki_other_dim, "gone": tmp_path / "gone.lancedb"}

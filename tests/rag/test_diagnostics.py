@@ -102,6 +102,41 @@ async def test_client_info_is_the_store_report_plus_where_it_is_configured(two_d
     assert {k: v for k, v in info.as_dict().items() if k not in added} == report.as_dict()
 
 
+async def test_info_json_the_info_lines_and_the_inspector_show_the_recorded_processing(built, tmp_path, capsys):
+    from haiku.core.store import Store
+    from haiku.rag.apps.inspector.catalog import DatabaseReport
+    from haiku.rag.apps.inspector.render import report_text
+    from haiku.rag.cli.database_commands import _print_info
+
+    path = copy_database(built["papers"], tmp_path / "papers.lancedb")
+    recorded = {"processing.chunk_size": 128, "processing.ocr": "auto", "converter.rules": 3, "formats.md": "md"}
+    store = await Store.open(DatabaseRef.configured("papers", path), build_config(tmp_path / "data"))
+    try:
+        await store.record_processing(recorded)
+    finally:
+        await store.close()
+    async with HaikuRAG(db_path=path, config=build_config(tmp_path / "data"), read_only=True) as client:
+        info = await client.info()
+    _print_info(info)
+    described = "chunk_size 128, ocr auto, conversion rules 3"
+    panel = [" ".join(line.split()) for line in report_text(DatabaseReport(info, [])).plain.splitlines()]
+    assert (
+        info.as_dict()["processing"],
+        f"processing: {described}" in capsys.readouterr().out.splitlines(),
+        f"processing {described}" in panel,
+    ) == (recorded, True, True), panel
+
+
+async def test_info_of_a_database_with_documents_and_no_processing_record_says_so(two_db):
+    from haiku.core.processing_identity import describe_recorded
+
+    async with HaikuRAG(config=two_db, sources=["papers"], read_only=True) as client:
+        info = await client.info()
+    assert (info.as_dict()["processing"], describe_recorded(None, documents=info.documents)) == (
+        None, "not recorded (written by an older haiku-ingester; `haiku-ingester reprocess` records it)"
+    )
+
+
 async def test_client_history_returns_the_notices_with_the_versions(built, tmp_path):
     path = copy_database(built["papers"], tmp_path / "papers.lancedb")
     async with HaikuRAG(db_path=path, config=build_config(tmp_path / "data")) as client:
@@ -139,6 +174,24 @@ def test_example_config_is_the_file_configs_links_to_and_loads(repo_root):
     shipped = example_config()
     assert shipped == (repo_root / "configs" / "haiku.rag.example.yaml").read_text(encoding="utf-8")
     assert yaml.safe_load(shipped)["lancedb"]["databases"]
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """A YAML loader that refuses a key given twice in one mapping (PyYAML keeps the last silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def test_example_config_gives_no_key_twice(tmp_path):
+    write_example_config(tmp_path / "haiku.rag.yaml")
+    assert yaml.load((tmp_path / "haiku.rag.yaml").read_text(encoding="utf-8"), Loader=_StrictLoader)["processing"]
 
 
 def test_write_example_config_writes_it_once_and_never_over_a_file(tmp_path):

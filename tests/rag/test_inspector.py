@@ -21,7 +21,7 @@ from haiku.core.models import Chunk, Document
 from haiku.core.scope import DatabaseRef
 from haiku.rag.apps.inspector import Catalog
 from haiku.rag.apps.inspector.app import InspectorApp
-from haiku.rag.apps.inspector.render import NO_PAGE_IMAGE
+from haiku.rag.apps.inspector.render import NO_PAGE_LAYOUT
 from haiku.rag.client import HaikuRAG
 
 MANUAL = [
@@ -159,7 +159,7 @@ async def test_the_page_pane_shows_the_text_on_the_chunks_first_page_with_the_ch
     async with inspector(manual_config) as (app, pilot):
         await open_manual_chunk(app, pilot, 1)
         assert shown(app, "#page-view") == (
-            f"Page 1  (1 of 2)\n{NO_PAGE_IMAGE}\n\n"
+            f"Page 1  (1 of 2)\n{NO_PAGE_LAYOUT}\n\n"
             "  #0 Wear a helmet near the crater rim.\n\n"
             "▶ #1 Carry water and a radio at all times.\n"
         )
@@ -173,7 +173,7 @@ async def test_v_shows_the_visual_grounding_page_by_page(manual_config):
         assert shown(app, "#dialog-body").startswith("Page 1  (1 of 2)\n")
         await pilot.press("right")
         assert shown(app, "#dialog-body") == (
-            f"Page 2  (2 of 2)\n{NO_PAGE_IMAGE}\n\n"
+            f"Page 2  (2 of 2)\n{NO_PAGE_LAYOUT}\n\n"
             "▶ #1 Carry water and a radio at all times.\n\n"
             "  #2 Collect ash samples in sealed jars.\n"
         )

@@ -79,11 +79,17 @@ def test_cli_visualize_of_a_markdown_chunk_is_one_error_line_and_exit_1(built, t
     assert not (tmp_path / "out").exists()
 
 
-def test_cli_visualize_on_a_set_needs_a_database_name(built, tmp_path):
-    config_path = write_config(
-        tmp_path / "haiku.rag.yaml",
-        config_data(tmp_path / "data", {"papers": built["papers"], "wiki": built["wiki"]}),
-    )
-    done = cli("visualize", "some-chunk", config=config_path)
-    assert done.returncode == 1
-    assert "this command works on a single database: pass --db-name NAME" in done.stderr
+async def test_cli_visualize_on_a_set_refuses_a_chunk_several_databases_hold_naming_them(built, tmp_path):
+    from support import copy_database
+
+    mirror = copy_database(built["papers"], tmp_path / "mirror.lancedb")  # a copy shares every id
+    databases = {"papers": built["papers"], "wiki": built["wiki"], "mirror": mirror}
+    config = build_config(tmp_path / "data", databases)
+    chunk_id = await _first_chunk(config, "papers", _a_chunk_id(built))
+    config_path = write_config(tmp_path / "haiku.rag.yaml", config_data(tmp_path / "data", databases))
+    done = cli("visualize", chunk_id, config=config_path)
+    assert (done.returncode, done.stderr.strip()) == (
+        1,
+        f"Error: chunk {chunk_id} is in databases 'papers', 'mirror' (a copied database shares ids); "
+        "visualize draws from one: rerun with --db-name and one of them",
+    ), done.stderr

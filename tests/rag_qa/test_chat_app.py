@@ -204,10 +204,13 @@ async def test_the_palette_shows_the_grounding_of_the_highlighted_citation(open_
         await _run_from_palette(app, pilot, "Show the grounding")
         await until(pilot, lambda: app.screen.id == "grounding")
         lines = dialog_text(app).splitlines()
-    assert (lines[0], "section: Honey bees" in lines, lines[-1]) == (
+        title = app.screen.title_text
+    chunk_id = qa_databases.chunk("wiki", "Honey bees")
+    assert (lines[0], "section: Honey bees" in lines, lines[-1], title) == (
         "[1] wiki: Honey bees",
         True,
         "Honey bees tell their hive mates where flowers are with the waggle dance.",
+        f"Grounding: the cited text and its pages (`haiku-rag visualize {chunk_id}` draws a PDF chunk on its page)",
     )
 
 

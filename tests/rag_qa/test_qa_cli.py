@@ -44,6 +44,28 @@ def test_ask_over_one_selected_database_labels_no_citation(config_file, model, q
     assert "[1] Honey bees" in done.stdout.splitlines(), done.stderr
 
 
+def test_ask_require_grounded_exits_1_on_an_answer_that_cites_nothing_and_0_on_a_cited_one(
+    config_file, model, qa_databases
+):
+    config = str(config_file("wiki"))
+    model.play(answer("Bees dance, I think."))
+    ungrounded = run_cli("--config", config, "ask", "What do bees do?", "--require-grounded")
+    model.play(call("cite", chunk_ids=[qa_databases.chunk("wiki", "Honey bees")]), answer("Bees dance."))
+    grounded = run_cli("--config", config, "ask", "What do bees do?", "--require-grounded")
+    assert (
+        ungrounded.returncode,
+        "Bees dance, I think." in ungrounded.stdout,
+        ungrounded.stderr.strip(),
+        grounded.returncode,
+    ) == (
+        1,
+        True,
+        "Error: --require-grounded: the answer is not grounded: "
+        "the model answered without searching the documents or citing them",
+        0,
+    ), ungrounded.stderr + grounded.stderr
+
+
 def test_ask_with_an_unreachable_model_exits_1_naming_qa_model_base_url(config_file):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -89,6 +89,7 @@ class SourceUnavailableError(HaikuError):
     def __init__(self, message: str, *, database: str | None = None) -> None:
         super().__init__(message)
         self.database = database
+        self.holder: dict[str, Any] | None = None  # {command, pid} of the owner, when it said
 
     @classmethod
     def missing(cls, name: str) -> SourceUnavailableError:
@@ -160,6 +161,15 @@ class AmbiguousDatabaseError(HaikuError):
             quoted = ", ".join(f"'{name}'" for name in holders)
             where = f"document {document_id} is in databases {quoted}: rerun with --db-name and one of them"
         return cls(f"lancedb.databases names {names_list(names)}; get reads a single database, and {where}")
+
+    @classmethod
+    def cli_chunk_in_several(cls, command: str, chunk_id: str, holders: Sequence[str]) -> AmbiguousDatabaseError:
+        """`haiku-rag visualize ID` over a set where more than one database holds the chunk id."""
+        quoted = ", ".join(f"'{name}'" for name in holders)
+        return cls(
+            f"chunk {chunk_id} is in databases {quoted} (a copied database shares ids); {command} draws "
+            "from one: rerun with --db-name and one of them"
+        )
 
     @classmethod
     def needs_source(cls, operation: str, names: Iterable[str | None]) -> AmbiguousDatabaseError:
@@ -239,12 +249,41 @@ class DatabaseLockedError(HaikuError):
     def __init__(self, message: str, *, database: str | None = None) -> None:
         super().__init__(message)
         self.database = database
+        self.holder: dict[str, Any] | None = None  # {command, pid} of the owner, when it said
 
     @classmethod
-    def owned_by_ingester(cls, name: str | None, command: str) -> DatabaseLockedError:
+    def already_owned(
+        cls, label: str, name: str | None, lock: str, holder: dict[str, Any] | None
+    ) -> DatabaseLockedError:
+        """A second owner refused: the holder named when it wrote who it is (``OwnershipLock``)."""
+        command = holder.get("command") if holder is not None else None
+        if holder is None or not command:
+            pid = f", pid {holder['pid']}" if holder is not None else ""
+            error = cls(
+                f"{label} is already owned by another {lock}{pid} (its lock .haiku-{lock}.lock is held); "
+                f"a database has one {lock} at a time",
+                database=name,
+            )
+        else:
+            error = cls(
+                f"{label} is owned by `{command}`, pid {holder['pid']} (its lock .haiku-{lock}.lock is held): "
+                f"stop {str(command).split()[-1]} first; a database has one {lock} at a time",
+                database=name,
+            )
+        error.holder = holder
+        return error
+
+    @classmethod
+    def owned_by_ingester(
+        cls, name: str | None, command: str, holder: dict[str, Any] | None = None
+    ) -> DatabaseLockedError:
         """A lifecycle command refused because a running haiku-ingester owns the database."""
+        held = "its lock .haiku-ingester.lock is held"
+        if holder is not None:
+            command = f"`{holder['command']}`, " if holder.get("command") else ""
+            held = f"{command}pid {holder['pid']}; {held}"
         return cls(
-            f"{database_label(name)} is owned by a running haiku-ingester (its lock .haiku-ingester.lock is held), "
+            f"{database_label(name)} is owned by a running haiku-ingester ({held}), "
             f"so `haiku-rag {command}` did not run: stop the ingester first (systemctl stop haiku-ingester), "
             "or pass --force to run anyway (the ingester does not see the change until it restarts)",
             database=name,
@@ -352,6 +391,11 @@ class NotFoundError(HaikuError, LookupError):
         return cls(f"{database_label(name)} holds no chunk with id {chunk_id}")
 
     @classmethod
+    def chunk_in_none(cls, chunk_id: str, names: Sequence[str | None]) -> NotFoundError:
+        """No database of a set (in configured order) holds the chunk."""
+        return cls(f"none of the databases {names_list(names)} holds a chunk with id {chunk_id}")
+
+    @classmethod
     def document(cls, document_id: str, names: Sequence[str | None]) -> NotFoundError:
         """None of the databases asked (one, or a set in configured order) holds the document."""
         if len(names) == 1:
@@ -370,11 +414,22 @@ class NoPageLayoutError(HaikuError):
         )
 
     @classmethod
-    def no_images(cls, chunk_id: str, name: str | None, pages: Iterable[int]) -> NoPageLayoutError:
+    def no_images(
+        cls, chunk_id: str, name: str | None, pages: Iterable[int], *, kind: str | None = None
+    ) -> NoPageLayoutError:
+        """No stored image of the chunk's pages. ``kind`` names the document's format when it is not a
+        PDF: only PDF pages are stored as images (docs/ingester.md#structure-pictures-and-page-images)."""
         shown = ", ".join(str(page) for page in pages)
+        where = f"chunk {chunk_id} in {database_label(name)} lies on page(s) {shown}"
+        if kind is not None:
+            return cls(
+                f"{where} of a {kind} document, and page images are stored for PDFs only: there is no "
+                "page image to draw on (its boxes are in `search --json` and `get --items`)"
+            )
         return cls(
-            f"chunk {chunk_id} in {database_label(name)} lies on page(s) {shown}, but no page image is "
-            "stored for them (processing.page_images was off when the document was ingested)"
+            f"{where} of a PDF, but no page image is stored for them: processing.page_images was off "
+            "when the document was ingested, or it was stored before the database kept page images "
+            "(with it on, `haiku-ingester reprocess --db-name NAME` stores them)"
         )
 
 

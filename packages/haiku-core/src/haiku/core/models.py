@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import PurePosixPath
 from typing import Any, Literal, get_args
+from urllib.parse import urlparse
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
@@ -48,6 +50,16 @@ class Document(BaseModel):
         if not content:
             data.pop("content", None)
         return data
+
+    def format_without_page_images(self) -> str | None:
+        """The document's format (``.pptx``) when it is not a PDF, None for a PDF: only PDF pages are
+        stored as images (docs/ingester.md#structure-pictures-and-page-images). The ingester records
+        the content type; a document without one goes by its uri."""
+        content_type = str(self.metadata.get("content_type") or "")
+        suffix = PurePosixPath(urlparse(self.uri or "").path).suffix.lower()
+        if content_type == "application/pdf" or (not content_type and suffix == ".pdf"):
+            return None
+        return suffix or content_type or "non-PDF"
 
     @field_validator("created_at", "updated_at")
     @classmethod

@@ -126,6 +126,11 @@ def format_table_digest() -> str:
     return hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:12]
 
 
+def identity_digest(identity: dict[str, Any]) -> str:
+    """12 hex digits naming a whole identity, to tell two apart without listing them."""
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
 # --- comparing ------------------------------------------------------------------------------
 
 DriftState = Literal["matches", "differs", "unknown", "empty"]
@@ -174,9 +179,21 @@ class ProcessingDrift:
 
         return f"{database_label(database)} {self.predicate(database)}"
 
-    def predicate(self, database: str) -> str:
-        """The sentence without its subject (``status`` prints it under the database's name)."""
+    def predicate(self, database: str, *, kept_by: str | None = None) -> str:
+        """The sentence without its subject (``status`` prints it under the database's name).
+
+        ``kept_by`` names a running ingester (``serve (pid 12)``) that keeps other settings than the
+        configured ones: a reload does not change them, so files it ingests now do not get the
+        configured ones.
+        """
         hint = f"`haiku-ingester reprocess --db-name {database}`"
+        if kept_by is not None and self.state in ("differs", "unknown"):
+            return (
+                f"{self._recorded_part()}; the running {kept_by} does not take changed processing "
+                "settings on a reload and keeps ingesting with those it started with until it is restarted "
+                f"(systemctl restart haiku-ingester); after that files ingested use the configured ones, "
+                f"and {hint} re-processes the others"
+            )
         if self.state == "matches":
             return "was processed with the configured settings"
         if self.state == "empty":
@@ -190,6 +207,11 @@ class ProcessingDrift:
             f"was processed with other settings than configured ({self.describe()}); files ingested "
             f"from now on use the configured ones, {hint} re-processes the others"
         )
+
+    def _recorded_part(self) -> str:
+        if self.state == "unknown":
+            return "records no processing settings (it was written by an older haiku-ingester)"
+        return f"was processed with other settings than configured ({self.describe()})"
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -226,3 +248,24 @@ def compare_processing(recorded: dict[str, Any] | None, configured: dict[str, An
         if legacy != digest:
             changes.append(ProcessingChange(_LEGACY_FORMATS_KEY, legacy, digest))
     return ProcessingDrift("differs" if changes else "matches", tuple(changes), tuple(added))
+
+
+# --- describing -----------------------------------------------------------------------------
+
+
+def describe_recorded(recorded: dict[str, Any] | None, *, documents: int) -> str:
+    """A database's recorded identity on one line, as ``info`` and the inspector show it:
+    its ``processing.*`` settings and the conversion rules' revision (``info --json`` has it whole)."""
+    if recorded is None:
+        if documents == 0:
+            return "not recorded yet (no documents; the ingester records it on its first run)"
+        return "not recorded (written by an older haiku-ingester; `haiku-ingester reprocess` records it)"
+    settings = [
+        f"{key.removeprefix('processing.')} {_show(value)}"
+        for key, value in sorted(recorded.items())
+        if key.startswith("processing.")
+    ]
+    rules = recorded.get("converter.rules")
+    if rules is not None:
+        settings.append(f"conversion rules {_show(rules)}")
+    return ", ".join(settings) or "recorded (no settings named)"

@@ -137,6 +137,8 @@ class IngesterApp:
         self._warm_task: asyncio.Task | None = None
         # serve and run-batch warn of a database processed with other settings; reprocess is the remedy
         self.warns_processing = True
+        # The command that runs this app, named to a second owner its database locks refuse.
+        self.command = "run-batch"
 
     # --- validation --------------------------------------------------------------
     def selected_names(self) -> list[str]:
@@ -228,7 +230,7 @@ class IngesterApp:
     async def _lock_database(self, name: str, ref: DatabaseRef) -> None:
         from haiku.core.store import OwnershipLock
 
-        lock = OwnershipLock(ref, "ingester")
+        lock = OwnershipLock(ref, "ingester", holder=f"haiku-ingester {self.command}")
         await lock.acquire()
         sources = sources_of(self.config, name)
         self.databases[name] = DatabaseRuntime(name=name, ref=ref, sources=sources, lock=lock)

@@ -43,6 +43,11 @@ class LogFormat(StrEnum):
 class _State:
     config_path: Path | None = None
     log_format: str = "auto"
+    quiet: bool = False
+
+    def progress(self) -> bool | None:
+        """Whether a command shows its progress bar: never with -q, else when stderr is a terminal."""
+        return False if self.quiet else None
 
 
 state = _State()
@@ -113,6 +118,9 @@ def main_options(
         typer.Option("--log-format", help="console, or json (one object per line). Default: console on a terminal."),
     ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error.")] = "info",
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Log errors only (--log-level error) and show no progress bar.")
+    ] = False,
     version: Annotated[
         bool, typer.Option("--version", "-v", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
@@ -121,7 +129,8 @@ def main_options(
 
     state.config_path = config
     state.log_format = log_format.value if log_format is not None else "auto"
-    configure_logging(state.log_format, log_level)  # type: ignore[arg-type]
+    state.quiet = quiet
+    configure_logging(state.log_format, "error" if quiet else log_level)  # type: ignore[arg-type]
 
 
 @app.command()
@@ -174,7 +183,7 @@ def run_batch_command(
 
         def batch() -> Any:
             config = engine_for_run(load(), engine, address)
-            return run_async(run_batch(config, db_name, metrics_file=metrics_file))
+            return run_async(run_batch(config, db_name, progress=state.progress(), metrics_file=metrics_file))
 
         report = guarded(batch)
     if as_json:
@@ -272,8 +281,8 @@ def reprocess_command(
         if all_databases and db_name is not None:
             raise ReprocessRefusedError("--all re-processes every database; leave out --db-name, or --all")
         if all_databases:
-            return run_async(reprocess_all(load()))
-        return [run_async(reprocess(load(), db_name))]
+            return run_async(reprocess_all(load(), progress=state.progress()))
+        return [run_async(reprocess(load(), db_name, progress=state.progress()))]
 
     reports = guarded(run)
     if as_json:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from haiku.core.config import AppConfig, load_config
+from haiku.core.processing_identity import processing_identity
 from haiku.ingester.app import IngesterApp
 from haiku.ingester.discovery import start_discovery
 from haiku.ingester.errors import ReloadRefusedError
@@ -26,6 +27,7 @@ from haiku.ingester.logs import get_logger
 from haiku.ingester.metrics import IngesterMetrics
 from haiku.ingester.notify import SystemdNotifier
 from haiku.ingester.owner import OwnerRecord
+from haiku.ingester.processing import running_settings
 from haiku.ingester.reload import plan_reload
 from haiku.ingester.versions import VersionWatch
 from haiku.ingester.workers import WorkerPool
@@ -45,6 +47,7 @@ class Daemon:
         self.metrics = IngesterMetrics(engine=config.ingester.engine.type)
         self.app = IngesterApp(config, config_path=config_path, metrics=self.metrics)
         self.started_at = time.time()
+        self.app.command = "serve"
         self.stop = asyncio.Event()
         self._started = asyncio.Event()  # a SIGHUP during start waits for it
         self._reload_lock = asyncio.Lock()
@@ -79,7 +82,10 @@ class Daemon:
             if endpoint is not None:
                 endpoint.close()
             raise
-        owner = OwnerRecord.take(app.config.queue_path, "serve")  # for `status`
+        # for `status`: who runs, and the processing settings it keeps until restarted
+        owner = OwnerRecord.take(
+            app.config.queue_path, "serve", running_settings(processing_identity(app.config))
+        )
         if not app.databases:
             self.log.warning("ingester.databases names no database; idling until a reload adds one")
         if app.databases:

@@ -31,8 +31,12 @@ class OwnerRecord:
         self._write()
 
     @classmethod
-    def take(cls, queue_path: Path, command: str) -> OwnerRecord | None:
-        """The record, or ``None`` when another process holds it (the database locks then refuse)."""
+    def take(cls, queue_path: Path, command: str, processing: dict[str, Any] | None = None) -> OwnerRecord | None:
+        """The record, or ``None`` when another process holds it (the database locks then refuse).
+
+        ``processing`` is what the process ingests with (``haiku.ingester.processing.running_settings``),
+        so ``status`` can tell when the configuration file says otherwise.
+        """
         path = owner_path(queue_path)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # never truncated before the lock is ours
@@ -42,7 +46,7 @@ class OwnerRecord:
             os.close(fd)
             return None
         since = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-        return cls(fd, {"command": command, "pid": os.getpid(), "since": since})
+        return cls(fd, {"command": command, "pid": os.getpid(), "since": since, "processing": processing})
 
     def note(self, **facts: Any) -> None:
         """Add ``facts`` to the record (e.g. ``encoder``: where documents are embedded)."""
@@ -74,12 +78,12 @@ def read_owner(queue_path: Path) -> dict[str, Any] | None:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError:  # held: someone is running
-            text = os.pread(fd, 4096, 0).decode("utf-8", "replace")
+            text = os.pread(fd, 65536, 0).decode("utf-8", "replace")
             try:
                 record = json.loads(text)
             except ValueError:  # caught between its truncate and its write
                 record = {}
-            return {key: record.get(key) for key in ("command", "pid", "since", "encoder")}
+            return {key: record.get(key) for key in ("command", "pid", "since", "processing", "encoder")}
         return None
     finally:
         os.close(fd)

@@ -7,13 +7,24 @@ documents (nothing in it was processed otherwise); one with documents and no
 record stays ``unknown``, nothing is guessed. ``serve`` and ``run-batch`` log
 one warning per database whose identity is not the configured one, naming the
 changed keys. What the database records is noted in the queue for ``status``.
+
+A running ``serve`` keeps the processing settings it started with: a reload
+that changes them is refused (docs/ingester.md, "Reloading"). It notes them in
+its owner record (``running_settings``), and ``status`` compares them with the
+configuration file (``compare_running``), so it says what the daemon does
+rather than what the file asks for.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from haiku.core.processing_identity import ProcessingDrift, compare_processing
+from haiku.core.processing_identity import (
+    ProcessingChange,
+    ProcessingDrift,
+    compare_processing,
+    identity_digest,
+)
 from haiku.ingester.logs import get_logger
 from haiku.ingester.queue import IngestQueue
 
@@ -34,3 +45,33 @@ async def check_processing(
             drift.summary(name), changed=[change.key for change in drift.changes] or None
         )
     return drift
+
+
+def running_settings(configured: dict[str, Any]) -> dict[str, Any]:
+    """What a running ingester notes for ``status``: its ``processing.*`` settings, and a digest of
+    its whole identity (converter versions and the format table change only with the code)."""
+    settings = {key: value for key, value in configured.items() if key.startswith("processing.")}
+    return {"settings": settings, "digest": identity_digest(configured)}
+
+
+def compare_running(running: dict[str, Any] | None, configured: dict[str, Any]) -> dict[str, Any] | None:
+    """``{applied, changes}``: whether the running process ingests with the configured identity, and
+    which ``processing.*`` keys differ (``running`` -> configured); None when it noted none."""
+    if not isinstance(running, dict) or "digest" not in running:
+        return None
+    if running["digest"] == identity_digest(configured):
+        return {"applied": True, "changes": []}
+    settings = running.get("settings") or {}
+    changes = [
+        {"key": key, "running": settings.get(key), "configured": value}
+        for key, value in configured.items()
+        if key.startswith("processing.") and settings.get(key) != value
+    ]
+    return {"applied": False, "changes": changes}
+
+
+def describe_running_changes(changes: list[dict[str, Any]]) -> str:
+    """``processing.chunk_size 256 -> 100, …``: what the running process keeps -> what the file says."""
+    return ", ".join(
+        ProcessingChange(change["key"], change["running"], change["configured"]).describe() for change in changes
+    )

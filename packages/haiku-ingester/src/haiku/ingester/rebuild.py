@@ -43,7 +43,7 @@ async def rebuild(
     [name] = select_databases(config, database_name)
     ref = ingested_refs(config, [name])[name]
     log = get_logger(database=name)
-    lock = OwnershipLock(ref, "ingester")
+    lock = OwnershipLock(ref, "ingester", holder="haiku-ingester rebuild")
     await lock.acquire()
     try:
         store = await Store.open(ref, config, skip_validation=True)

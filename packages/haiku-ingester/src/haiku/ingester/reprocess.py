@@ -176,6 +176,7 @@ async def _reprocess(config: AppConfig, database_name: str | None, *, progress: 
     names = select_databases(config, database_name)
     app = IngesterApp(config, database_name=database_name)
     app.warns_processing = False  # this is what the warning asks for
+    app.command = "reprocess"
     await app.start(require_databases=True)
     owner = OwnerRecord.take(config.queue_path, "reprocess")  # for `status`
     try:

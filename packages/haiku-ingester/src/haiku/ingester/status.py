@@ -77,6 +77,12 @@ def collect_status(config: AppConfig, database_name: str | None = None, *, probe
             noted, runs = read_noted(db, names), read_runs(db, names)
         finally:
             db.close()
+    running = report["running"]
+    if running is not None:  # what it ingests with, against the configuration file
+        from haiku.core.processing_identity import processing_identity
+        from haiku.ingester.processing import compare_running
+
+        running["processing"] = compare_running(running.get("processing"), processing_identity(config))
     for name in names:
         configured = [s.source_id for s in config.ingester.databases[name].sources]
         seen = {r["source_id"] for key in rows for r in rows[key] if r["database"] == name}
@@ -132,7 +138,8 @@ def processing_status(
     return entry
 
 
-def render_processing(name: str, processing: dict[str, Any]) -> str:
+def render_processing(name: str, processing: dict[str, Any], kept_by: str | None = None) -> str:
+    """``kept_by``: the running ingester that keeps other settings than the configured ones."""
     from haiku.core.processing_identity import ProcessingChange, ProcessingDrift
 
     state = processing["state"]
@@ -140,7 +147,7 @@ def render_processing(name: str, processing: dict[str, Any]) -> str:
         line = "not known until the ingester opens the database"
     else:
         changes = tuple(ProcessingChange(**change) for change in processing["changes"])
-        line = ProcessingDrift(state, changes).predicate(name)
+        line = ProcessingDrift(state, changes).predicate(name, kept_by=kept_by)
     run = processing.get("reprocessing")
     if run is not None:
         line += (
@@ -153,12 +160,17 @@ def render_processing(name: str, processing: dict[str, Any]) -> str:
 def render_status(report: dict[str, Any]) -> str:
     lines = [f"queue: {report['queue']}" + ("" if report["queue_exists"] else " (not created yet)")]
     running = report["running"]
+    kept_by = None
     if running:
         lines.append(f"running: {running['command']} (pid {running['pid']}, since {running['since']})")
         encoder = running.get("encoder")
         if encoder:
             where = f"{encoder.get('device')} ({encoder.get('precision')}, {encoder.get('runtime')}"
             lines.append(f"  embedding documents on {where}{', on Ray' if encoder.get('engine') == 'ray' else ''})")
+        kept = running.get("processing")
+        if kept is not None and not kept["applied"]:
+            kept_by = f"{running['command']} (pid {running['pid']})"
+            lines.append(_kept_settings_line(running["command"], kept["changes"]))
     else:
         lines.append("running: no serve or run-batch for this configuration")
     http = report.get("http")
@@ -173,7 +185,7 @@ def render_status(report: dict[str, Any]) -> str:
         lines.append("ingester.databases names no database")
     for database in report["databases"]:
         lines.append(f"database {database['name']}: {database['documents']} document(s)")
-        lines.append(render_processing(database["name"], database["processing"]))
+        lines.append(render_processing(database["name"], database["processing"], kept_by))
         written = database.get("written")
         if written is not None:
             lines.append(
@@ -195,6 +207,18 @@ def render_status(report: dict[str, Any]) -> str:
             for job in source["dead_jobs"]:
                 lines.append(f"    dead {job['path']}: {job['reason']}")
     return "\n".join(lines)
+
+
+def _kept_settings_line(command: str, changes: list[dict[str, Any]]) -> str:
+    """The running ingester ingests with other processing settings than the configuration file names."""
+    from haiku.ingester.processing import describe_running_changes
+
+    named = describe_running_changes(changes) or "the converter packages or format table"
+    return (
+        f"  processing settings: the configuration file names other ones than this {command} started with "
+        f"({named}); {command} refuses to reload them, so it keeps ingesting with the ones it started "
+        "with until it is restarted"
+    )
 
 
 def dead_report(report: dict[str, Any]) -> list[dict[str, Any]]:

@@ -221,6 +221,22 @@ def config_from_dict(data: dict[str, Any] | None, *, source: Path | None = None)
     return config
 
 
+FLOW_HINT = (
+    "\nA ${…} inside a YAML flow mapping or list ({…} or […] on one line) must be quoted, "
+    'e.g. {location: "${HAIKU_RAG_CONFIG_DIR}/papers.lancedb", tag: r1} (docs/configuration.md)'
+)
+
+
+def _flow_hint(error: BaseException) -> str:
+    """The usual cause of a flow-collection parse error that stops at ``${``: the ``{`` reads as YAML."""
+    if not isinstance(error, yaml.MarkedYAMLError) or error.problem_mark is None:
+        return ""
+    mark = error.problem_mark
+    if "flow" not in (error.context or "") or mark.buffer is None:
+        return ""
+    return FLOW_HINT if mark.buffer[max(0, mark.pointer - 1) : mark.pointer + 1] == "${" else ""
+
+
 def load_config(path: str | Path | None = None) -> AppConfig:
     """Load ``./.env``, find the config file (docs/configuration.md) and return the validated ``AppConfig``.
 
@@ -233,7 +249,7 @@ def load_config(path: str | Path | None = None) -> AppConfig:
     try:
         data = yaml.safe_load(found.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InvalidConfigError(f"Cannot read config file {found}: {exc}") from None
+        raise InvalidConfigError(f"Cannot read config file {found}: {exc}{_flow_hint(exc)}") from None
     if data is not None and not isinstance(data, dict):
         raise InvalidConfigError(f"Config file {found} must hold a mapping at the top level")
     return config_from_dict(data, source=found)

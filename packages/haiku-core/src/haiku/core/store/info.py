@@ -44,4 +44,5 @@ class InfoReport:
             table_versions={name: await table.version() for name, table in handles.tables.items()},
             tags=len(tags),
             rebuild_marker=settings.rebuild_marker,
+            processing=settings.processing,
         )

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
+import os
 import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from haiku.core.errors import DatabaseLockedError, SourceUnavailableError, database_label
 from haiku.core.logs import get_logger
@@ -221,14 +223,21 @@ class OwnershipLock:
     or ``async with OwnershipLock(ref, "ingester"):``. For a local database the
     lock file ``.haiku-<name>.lock`` lives in the database directory (created
     if missing); for a URI the lock is in-process only.
+
+    ``holder`` names the command that holds it (``haiku-ingester serve``): while
+    held, ``.haiku-<name>.owner`` beside the lock says that command and its pid,
+    so a refused second owner names them (the lock file itself is truncated by
+    every try to take it, so it cannot carry them).
     """
 
-    def __init__(self, ref: DatabaseRef, name: str = "ingester") -> None:
+    def __init__(self, ref: DatabaseRef, name: str = "ingester", *, holder: str | None = None) -> None:
         if not name or not name.replace("-", "").replace("_", "").isalnum():
             raise ValueError(f"an ownership lock name must be alphanumeric (with - or _), got {name!r}")
         self.ref = ref
         self.name = name
+        self.holder = holder
         self._inner = _ProcessAndFileLock(ref, f"own:{name}", f".haiku-{name}.lock")
+        self._record = Path(self._inner.key) / f".haiku-{name}.owner" if isinstance(ref.location, Path) else None
         self._held = False
 
     @property
@@ -239,19 +248,38 @@ class OwnershipLock:
         if self._held:
             return
         if not await self._inner.acquire(time.monotonic() + timeout_s):
-            raise DatabaseLockedError(
-                f"{_database_label(self.ref)} is already owned by another {self.name} "
-                f"(its lock .haiku-{self.name}.lock is held); a database has one {self.name} at a time",
-                database=self.ref.name,
+            raise DatabaseLockedError.already_owned(
+                _database_label(self.ref), self.ref.name, self.name, self._read_holder()
             )
         self._held = True
+        self._write_holder()
         log.debug("store.ownership_acquired", database=self.ref.name, lock=self.name)
 
     def release(self) -> None:
         if self._held:
             self._held = False
+            if self._record is not None:  # before the lock goes: a later holder writes its own
+                with suppress(OSError):
+                    self._record.unlink()
             with suppress(RuntimeError):
                 self._inner.release()
+
+    def _write_holder(self) -> None:
+        if self._record is None:
+            return
+        record = {"command": self.holder, "pid": os.getpid()}
+        with suppress(OSError):  # only a message would lack it
+            self._record.write_text(json.dumps(record), encoding="utf-8")
+
+    def _read_holder(self) -> dict[str, Any] | None:
+        """The holder's ``{command, pid}`` as it wrote them, when it did."""
+        if self._record is None:
+            return None
+        try:
+            record = json.loads(self._record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return record if isinstance(record, dict) and isinstance(record.get("pid"), int) else None
 
     async def __aenter__(self) -> OwnershipLock:
         await self.acquire()

@@ -54,6 +54,7 @@ class StoreInfo:
     table_versions: dict[str, int]
     tags: int
     rebuild_marker: dict[str, object] | None
+    processing: dict[str, Any] | None  # the recorded processing identity (docs/ingester.md, "Re-processing")
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

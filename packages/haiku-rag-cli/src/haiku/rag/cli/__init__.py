@@ -4,7 +4,6 @@ Nothing here imports torch, sentence-transformers or docling: models load on
 first use, so `--help`, `list`, `info` and `tag list` stay fast.
 """
 
-import logging
 import sys
 import warnings
 from pathlib import Path
@@ -24,6 +23,7 @@ from haiku.rag.cli import (
 )
 from haiku.rag.cli._arguments import GlobalOptionsAnywhere
 from haiku.rag.cli._common import GlobalOptions, expected_errors
+from haiku.rag.cli._logging import LogFormat, LogLevel, configure_logging
 
 app = typer.Typer(
     name="haiku-rag",
@@ -61,7 +61,21 @@ def _global_options(
         help="Work on this configured database only (remote ones included).",
     ),
     read_only: bool = typer.Option(False, "--read-only", help="Open every database read-only."),
+    log_level: LogLevel = typer.Option(
+        LogLevel.warning, "--log-level", help="Show library log events at this level and above, on stderr."
+    ),
+    log_format: LogFormat = typer.Option(
+        LogFormat.console, "--log-format", help="console, or json (one object per line, as haiku-ingester's)."
+    ),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="Log errors only (--log-level error) and show no status line while waiting."
+    ),
 ) -> None:
+    configure_logging(LogLevel.error if quiet else log_level, log_format)
+    if quiet:
+        from haiku.core.progress import set_status_reporter
+
+        set_status_reporter(None)
     ctx.obj = GlobalOptions(config_path=config, db_name=db_name, read_only=read_only)
 
 
@@ -94,30 +108,6 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     typer.echo(f"Warning: {message}", err=True)
 
 
-def _quiet_logging() -> None:
-    """Library logs go to stderr, warnings and above, so stdout stays the command's output.
-
-    structlog is configured only if something logs at those levels (haiku.core.logs).
-    """
-    from haiku.core.logs import before_structlog, set_minimum_level
-
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s: %(message)s")
-    set_minimum_level(logging.WARNING)
-    before_structlog(_configure_structlog)
-
-
-def _configure_structlog() -> None:
-    import structlog
-
-    from haiku.core.masking import mask_log_event
-
-    structlog.configure(
-        processors=[mask_log_event, *structlog.get_config()["processors"]],
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
-    )
-
-
 def main() -> None:
     from haiku.core._lancedb import hide_pandas_from_lancedb
     from haiku.rag.cli._status import show_waits
@@ -125,7 +115,7 @@ def main() -> None:
     hide_pandas_from_lancedb()  # this process never converts to pandas
     show_waits(sys.argv[1:])
     warnings.showwarning = _show_warning
-    _quiet_logging()
+    configure_logging()  # until the options are read: a usage error logs nothing anyway
     try:
         app()
     except SystemExit as exc:  # every command ends here (--help, usage errors, exit codes)

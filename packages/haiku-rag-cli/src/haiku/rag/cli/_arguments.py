@@ -16,8 +16,8 @@ from typer.core import TyperGroup
 from haiku.rag.cli._unknown_commands import unknown_command_message
 
 # Global options taking a value, and global flags, as the root callback declares them.
-VALUE_OPTIONS = ("--db-name", "--database", "--config", "-c")
-FLAG_OPTIONS = ("--read-only",)
+VALUE_OPTIONS = ("--db-name", "--database", "--config", "-c", "--log-level", "--log-format")
+FLAG_OPTIONS = ("--read-only", "--quiet", "-q")
 
 
 def _takes_value(arg: str) -> bool:
@@ -57,7 +57,8 @@ def hoist_global_options(args: Sequence[str]) -> list[str]:
 
 GLOBAL_OPTIONS_EPILOG = (
     "Global options, before or after the command: --db-name NAME (one configured database), "
-    "-c/--config PATH, --read-only. See haiku-rag --help."
+    "-c/--config PATH, --read-only, --log-level LEVEL, --log-format console|json, -q/--quiet. "
+    "See haiku-rag --help."
 )
 
 

@@ -69,6 +69,30 @@ def print_document_summary(document: Document, *, label: bool = False) -> None:
     typer.echo(f"  created: {document.created_at.isoformat()}  updated: {document.updated_at.isoformat()}")
 
 
+def document_line(document: Document) -> str:
+    """``list --format short``: id, title and uri on one line, tab-separated (``-`` for one not known)."""
+    return "\t".join((document.id or "-", _one_line(document.title) or "-", document.uri or "-"))
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def print_document_lines(documents: Sequence[Document], databases: Sequence[str] | None) -> None:
+    """One line per document; over a set (``databases``, in configured order) grouped under a
+    ``NAME:`` line per database that listed any, each line indented."""
+    if databases is None:
+        for document in documents:
+            typer.echo(document_line(document))
+        return
+    for name in databases:
+        group = [document for document in documents if document.source == name]
+        if group:
+            typer.echo(f"{name}:")
+            for document in group:
+                typer.echo("  " + document_line(document))
+
+
 def print_document(document: Document) -> None:
     print_document_summary(document)
     typer.echo()

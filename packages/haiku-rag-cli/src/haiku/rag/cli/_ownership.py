@@ -33,12 +33,12 @@ async def keep_ingester_out(ref: DatabaseRef, command: str, *, force: bool) -> O
 
     if not isinstance(ref.location, Path) or not ref.location.expanduser().is_dir():
         return None
-    lock = OwnershipLock(ref, "ingester")
+    lock = OwnershipLock(ref, "ingester", holder=f"haiku-rag {command}")
     try:
         await lock.acquire()
-    except DatabaseLockedError:
+    except DatabaseLockedError as refused:
         if not force:
-            raise DatabaseLockedError.owned_by_ingester(ref.name, command) from None
+            raise DatabaseLockedError.owned_by_ingester(ref.name, command, refused.holder) from None
         typer.echo(
             f"Warning: --force: a running haiku-ingester owns {database_label(ref.label)}; it does not see "
             f"this {command} until it restarts, and may go on writing over it.",

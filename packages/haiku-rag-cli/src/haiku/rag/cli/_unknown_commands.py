@@ -1,9 +1,9 @@
 """What `haiku-rag` says about a command it does not have (docs/cli.md#errors-and-exit-codes).
 
 The published haiku-rag wrote documents itself (`add`, `add-src`, `delete`,
-`rebuild`); here documents are written by `haiku-ingester` only, so those
-names get the ingester command that does the job instead of a bare
-"No such command". Other unknown names get close spellings, if any are close.
+`rebuild`, `reprocess`) and listed what it converts (`formats`); here documents
+are written, and files converted, by `haiku-ingester` only, so those names get
+the ingester command that does the job instead of a bare "No such command". Other unknown names get close spellings, if any are close.
 """
 
 from __future__ import annotations
@@ -23,6 +23,11 @@ WRITTEN_BY_THE_INGESTER = {
         "`haiku-ingester serve` running): its document is deleted"
     ),
     "rebuild": "run `haiku-ingester rebuild --db-name NAME` to re-embed a database with the configured embedder",
+    "reprocess": (
+        "run `haiku-ingester reprocess --db-name NAME` to convert and chunk a database's documents again "
+        "under the configured processing settings"
+    ),
+    "formats": "run `haiku-ingester formats` to list every file extension the ingester converts",
 }
 # Only spellings this close are suggested: "inspector" is no typo of "history".
 SUGGESTION_CUTOFF = 0.75

@@ -1,5 +1,6 @@
 """`haiku-rag list` and `get`: one database, read-only."""
 
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,13 @@ from haiku.rag.cli._common import (
     one_scope,
     set_scope,
 )
-from haiku.rag.cli._output import print_document, print_document_summary, print_items
+from haiku.rag.cli._output import print_document, print_document_lines, print_document_summary, print_items
+
+
+class ListFormat(StrEnum):
+    full = "full"
+    short = "short"
+
 
 if TYPE_CHECKING:
     from haiku.core.models import Document, DocumentItem
@@ -31,11 +38,15 @@ def list_documents(
     db: Path | None = db_option(),
     at: str | None = at_option(),
     as_json: bool = typer.Option(False, "--json", help="Print the documents as JSON."),
+    form: ListFormat = typer.Option(
+        ListFormat.full, "--format", help="full, or short: one line per document (id, title, uri; tab-separated)."
+    ),
 ) -> None:
     """List the documents of every configured database (or the one selected): id, uri, title, metadata, dates.
 
     Over several databases each document names its database, and they alternate
     between databases (as `client.list_documents` does); --limit counts them all.
+    --format short prints one line per document, grouped by database over several.
     """
 
     def show(documents: "list[Document]", scope: "DatabaseScope") -> None:
@@ -43,6 +54,8 @@ def list_documents(
             echo_json([d.as_json(content=False) for d in documents])
         elif not documents:
             typer.echo("No documents found.")
+        elif form == ListFormat.short:
+            print_document_lines(documents, [str(n) for n in scope.names] if scope.covers_multiple else None)
         else:
             for document in documents:
                 print_document_summary(document, label=scope.covers_multiple)

@@ -20,6 +20,7 @@ from haiku.rag.cli._common import (
     client_command,
     db_option,
     echo_json,
+    fail,
     json_option,
     query_argument,
     set_scope,
@@ -75,6 +76,9 @@ def ask(
     db: Path | None = db_option(),
     at: str | None = at_option(),
     as_json: bool = json_option("the answer and its citations"),
+    require_grounded: bool = typer.Option(
+        False, "--require-grounded", help="Exit 1 when the answer cites nothing (after printing it), for scripts."
+    ),
 ) -> None:
     """Answer a question from the documents, with citations (model: qa.model)."""
 
@@ -83,6 +87,8 @@ def ask(
             echo_json(answer_json(question, answer))
         else:
             _print_answer(question, answer, label=scope.covers_multiple, full=full_citations, context=context)
+        if require_grounded and not answer.grounded:
+            raise fail(f"--require-grounded: the answer is not grounded: {answer.note}")
 
     client_command(ctx, lambda opts: set_scope(opts, db, at), lambda client: client.ask(question, filter=filter), show)
 

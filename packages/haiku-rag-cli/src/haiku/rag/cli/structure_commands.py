@@ -1,11 +1,20 @@
-"""`haiku-rag visualize` and `picture`: a chunk drawn on its pages, a stored picture (one database)."""
+"""`haiku-rag visualize` and `picture`: a chunk drawn on its pages (from the database holding it),
+a stored picture (one database)."""
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from haiku.rag.cli._common import at_option, client_command, db_option, echo_json, json_option, one_scope
+from haiku.rag.cli._common import (
+    at_option,
+    client_command,
+    db_option,
+    echo_json,
+    json_option,
+    one_scope,
+    set_scope,
+)
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -27,12 +36,19 @@ def visualize(
     at: str | None = at_option(),
     as_json: bool = json_option("the pages and files"),
 ) -> None:
-    """Draw a chunk's boxes on each page it touches: one PNG per page, their paths printed."""
+    """Draw a chunk's boxes on each page it touches: one PNG per page, their paths printed.
 
-    async def draw(client: "HaikuRAG") -> "list[Image]":
-        return await client.visualize_chunk(chunk_id)
+    Over several databases it draws from the one holding the chunk id.
+    """
 
-    def save(images: "list[Image]", scope: "DatabaseScope") -> None:
+    async def draw(client: "HaikuRAG") -> "tuple[str | None, list[Image]]":
+        source = None
+        if client.covers_multiple:
+            source = await _holder(client, chunk_id)
+        return source, await client.visualize_chunk(chunk_id, source=source)
+
+    def save(drawn: "tuple[str | None, list[Image]]", scope: "DatabaseScope") -> None:
+        source, images = drawn
         output.mkdir(parents=True, exist_ok=True)
         written: list[tuple[int, Path]] = []
         for image in images:
@@ -42,12 +58,26 @@ def visualize(
             written.append((page, path))
         if as_json:
             pages = [{"page": page, "path": str(path)} for page, path in written]
-            echo_json({"chunk_id": chunk_id, "source": scope.databases[0].name, "pages": pages})
+            echo_json({"chunk_id": chunk_id, "source": source or scope.databases[0].name, "pages": pages})
         else:
             for _, path in written:
                 typer.echo(str(path))
 
-    client_command(ctx, lambda opts: one_scope(opts, db, at=at), draw, save)
+    # With --at the one database must be named first; without, a set is asked who holds the id (as `get`).
+    select = (lambda opts: set_scope(opts, db)) if at is None else (lambda opts: one_scope(opts, db, at=at))
+    client_command(ctx, select, draw, save)
+
+
+async def _holder(client: "HaikuRAG", chunk_id: str) -> str:
+    """The one database of the client's set holding the chunk; refused when none or several do."""
+    from haiku.core.errors import AmbiguousDatabaseError, NotFoundError
+
+    holders = await client.databases_holding_chunk(chunk_id)
+    if not holders:
+        raise NotFoundError.chunk_in_none(chunk_id, client.source_names)
+    if len(holders) > 1:
+        raise AmbiguousDatabaseError.cli_chunk_in_several("visualize", chunk_id, holders)
+    return holders[0]
 
 
 def picture(

@@ -348,6 +348,11 @@ class HaikuRAG:
         """
         return await _lookups.holders(self._reach(), document_id)
 
+    async def databases_holding_chunk(self, chunk_id: str) -> list[str]:
+        """The covered databases holding a chunk with this id, in configured order (``visualize``
+        over a set draws from the one holder)."""
+        return await _lookups.holders(self._reach(), chunk_id, "get_chunk_by_id")
+
     # --- structure, pictures and pages (docs/client.md#pictures-and-pages) -----------------
 
     async def get_document_items(self, document_id: str, source: str | None = None) -> list[DocumentItem]:

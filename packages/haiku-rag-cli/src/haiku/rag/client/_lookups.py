@@ -124,7 +124,10 @@ async def chunk_counts(reach: Reach, document_ids: Sequence[str], source: str | 
     return merged
 
 
-async def holders(reach: Reach, document_id: str) -> list[str]:
-    """The names of the covered databases holding a document with ``document_id``, in configured order."""
-    answers = await _answers(reach, "get_document_by_id", document_id)
+async def holders(
+    reach: Reach, key: str, method: Literal["get_document_by_id", "get_chunk_by_id"] = "get_document_by_id"
+) -> list[str]:
+    """The names of the covered databases holding a document (or, by ``method``, a chunk) with
+    this id, in configured order."""
+    answers = await _answers(reach, method, key)
     return [name for name, answer in answers if answer is not None and name is not None]

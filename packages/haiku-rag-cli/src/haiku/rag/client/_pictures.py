@@ -61,7 +61,9 @@ async def visualize_chunk(reach: Reach, chunk_id: str, source: str | None) -> li
     images = await store.get_page_images(chunk.document_id, pages)
     missing = [page for page in pages if page not in images]
     if missing:
-        raise NoPageLayoutError.no_images(chunk_id, store.name, missing)
+        document = await store.get_document_by_id(chunk.document_id)
+        kind = document.format_without_page_images() if document is not None else None
+        raise NoPageLayoutError.no_images(chunk_id, store.name, missing, kind=kind)
     from haiku.rag.client._drawing import draw_boxes
 
     return [draw_boxes(images[page], [box for box in chunk.boxes if box.page == page]) for page in pages]

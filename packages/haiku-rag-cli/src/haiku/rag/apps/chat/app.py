@@ -241,7 +241,9 @@ class ChatApp(App[None]):
             return
         self.push_screen(
             TextScreen(
-                "Grounding (page images are not stored yet: the cited text and its pages)",
+                # A terminal shows no page image; the CLI draws a PDF chunk on its stored page.
+                f"Grounding: the cited text and its pages (`haiku-rag visualize {item.citation.chunk_id}` "
+                "draws a PDF chunk on its page)",
                 grounding_text(item.citation, label=item.labelled),
                 id="grounding",
             )

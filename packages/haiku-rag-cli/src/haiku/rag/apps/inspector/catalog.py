@@ -9,7 +9,7 @@ database's report, and a chunk's grounding page by page.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from haiku.core.errors import HaikuError
 from haiku.core.models import Chunk, Document, SearchResult
@@ -52,18 +52,27 @@ class PageBlock:
     selected: bool
 
 
+# Whether the chunk's pages are stored as images: ``stored``; ``pdfs_only`` (the document is not a
+# PDF, and only PDF pages are stored as images); ``not_stored`` (a PDF whose pages were stored
+# without images); ``no_layout`` (the chunk is not placed on its pages: no boxes to draw).
+PageImageState = Literal["stored", "pdfs_only", "not_stored", "no_layout"]
+
+
 @dataclass(frozen=True)
 class PageView:
     """One page of a chunk's visual grounding.
 
-    ``image`` is the page picture with the chunk's boxes drawn, for a database
-    that stores page images; until then it is None and ``blocks`` (every chunk of
-    the document on that page, in order) stand in for the picture.
+    A terminal shows no page picture: ``blocks`` (every chunk of the document on
+    that page, in order) stand in for it, and ``image`` says whether the page is
+    stored as an image (``visualize`` draws the chunk on it), and if not, why
+    (``kind`` names a format that is not a PDF).
     """
 
     page: int | None
     blocks: list[PageBlock] = field(default_factory=list)
-    image: bytes | None = None
+    image: PageImageState = "no_layout"
+    chunk_id: str | None = None
+    kind: str | None = None
 
 
 @dataclass(frozen=True)
@@ -149,10 +158,26 @@ class Catalog:
     async def pages(self, entry: DatabaseEntry, chunk: Chunk) -> list[PageView]:
         """The chunk's grounding, one view per page it lies on (one view when it names no page)."""
         if not chunk.page_numbers or chunk.document_id is None:
-            return [PageView(None, [PageBlock(chunk.content, chunk.order, True)])]
+            return [PageView(None, [PageBlock(chunk.content, chunk.order, True)], chunk_id=chunk.id)]
         siblings = await self.chunks(entry, chunk.document_id)
+        image, kind = await self._page_images(entry, chunk)
         views = []
         for page in sorted(set(chunk.page_numbers)):
             on_page = [c for c in siblings if page in c.page_numbers] or [chunk]
-            views.append(PageView(page, [PageBlock(c.content, c.order, c.id == chunk.id) for c in on_page]))
+            blocks = [PageBlock(c.content, c.order, c.id == chunk.id) for c in on_page]
+            views.append(PageView(page, blocks, image, chunk.id, kind))
         return views
+
+    async def _page_images(self, entry: DatabaseEntry, chunk: Chunk) -> tuple[PageImageState, str | None]:
+        """Whether every page the chunk's boxes lie on is stored as an image, by the rule of
+        ``visualize`` (docs/client.md#pictures-and-pages); else why not."""
+        if not chunk.boxes or chunk.document_id is None:
+            return "no_layout", None
+        reader = await self.client.reader_for(entry.name) or self.client
+        pages = sorted({box.page for box in chunk.boxes})
+        stored = await reader.store.get_page_images(chunk.document_id, pages)
+        if all(page in stored for page in pages):
+            return "stored", None
+        document = await reader.get_document_by_id(chunk.document_id)
+        kind = document.format_without_page_images() if document is not None else None
+        return ("pdfs_only", kind) if kind is not None else ("not_stored", None)

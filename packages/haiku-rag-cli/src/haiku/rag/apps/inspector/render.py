@@ -11,11 +11,23 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from haiku.core.processing_identity import describe_recorded
+
 if TYPE_CHECKING:
     from haiku.core.models import Chunk, SearchResult
     from haiku.rag.apps.inspector.catalog import DatabaseEntry, DatabaseReport, PageView
 
-NO_PAGE_IMAGE = "No page image stored for this database: the text on the page stands in."
+# What the page pane says of the page's image (a terminal shows none: the text on the page stands in).
+NO_PAGE_LAYOUT = "No page layout stored for this chunk, so no page image to draw it on: the text on the page stands in."
+PAGE_IMAGE_STORED = (
+    "The page image is stored: `haiku-rag visualize {chunk_id}` draws the chunk on it. "
+    "Here the text on the page stands in."
+)
+PDFS_ONLY = "No page image: page images are stored for PDFs only, and this is a {kind} document. The text on the page stands in."
+PDF_WITHOUT_IMAGES = (
+    "No page image stored for this page (processing.page_images was off when the document was ingested, "
+    "or it was stored before the database kept page images): the text on the page stands in."
+)
 
 
 def when(value: datetime) -> str:
@@ -63,7 +75,7 @@ def page_text(view: PageView, position: int | None = None, total: int | None = N
     if position is not None and total is not None:
         heading += f"  ({position} of {total})"
     text.append(heading + "\n", style="bold")
-    text.append(NO_PAGE_IMAGE + "\n", style="dim italic")
+    text.append(page_image_note(view) + "\n", style="dim italic")
     for block in view.blocks:
         text.append("\n")
         if block.selected:
@@ -74,6 +86,17 @@ def page_text(view: PageView, position: int | None = None, total: int | None = N
             text.append(block.text, style="dim")
         text.append("\n")
     return text
+
+
+def page_image_note(view: PageView) -> str:
+    """Whether the page is stored as an image, and if not, why (the rule of ``visualize``)."""
+    if view.image == "stored":
+        return PAGE_IMAGE_STORED.format(chunk_id=view.chunk_id)
+    if view.image == "pdfs_only":
+        return PDFS_ONLY.format(kind=view.kind)
+    if view.image == "not_stored":
+        return PDF_WITHOUT_IMAGES
+    return NO_PAGE_LAYOUT
 
 
 def hit_line(hit: SearchResult, label: bool) -> Text:
@@ -99,7 +122,7 @@ def report_text(report: DatabaseReport) -> Text:
         "embedder",
         f"{embedder['provider']}/{embedder['model']}, {embedder['vector_dim']} dimensions" if embedder else "not recorded",
     ))
-    rows.append(("processing", "not recorded by this database (converter and chunking settings)"))
+    rows.append(("processing", describe_recorded(info.processing, documents=info.documents)))
     rows.append(("created", info.created_at or "—"))
     rows.append(("documents", str(info.documents)))
     rows.append(("chunks", str(info.chunks)))

@@ -26,10 +26,11 @@ _KILLED_BEFORE_DOCUMENT_COMMIT = """
 import os, signal, sys
 from haiku.core.store import writes
 
-def _die(*args, **kwargs):
+async def _die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 
-writes.document_row = _die
+# The step between the chunks' commit and the document rows' (both tables' rows are built before either).
+writes.StructurePlan.add_rows = _die
 from haiku.ingester.cli import main
 sys.argv = ["haiku-ingester", *sys.argv[1:]]
 main()

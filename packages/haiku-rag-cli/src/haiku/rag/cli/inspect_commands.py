@@ -98,9 +98,10 @@ def _token(given: str | None, token_file: Path | None) -> str | None:
         where = "--token"
     elif token_file is not None:
         try:
-            token = token_file.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise fail(f"cannot read the token file {token_file}: {getattr(exc, 'strerror', None) or exc}") from None
+            # Bytes that are not UTF-8 read as U+FFFD: such a token matches nothing a browser sends.
+            token = token_file.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError as exc:
+            raise fail(f"cannot read the token file {token_file}: {exc.strerror or exc}") from None
         where = f"the token file {token_file}"
     else:
         token = os.environ.get(TOKEN_ENV, "").strip()

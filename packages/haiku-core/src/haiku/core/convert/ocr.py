@@ -42,13 +42,14 @@ log = get_logger("haiku.core.convert")
 OCR_MODES = ("auto", "off", "force")
 OCR_LANGS = ("ch_en",)
 MAX_PIXELS = 40_000_000  # 40 megapixels: an A4 page at 600 dpi is 35
-# 216 dpi, and lines found on the page scaled to 1536 pixels: a scan's 6-7 pt small print is
-# read (a word recall of 0.86-1.00, against 0.24-0.31 at 144 dpi and 1024 pixels) for about
-# 1.5 times the CPU time a page (docs/ingester.md, "Scanned pages (OCR)").
+# 216 dpi, and lines found on the page scaled to 1280 pixels: a scan's 7 pt small print is read
+# (a word recall of 0.62-1.00 at 150-300 dpi, against 0.24-0.31 at 144 dpi and 1024 pixels);
+# 1536 pixels read more (0.86-1.00) but took OCR's working memory 190 MiB further, past what
+# the ingester's memory bound allows (docs/ingester.md, "Scanned pages (OCR)" and "Memory").
 PDF_RENDER_SCALE = 3.0
-DET_SIDE = 1536  # the longest side, in pixels, of the image lines are detected on
-MIN_SCORE = 0.5  # the recogniser's confidence below which a line is dropped
+DET_SIDE = 1280  # the longest side, in pixels, of the image lines are detected on
 BLANK_CONTRAST = 24  # grey levels between a page's darkest and lightest pixel below which it is blank
+QUARTER_SAMPLE = 8  # lines the direction classifier is asked of to tell 90 from 270 degrees
 UNREADABLE_CHARS = 20  # a page OCR reads fewer characters on is reported unreadable
 UNREADABLE_PAGES = "unreadable_pages"  # the document metadata key listing them
 
@@ -110,7 +111,8 @@ def release() -> None:
 
 
 def read_lines(image: Any) -> list[OcrLine]:
-    """Each box OCR reads in an image (PIL) and its text, in the image's pixels.
+    """Each box OCR finds in an image (PIL) and the text read in it (however poorly: ``readable``
+    keeps the lines read well), in the image's pixels.
 
     Lines are found on a copy scaled to ``DET_SIDE`` pixels at most (the
     detector, trained on such images, merges or misses the lines of a dense
@@ -139,11 +141,29 @@ def read_lines(image: Any) -> list[OcrLine]:
     if not crops:
         return []
     read, _elapsed = engine.text_rec(crops)
-    return [
-        OcrLine(*place, text.strip(), float(score))
-        for place, (text, score) in zip(places, read, strict=True)
-        if score >= MIN_SCORE and text.strip()
-    ]
+    return [OcrLine(*place, text.strip(), float(score)) for place, (text, score) in zip(places, read, strict=True)]
+
+
+def quarter_turn(image: Any, lines: list[OcrLine]) -> int:
+    """The quarter turn (90 or 270 degrees counter-clockwise) that sets upright the text of a page
+    whose lines run up or down it: the direction classifier, which tells a line upright from
+    upside down, is asked of the longest lines turned a quarter counter-clockwise."""
+    import numpy as np
+    from PIL import Image
+
+    longest = sorted(lines, key=lambda line: line.top - line.bottom)[:QUARTER_SAMPLE]
+    crops = [
+        np.ascontiguousarray(
+            np.asarray(image.crop((line.left, line.top, line.right, line.bottom)).convert("RGB")
+                       .transpose(Image.Transpose.ROTATE_90))[:, :, ::-1]
+        )
+        for line in longest
+    ]  # fmt: skip
+    if not crops:
+        return 90
+    _images, labels, _elapsed = _engine().text_cls(crops)
+    upside_down = sum(1 for label, _score in labels if "180" in label)
+    return 270 if 2 * upside_down > len(labels) else 90
 
 
 @dataclass(frozen=True)
@@ -167,7 +187,7 @@ def read_page(image: Any) -> PageRead:
         return PageRead([], blank=True)  # a blank page: nothing to read, and no model run for it
     with ocr_slot():
         try:
-            turn, lines = upright_read(image, read_lines)
+            turn, lines = upright_read(image, read_lines, quarter_turn)
         finally:
             release_free_memory()  # before the next page, this worker's or another's, takes the slot
     found = [

@@ -7,7 +7,8 @@ turned a quarter, half and three quarters; the read that scores best
 (``score``: characters read, weighted by the recogniser's confidence) is
 kept. An upright page costs nothing more. When most boxes of the first read
 are taller than wide, the text runs up or down the page and the quarter turns
-are tried first. The lines are put in reading order on the turned page, then
+are tried first, the one the direction classifier picks (asked of a few lines
+turned a quarter) before the other. The lines are put in reading order on the turned page, then
 their boxes are turned back onto the page as it is stored (``turned_back``),
 so ``visualize`` draws them on the page image.
 """
@@ -17,20 +18,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from haiku.core.convert.ocr_text import OcrLine
+from haiku.core.convert.ocr_text import OcrLine, readable
 
 WELL_READ_CHARS = 20  # a read of at least this many characters ...
 WELL_READ_CONFIDENCE = 0.85  # ... at this mean confidence (by character) is taken as upright
-TURNS = (90, 270, 180)  # quarter turns counter-clockwise, as PIL's ``transpose`` makes them
 
 
 def score(lines: list[OcrLine]) -> float:
     """Characters read, each weighted by the confidence of its line."""
-    return sum(len(line.text.strip()) * line.score for line in lines)
+    return sum(len(line.text) * line.score for line in readable(lines))
 
 
 def reads_well(lines: list[OcrLine]) -> bool:
-    chars = sum(len(line.text.strip()) for line in lines)
+    chars = sum(len(line.text) for line in readable(lines))
     return chars >= WELL_READ_CHARS and score(lines) >= WELL_READ_CONFIDENCE * chars
 
 
@@ -57,15 +57,22 @@ def turned_back(line: OcrLine, turn: int, width: float, height: float) -> OcrLin
     return OcrLine(min(xs), min(ys), max(xs), max(ys), line.text, line.score)
 
 
-def upright_read(image: Any, read: Callable[[Any], list[OcrLine]]) -> tuple[int, list[OcrLine]]:
+def upright_read(
+    image: Any, read: Callable[[Any], list[OcrLine]], quarter: Callable[[Any, list[OcrLine]], int]
+) -> tuple[int, list[OcrLine]]:
     """The turn (degrees counter-clockwise) that reads ``image`` (PIL) best and its lines,
-    boxed on the image turned so; ``read``: one OCR read of an image."""
+    boxed on the image turned so; ``read``: one OCR read of an image; ``quarter``: which
+    quarter turn (90 or 270) sets upright a page of the lines given, which run up or down it."""
     lines = read(image)
     if reads_well(lines):
         return 0, lines
     best_turn, best = 0, lines
-    sideways = sum(1 for line in lines if line.bottom - line.top > line.right - line.left) * 2 > len(lines)
-    for turn in TURNS if sideways or not lines else (180, 90, 270):
+    tall = [line for line in lines if line.bottom - line.top > line.right - line.left]
+    turns = [180, 90, 270]
+    if lines and 2 * len(tall) > len(lines):  # the text runs up or down the page
+        first = quarter(image, tall)
+        turns = [first, 360 - first, 180]
+    for turn in turns:
         turned = read(_turned(image, turn))
         if score(turned) > score(best):
             best_turn, best = turn, turned

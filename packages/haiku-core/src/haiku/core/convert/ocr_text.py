@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+MIN_SCORE = 0.5  # the recogniser's confidence below which a line is dropped
 PARAGRAPH_GAP = 0.8  # a gap above a line over this share of its height starts a paragraph
 SAME_ROW = 0.5  # boxes whose vertical centres lie within this share of a line's height share a row
 
@@ -46,11 +47,16 @@ class Paragraph:
         return "\n".join(line.text for line in self.lines)
 
 
+def readable(lines: list[OcrLine]) -> list[OcrLine]:
+    """The lines read with text at ``MIN_SCORE`` or over."""
+    return [line for line in lines if line.text and line.score >= MIN_SCORE]
+
+
 def rows(lines: list[OcrLine]) -> list[OcrLine]:
     """The boxes merged into the page's lines, top to bottom: boxes that stand side by side
     on one row are one line, their texts joined by a space, left to right."""
     merged: list[list[OcrLine]] = []
-    for box in sorted((line for line in lines if line.text), key=lambda line: (line.top + line.bottom) / 2):
+    for box in sorted(readable(lines), key=lambda line: (line.top + line.bottom) / 2):
         centre = (box.top + box.bottom) / 2
         if merged:
             last = merged[-1]

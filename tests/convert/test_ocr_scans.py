@@ -64,6 +64,7 @@ def test_every_page_of_a_multi_page_tiff_is_read(converter):
     document = converter.convert(name="two-pages.tif", fmt="image", data=data)
     pages = {page: " ".join(c.content for c in document.chunks if page in c.page_numbers) for page in (1, 2)}
     assert "Sanderlings run along" in pages[1] and "Turnstones flip pebbles" in pages[2]
+    assert [image.page for image in document.structure.pages] == [1, 2]  # for visualize to draw on
 
 
 @pytest.mark.slow
@@ -78,6 +79,8 @@ def test_ocr_keeps_line_and_paragraph_breaks_and_boxes_each_line(converter):
     assert len(boxes) == 4  # a box per line, not the page
     width = round(8.27 * DPI)
     assert all(box.bottom - box.top < 60 and box.right - box.left < 0.8 * width for box in boxes)
+    (image,) = document.structure.pages  # the scan is its own page image, the boxes on it
+    assert all(0 <= box.left and box.right * image.scale <= image.width for box in boxes)
 
 
 @pytest.mark.slow

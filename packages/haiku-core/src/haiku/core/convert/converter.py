@@ -93,12 +93,14 @@ class Converter:
         return converted
 
     def render_pages(self, *, fmt: str, data: bytes) -> Iterator[PageImage]:
-        """The file's page images at ``processing.page_image_scale``, one at a time; none unless a PDF."""
-        if fmt != "pdf" or not self.structure_options.page_images:
+        """The file's page images at ``processing.page_image_scale``, one at a time; none unless a PDF
+        or an image (a scan)."""
+        if fmt not in ("pdf", "image") or not self.structure_options.page_images:
             return iter(())
-        from haiku.core.convert.pages import render_pdf_pages
+        from haiku.core.convert.pages import render_image_pages, render_pdf_pages
 
-        return render_pdf_pages(data, self.structure_options.page_image_scale)
+        render = render_pdf_pages if fmt == "pdf" else render_image_pages
+        return render(data, self.structure_options.page_image_scale)
 
     def read(self, *, name: str, fmt: str, data: bytes) -> ReadDocument:
         """The file as a docling document and its markdown, not yet chunked."""

@@ -84,6 +84,16 @@ def test_ocr_keeps_line_and_paragraph_breaks_and_boxes_each_line(converter):
 
 
 @pytest.mark.slow
+def test_a_scans_larger_first_line_is_a_paragraph_of_its_own(converter):
+    from PIL import ImageDraw, ImageFont
+
+    page = scanned_page([FIRST])  # the heading set close above the text, as a line above a line
+    ImageDraw.Draw(page).text((DPI, DPI - 80), "Shorebird Survey", fill=20, font=ImageFont.load_default(size=64))
+    document = converter.convert(name="survey.png", fmt="image", data=saved([page], "PNG"), pages=False)
+    assert document.content.split("\n\n")[0].strip().rstrip(".") == "Shorebird Survey"
+
+
+@pytest.mark.slow
 def test_small_print_of_a_scanned_pdf_is_read(converter):
     small = "Counts were made weekly between October and March by two observers."
     page = scanned_page([FIRST, [small]], points=7, dpi=300)

@@ -127,7 +127,8 @@ class Converter:
             from haiku.core.convert.ocr import image_document
 
             scan = image_document(name, data, mode=self._ocr)
-            return ReadDocument(name, scan.document, export_markdown(scan.document), metadata=scan.metadata)
+            content = export_markdown(scan.document)
+            return ReadDocument(name, scan.document, content, title_line(content), metadata=scan.metadata)
         if fmt in ("md", "html", "csv", "asciidoc", "latex", "vtt"):
             data = decode_text(data).encode("utf-8")  # docling reads text formats as UTF-8
         document = self._backends.convert(name, fmt, data)

@@ -49,6 +49,9 @@ MAX_PIXELS = 40_000_000  # 40 megapixels: an A4 page at 600 dpi is 35
 PDF_RENDER_SCALE = 3.0
 DET_SIDE = 1280  # the longest side, in pixels, of the image lines are detected on
 BLANK_CONTRAST = 24  # grey levels between a page's darkest and lightest pixel below which it is blank
+DET_BANDS = 2  # bands a page is detected in ...
+DET_BAND_OVER = 800_000  # ... when the scaled page has more pixels than this
+DET_OVERLAP = 128  # pixels two bands share: more than a heading's height at DET_SIDE
 QUARTER_SAMPLE = 8  # lines the direction classifier is asked of to tell 90 from 270 degrees
 UNREADABLE_CHARS = 20  # a page OCR reads fewer characters on is reported unreadable
 UNREADABLE_PAGES = "unreadable_pages"  # the document metadata key listing them
@@ -125,8 +128,8 @@ def read_lines(image: Any) -> list[OcrLine]:
     factor = min(1.0, DET_SIDE / max(rgb.size))
     small = rgb.resize((max(1, round(rgb.width * factor)), max(1, round(rgb.height * factor))), Image.BILINEAR)
     engine = _engine()
-    boxes, _elapsed = engine.text_det(np.asarray(small)[:, :, ::-1])
-    if boxes is None or len(boxes) == 0:
+    boxes = _detect(engine, np.asarray(small)[:, :, ::-1])
+    if not boxes:
         return []
     full = np.asarray(rgb)[:, :, ::-1]
     crops, places = [], []
@@ -142,6 +145,37 @@ def read_lines(image: Any) -> list[OcrLine]:
         return []
     read, _elapsed = engine.text_rec(crops)
     return [OcrLine(*place, text.strip(), float(score)) for place, (text, score) in zip(places, read, strict=True)]
+
+
+def _detect(engine: Any, image: Any) -> list[Any]:
+    """The detector's boxes (4 corners each) on ``image`` (BGR array), found in ``DET_BANDS``
+    overlapping bands of one shape along its long side when it is over ``DET_BAND_OVER``
+    pixels: the detector's working memory grows with the pixels it sees at once, and a page
+    at ``DET_SIDE`` in one piece took the ingester past its memory bound (docs/ingester.md,
+    "Memory"). A box is kept by the band its centre lies in (the bands split in the middle of
+    their overlap), so a line on the seam is found whole, once."""
+    import numpy as np
+
+    height, width = image.shape[:2]
+    if height * width <= DET_BAND_OVER:
+        found, _elapsed = engine.text_det(image)
+        return [] if found is None else list(found)
+    axis = 0 if height >= width else 1  # the long side's axis: 0 rows, 1 columns
+    length = image.shape[axis]
+    window = min(length, -(-length // DET_BANDS) + DET_OVERLAP)
+    starts = [round(i * (length - window) / (DET_BANDS - 1)) for i in range(DET_BANDS)]
+    seams = [0] + [(starts[i] + window + starts[i + 1]) // 2 for i in range(DET_BANDS - 1)] + [length]
+    boxes = []
+    for band, start in enumerate(starts):
+        piece = image[start : start + window] if axis == 0 else image[:, start : start + window]
+        found, _elapsed = engine.text_det(np.ascontiguousarray(piece))
+        for box in [] if found is None else found:
+            box = box.copy()
+            box[:, 1 - axis] += start  # corners are (x, y): x runs along columns, y along rows
+            centre = (box[:, 1 - axis].min() + box[:, 1 - axis].max()) / 2
+            if seams[band] <= centre < seams[band + 1]:
+                boxes.append(box)
+    return boxes
 
 
 def quarter_turn(image: Any, lines: list[OcrLine]) -> int:

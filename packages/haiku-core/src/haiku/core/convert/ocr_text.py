@@ -3,7 +3,9 @@
 The detector boxes a page's text line by line (and a line with a wide gap in
 it as several boxes). Boxes that stand side by side on one row are one line,
 read left to right; a paragraph is a run of lines one under the other, broken
-where the gap above a line is over ``PARAGRAPH_GAP`` of its height. Each
+where the gap above a line is over ``PARAGRAPH_GAP`` of its height or where
+the type size changes (a line over ``SIZE_STEP`` times as tall as the one
+above, or under its inverse: a heading over its text). Each
 paragraph becomes one text item whose text keeps its line breaks, with one
 box per line (``charspan`` the line's place in the text), so a chunk keeps
 the page's lines and ``visualize`` draws them, not the whole page.
@@ -16,6 +18,7 @@ from typing import Any
 
 MIN_SCORE = 0.5  # the recogniser's confidence below which a line is dropped
 PARAGRAPH_GAP = 0.8  # a gap above a line over this share of its height starts a paragraph
+SIZE_STEP = 1.35  # a line this much taller or shorter than the one above starts a paragraph
 SAME_ROW = 0.5  # boxes whose vertical centres lie within this share of a line's height share a row
 
 
@@ -83,7 +86,12 @@ def paragraphs(lines: list[OcrLine]) -> list[Paragraph]:
     found: list[list[OcrLine]] = []
     previous: OcrLine | None = None
     for line in rows(lines):
-        if previous is None or line.top - previous.bottom > PARAGRAPH_GAP * line.height:
+        step = line.height / previous.height if previous is not None else 1.0
+        if (
+            previous is None
+            or line.top - previous.bottom > PARAGRAPH_GAP * line.height
+            or not 1 / SIZE_STEP <= step <= SIZE_STEP
+        ):
             found.append([])
         found[-1].append(line)
         previous = line

@@ -42,10 +42,10 @@ log = get_logger("haiku.core.convert")
 OCR_MODES = ("auto", "off", "force")
 OCR_LANGS = ("ch_en",)
 MAX_PIXELS = 40_000_000  # 40 megapixels: an A4 page at 600 dpi is 35
-# 216 dpi, and lines found on the page scaled to 1280 pixels: a scan's 7 pt small print is read
-# (a word recall of 0.62-1.00 at 150-300 dpi, against 0.24-0.31 at 144 dpi and 1024 pixels);
-# 1536 pixels read more (0.86-1.00) but took OCR's working memory 190 MiB further, past what
-# the ingester's memory bound allows (docs/ingester.md, "Scanned pages (OCR)" and "Memory").
+# 216 dpi, and lines found on the page scaled to 1280 pixels (in two bands: ``_detect``): a
+# scan's 7 pt small print is read (a word recall of 0.41-0.86 at 150-300 dpi, against
+# 0.24-0.31 at 144 dpi and 1024 pixels) for about 1.3 times the CPU time a page
+# (docs/ingester.md, "Scanned pages (OCR)").
 PDF_RENDER_SCALE = 3.0
 DET_SIDE = 1280  # the longest side, in pixels, of the image lines are detected on
 BLANK_CONTRAST = 24  # grey levels between a page's darkest and lightest pixel below which it is blank

@@ -23,8 +23,6 @@ decoded (an image bomb).
 
 from __future__ import annotations
 
-import io
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -33,6 +31,7 @@ from typing import Any
 from haiku.core.convert.ocr_orientation import turned_back, upright_read
 from haiku.core.convert.ocr_slot import ocr_slot
 from haiku.core.convert.ocr_text import OcrLine, Paragraph, add_paragraphs, paragraphs
+from haiku.core.convert.scan_images import MAX_PIXELS, image_pages
 from haiku.core.errors import ConversionError
 from haiku.core.logs import get_logger
 from haiku.core.memory import release_free_memory
@@ -41,7 +40,6 @@ log = get_logger("haiku.core.convert")
 
 OCR_MODES = ("auto", "off", "force")
 OCR_LANGS = ("ch_en",)
-MAX_PIXELS = 40_000_000  # 40 megapixels: an A4 page at 600 dpi is 35
 # 216 dpi, and lines found on the page scaled to 1280 pixels (in two bands: ``_detect``): a
 # scan's 7 pt small print is read (a word recall of 0.41-0.86 at 150-300 dpi, against
 # 0.24-0.31 at 144 dpi and 1024 pixels) for about 1.3 times the CPU time a page
@@ -234,55 +232,6 @@ def read_page(image: Any) -> PageRead:
 def ocr_paragraphs(image: Any) -> list[str]:
     """The text of an image (PIL), as paragraphs in reading order, each line on its own line."""
     return [paragraph.text for paragraph in read_page(image).paragraphs]
-
-
-def open_image(name: str, data: bytes) -> Any:
-    """The image, its declared size checked before any pixel is decoded."""
-    from PIL import Image
-
-    try:
-        image = Image.open(io.BytesIO(data))
-        width, height = image.size
-    except Image.DecompressionBombError as exc:
-        raise ConversionError(f"{name}: {exc.args[0].split(',')[0]}, {_BOUND}") from None
-    except Exception as exc:  # PIL raises many types on bad bytes
-        raise ConversionError(f"{name}: not a readable image: {type(exc).__name__}: {exc}") from None
-    _check_size(name, width, height)
-    _load(name, image)
-    return image
-
-
-_BOUND = f"over the {MAX_PIXELS // 1_000_000} megapixel bound of OCR; refused without decoding it"
-
-
-def _check_size(name: str, width: int, height: int) -> None:
-    if width * height > MAX_PIXELS:
-        raise ConversionError(f"{name}: the image declares {width}×{height} pixels, {_BOUND}")
-
-
-def _load(name: str, image: Any) -> None:
-    try:
-        image.load()
-    except Exception as exc:
-        raise ConversionError(f"{name}: the image could not be decoded: {type(exc).__name__}: {exc}") from None
-
-
-def image_pages(name: str, data: bytes) -> Iterator[Any]:
-    """The pages of an image file: every frame of a TIFF (a multi-page scan), each
-    checked against ``MAX_PIXELS`` before it is decoded; the one picture of any other
-    format (the frames of an animated WebP are not pages)."""
-    image = open_image(name, data)
-    yield image
-    if image.format != "TIFF":
-        return
-    for index in range(1, getattr(image, "n_frames", 1)):
-        try:
-            image.seek(index)
-        except Exception as exc:
-            raise ConversionError(f"{name}: page {index + 1} could not be read: {type(exc).__name__}: {exc}") from None
-        _check_size(name, *image.size)
-        _load(name, image)
-        yield image
 
 
 @dataclass

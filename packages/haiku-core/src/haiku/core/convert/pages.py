@@ -42,7 +42,7 @@ def render_image_pages(data: bytes, scale: float) -> Iterator[PageImage]:
     ``scale``: ``processing.page_image_scale``."""
     from PIL import Image
 
-    from haiku.core.convert.ocr import image_pages
+    from haiku.core.convert.scan_images import image_pages
 
     for number, frame in enumerate(image_pages("image", data), start=1):
         factor = min(1.0, IMAGE_PAGE_SIDE * scale / max(frame.size))

@@ -104,5 +104,5 @@ def test_an_image_bomb_is_refused_before_it_is_decoded(converter):
 def test_ocr_mode_off_reads_no_text_from_an_image():
     from haiku.core.convert.ocr import image_document
 
-    document = image_document("scan.png", text_image("Redshanks alarm the marsh"), mode="off")
-    assert [item.text for item in document.texts] == []
+    scan = image_document("scan.png", text_image("Redshanks alarm the marsh"), mode="off")
+    assert [item.text for item in scan.document.texts] == []

@@ -86,18 +86,21 @@ class Converter:
         )
         if document.structured:
             extracted = extract_structure(document.docling, self.structure_options)
-            converted.structure, converted.metadata = extracted.structure, extracted.metadata
+            converted.structure = extracted.structure
+            converted.metadata = {**document.metadata, **extracted.metadata}
             if pages:
                 converted.structure.pages = list(self.render_pages(fmt=fmt, data=data))
         return converted
 
     def render_pages(self, *, fmt: str, data: bytes) -> Iterator[PageImage]:
-        """The file's page images at ``processing.page_image_scale``, one at a time; none unless a PDF."""
-        if fmt != "pdf" or not self.structure_options.page_images:
+        """The file's page images at ``processing.page_image_scale``, one at a time; none unless a PDF
+        or an image (a scan)."""
+        if fmt not in ("pdf", "image") or not self.structure_options.page_images:
             return iter(())
-        from haiku.core.convert.pages import render_pdf_pages
+        from haiku.core.convert.pages import render_image_pages, render_pdf_pages
 
-        return render_pdf_pages(data, self.structure_options.page_image_scale)
+        render = render_pdf_pages if fmt == "pdf" else render_image_pages
+        return render(data, self.structure_options.page_image_scale)
 
     def read(self, *, name: str, fmt: str, data: bytes) -> ReadDocument:
         """The file as a docling document and its markdown, not yet chunked."""
@@ -124,24 +127,27 @@ class Converter:
         if fmt == "image":
             from haiku.core.convert.ocr import image_document
 
-            document = image_document(name, data, mode=self._ocr)
-            return ReadDocument(name, document, export_markdown(document))
+            scan = image_document(name, data, mode=self._ocr)
+            content = export_markdown(scan.document)
+            return ReadDocument(name, scan.document, content, title_line(content), metadata=scan.metadata)
         if fmt in ("md", "html", "csv", "asciidoc", "latex", "vtt"):
             data = decode_text(data).encode("utf-8")  # docling reads text formats as UTF-8
         document = self._backends.convert(name, fmt, data)
+        metadata: dict[str, Any] = {}
         if fmt == "pdf":
             from haiku.core.convert.ocr import ocr_pdf
 
-            document = ocr_pdf(name, data, document, mode=self._ocr)
+            scan = ocr_pdf(name, data, document, mode=self._ocr)
+            document, metadata = scan.document, scan.metadata
             if self._pdf_layout == "auto":
                 from haiku.core.convert.layout import lay_out
 
-                document = lay_out(data, document)
+                document = lay_out(data, document, ocr_pages=scan.ocr_pages)
         clean_document(document)
         content = export_markdown(document)
         return ReadDocument(
             name, document, content, title_line(content) if fmt == "pdf" else None,
-            declared_title=declared_title(fmt, data),
+            declared_title=declared_title(fmt, data), metadata=metadata,
         )
 
     def title(self, document: ReadDocument) -> str:

@@ -53,6 +53,8 @@ class ReadDocument:
     # Source code: each block's enclosing classes and functions, by the block's item (``code_scopes``).
     code_scopes: dict[str, list[str]] | None = None
     declared_title: str | None = None
+    # What the document metadata should say of the file (a scan's unreadable pages).
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 def embed_text(headings: list[str], content: str) -> str:

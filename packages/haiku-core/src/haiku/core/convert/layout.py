@@ -28,9 +28,11 @@ from haiku.core.convert.layout_rulings import ruled_tables
 PDF_LAYOUT_MODES = ("auto", "off")
 
 
-def lay_out(data: bytes, native: Any, *, signals: frozenset[str] = SIGNALS) -> Any:
+def lay_out(
+    data: bytes, native: Any, *, signals: frozenset[str] = SIGNALS, ocr_pages: frozenset[int] = frozenset()
+) -> Any:
     """The native document of the PDF ``data``, rebuilt with its layout; ``signals``: the
-    heading signals to use (``layout_headings``)."""
+    heading signals to use (``layout_headings``); ``ocr_pages``: the pages OCR read, kept as read."""
     import pypdfium2
 
     lines = page_lines(native)
@@ -38,12 +40,14 @@ def lay_out(data: bytes, native: Any, *, signals: frozenset[str] = SIGNALS) -> A
         return native  # no text layer anywhere: nothing to lay out
     pdf = pypdfium2.PdfDocument(data)
     try:
-        return _rebuilt(pdf, native, lines, signals)
+        return _rebuilt(pdf, native, lines, signals, ocr_pages)
     finally:
         pdf.close()
 
 
-def _rebuilt(pdf: Any, native: Any, lines: dict[int, list[Line]], signals: frozenset[str]) -> Any:
+def _rebuilt(
+    pdf: Any, native: Any, lines: dict[int, list[Line]], signals: frozenset[str], ocr_pages: frozenset[int]
+) -> Any:
     from docling_core.types.doc import DoclingDocument
 
     heights = {no: page.size.height for no, page in native.pages.items()}
@@ -57,7 +61,7 @@ def _rebuilt(pdf: Any, native: Any, lines: dict[int, list[Line]], signals: froze
         document.add_page(page_no=page_no, size=page.size, image=page.image)
         on_page = lines.get(page_no, [])
         width, height = page.size.width, page.size.height
-        if is_ocr_page(on_page, width, height) or page_no > len(pdf):
+        if page_no in ocr_pages or is_ocr_page(on_page, width, height) or page_no > len(pdf):
             _copy_items(native, document, page_no)
             open_paragraph = None
             continue
@@ -98,7 +102,8 @@ def _copy_items(native: Any, document: Any, page_no: int) -> None:
 
     for item in native.texts:
         if item.prov and item.prov[0].page_no == page_no and item.text.strip():
-            document.add_text(label=DocItemLabel.TEXT, text=item.text, prov=item.prov[0])
+            copied = document.add_text(label=DocItemLabel.TEXT, text=item.text, prov=item.prov[0])
+            copied.prov.extend(item.prov[1:])  # an OCR paragraph: a box per line
     for picture in native.pictures:
         if picture.prov and picture.prov[0].page_no == page_no:
             document.add_picture(image=picture.image, prov=picture.prov[0])

@@ -2,11 +2,14 @@
 
 The models are the PP-OCRv4 detection and recognition ONNX files inside the
 ``rapidocr-onnxruntime`` wheel (its direction classifier is loaded, as the
-engine requires, but not run: pages are taken upright), passed by path:
-nothing is downloaded, ever. They read Chinese and English
-(``processing.ocr_lang: ch_en``). Lines are found on the page scaled to
-``DET_SIDE`` pixels and read at 144 dpi, one line at a time (a batch of lines
-is padded to its widest, and costs twice the memory for no speed); the models
+engine requires, but not run: a page's orientation is found by reading it
+turned, ``ocr_orientation``), passed by path: nothing is downloaded, ever.
+They read Chinese and English (``processing.ocr_lang: ch_en``). Lines are
+found on the page scaled to ``DET_SIDE`` pixels and read at 216 dpi, one line
+at a time (a batch of lines is padded to its widest, and costs twice the
+memory for no speed), and kept as paragraphs of lines (``ocr_text``); every
+page of a multi-page TIFF is read; a page yielding under ``UNREADABLE_CHARS``
+characters is logged and listed in the document metadata; the models
 are dropped after each file (``release``). In the ingester, each page is read
 holding the OCR slot (``ocr_slot``), so one page at a time is read across its
 conversion workers, and the memory the read took is handed back to the OS
@@ -20,22 +23,36 @@ decoded (an image bomb).
 
 from __future__ import annotations
 
-import io
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from haiku.core.convert.ocr_orientation import turned_back, upright_read
 from haiku.core.convert.ocr_slot import ocr_slot
+from haiku.core.convert.ocr_text import OcrLine, Paragraph, add_paragraphs, paragraphs
+from haiku.core.convert.scan_images import MAX_PIXELS, image_pages
 from haiku.core.errors import ConversionError
+from haiku.core.logs import get_logger
 from haiku.core.memory import release_free_memory
+
+log = get_logger("haiku.core.convert")
 
 OCR_MODES = ("auto", "off", "force")
 OCR_LANGS = ("ch_en",)
-MAX_PIXELS = 40_000_000  # 40 megapixels: an A4 page at 600 dpi is 35
-PDF_RENDER_SCALE = 2.0  # 144 dpi
-DET_SIDE = 1024  # the longest side, in pixels, of the image lines are detected on
-MIN_SCORE = 0.5  # the recogniser's confidence below which a line is dropped
+# 216 dpi, and lines found on the page scaled to 1280 pixels (in two bands: ``_detect``): a
+# scan's 7 pt small print is read (a word recall of 0.41-0.86 at 150-300 dpi, against
+# 0.24-0.31 at 144 dpi and 1024 pixels) for about 1.3 times the CPU time a page
+# (docs/ingester.md, "Scanned pages (OCR)").
+PDF_RENDER_SCALE = 3.0
+DET_SIDE = 1280  # the longest side, in pixels, of the image lines are detected on
 BLANK_CONTRAST = 24  # grey levels between a page's darkest and lightest pixel below which it is blank
+DET_BANDS = 2  # bands a page is detected in ...
+DET_BAND_OVER = 800_000  # ... when the scaled page has more pixels than this
+DET_OVERLAP = 128  # pixels two bands share: more than a heading's height at DET_SIDE
+QUARTER_SAMPLE = 8  # lines the direction classifier is asked of to tell 90 from 270 degrees
+UNREADABLE_CHARS = 20  # a page OCR reads fewer characters on is reported unreadable
+UNREADABLE_PAGES = "unreadable_pages"  # the document metadata key listing them
 
 
 @lru_cache(maxsize=1)
@@ -94,8 +111,9 @@ def release() -> None:
     release_free_memory()
 
 
-def ocr_lines(image: Any) -> list[tuple[float, float, float, str]]:
-    """(top, bottom, left, text) of each line OCR reads in an image (PIL).
+def read_lines(image: Any) -> list[OcrLine]:
+    """Each box OCR finds in an image (PIL) and the text read in it (however poorly: ``readable``
+    keeps the lines read well), in the image's pixels.
 
     Lines are found on a copy scaled to ``DET_SIDE`` pixels at most (the
     detector, trained on such images, merges or misses the lines of a dense
@@ -108,8 +126,8 @@ def ocr_lines(image: Any) -> list[tuple[float, float, float, str]]:
     factor = min(1.0, DET_SIDE / max(rgb.size))
     small = rgb.resize((max(1, round(rgb.width * factor)), max(1, round(rgb.height * factor))), Image.BILINEAR)
     engine = _engine()
-    boxes, _elapsed = engine.text_det(np.asarray(small)[:, :, ::-1])
-    if boxes is None or len(boxes) == 0:
+    boxes = _detect(engine, np.asarray(small)[:, :, ::-1])
+    if not boxes:
         return []
     full = np.asarray(rgb)[:, :, ::-1]
     crops, places = [], []
@@ -120,80 +138,145 @@ def ocr_lines(image: Any) -> list[tuple[float, float, float, str]]:
         y0, y1 = int(max(0, ys.min() - pad / 2)), int(min(full.shape[0], ys.max() + pad / 2))
         if x1 - x0 >= 4 and y1 - y0 >= 4:
             crops.append(np.ascontiguousarray(full[y0:y1, x0:x1]))
-            places.append((float(y0), float(y1), float(x0)))
+            places.append((float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max())))
     if not crops:
         return []
     read, _elapsed = engine.text_rec(crops)
-    return [(*place, text.strip()) for place, (text, score) in zip(places, read, strict=True) if score >= MIN_SCORE]
+    return [OcrLine(*place, text.strip(), float(score)) for place, (text, score) in zip(places, read, strict=True)]
+
+
+def _detect(engine: Any, image: Any) -> list[Any]:
+    """The detector's boxes (4 corners each) on ``image`` (BGR array), found in ``DET_BANDS``
+    overlapping bands of one shape along its long side when it is over ``DET_BAND_OVER``
+    pixels: the detector's working memory grows with the pixels it sees at once, and a page
+    at ``DET_SIDE`` in one piece took the ingester past its memory bound (docs/ingester.md,
+    "Memory"). A box is kept by the band its centre lies in (the bands split in the middle of
+    their overlap), so a line on the seam is found whole, once."""
+    import numpy as np
+
+    height, width = image.shape[:2]
+    if height * width <= DET_BAND_OVER:
+        found, _elapsed = engine.text_det(image)
+        return [] if found is None else list(found)
+    axis = 0 if height >= width else 1  # the long side's axis: 0 rows, 1 columns
+    length = image.shape[axis]
+    window = min(length, -(-length // DET_BANDS) + DET_OVERLAP)
+    starts = [round(i * (length - window) / (DET_BANDS - 1)) for i in range(DET_BANDS)]
+    seams = [0] + [(starts[i] + window + starts[i + 1]) // 2 for i in range(DET_BANDS - 1)] + [length]
+    boxes = []
+    for band, start in enumerate(starts):
+        piece = image[start : start + window] if axis == 0 else image[:, start : start + window]
+        found, _elapsed = engine.text_det(np.ascontiguousarray(piece))
+        for box in [] if found is None else found:
+            box = box.copy()
+            box[:, 1 - axis] += start  # corners are (x, y): x runs along columns, y along rows
+            centre = (box[:, 1 - axis].min() + box[:, 1 - axis].max()) / 2
+            if seams[band] <= centre < seams[band + 1]:
+                boxes.append(box)
+    return boxes
+
+
+def quarter_turn(image: Any, lines: list[OcrLine]) -> int:
+    """The quarter turn (90 or 270 degrees counter-clockwise) that sets upright the text of a page
+    whose lines run up or down it: the direction classifier, which tells a line upright from
+    upside down, is asked of the longest lines turned a quarter counter-clockwise."""
+    import numpy as np
+    from PIL import Image
+
+    longest = sorted(lines, key=lambda line: line.top - line.bottom)[:QUARTER_SAMPLE]
+    crops = [
+        np.ascontiguousarray(
+            np.asarray(image.crop((line.left, line.top, line.right, line.bottom)).convert("RGB")
+                       .transpose(Image.Transpose.ROTATE_90))[:, :, ::-1]
+        )
+        for line in longest
+    ]  # fmt: skip
+    if not crops:
+        return 90
+    _images, labels, _elapsed = _engine().text_cls(crops)
+    upside_down = sum(1 for label, _score in labels if "180" in label)
+    return 270 if 2 * upside_down > len(labels) else 90
+
+
+@dataclass(frozen=True)
+class PageRead:
+    """What OCR read on a page: its paragraphs (boxes on the page as it is, in its pixels),
+    the turn it was read at, and whether it is blank."""
+
+    paragraphs: list[Paragraph]
+    turn: int = 0
+    blank: bool = False
+
+    @property
+    def chars(self) -> int:
+        return sum(len(line.text) for paragraph in self.paragraphs for line in paragraph.lines)
+
+
+def read_page(image: Any) -> PageRead:
+    """The text of a page image (PIL) as paragraphs in reading order, read the right way up."""
+    low, high = image.convert("L").getextrema()
+    if high - low < BLANK_CONTRAST:
+        return PageRead([], blank=True)  # a blank page: nothing to read, and no model run for it
+    with ocr_slot():
+        try:
+            turn, lines = upright_read(image, read_lines, quarter_turn)
+        finally:
+            release_free_memory()  # before the next page, this worker's or another's, takes the slot
+    found = [
+        Paragraph([turned_back(line, turn, image.width, image.height) for line in paragraph.lines])
+        for paragraph in paragraphs(lines)
+    ]
+    return PageRead(found, turn)
 
 
 def ocr_paragraphs(image: Any) -> list[str]:
-    """The text of an image (PIL), as paragraphs in reading order."""
-    low, high = image.convert("L").getextrema()
-    if high - low < BLANK_CONTRAST:
-        return []  # a blank page: nothing to read, and no model run for it
-    with ocr_slot():
-        try:
-            read = ocr_lines(image)
-        finally:
-            release_free_memory()  # before the next page, this worker's or another's, takes the slot
-    lines = sorted(read, key=lambda line: (round(line[0] / 8), line[2]))
-    paragraphs: list[list[str]] = []
-    previous_bottom = None
-    for top, bottom, _left, text in lines:
-        if not text:
-            continue
-        height = max(bottom - top, 1)
-        if previous_bottom is None or top - previous_bottom > 0.8 * height:
-            paragraphs.append([])
-        paragraphs[-1].append(text)
-        previous_bottom = bottom
-    return [" ".join(p) for p in paragraphs]
+    """The text of an image (PIL), as paragraphs in reading order, each line on its own line."""
+    return [paragraph.text for paragraph in read_page(image).paragraphs]
 
 
-def open_image(name: str, data: bytes) -> Any:
-    """The image, its declared size checked before any pixel is decoded."""
-    from PIL import Image
+@dataclass
+class Scan:
+    """A document with pages read by OCR: which pages OCR read, and which of them
+    yielded under ``UNREADABLE_CHARS`` characters (a blank page aside)."""
 
-    bound = f"over the {MAX_PIXELS // 1_000_000} megapixel bound of OCR; refused without decoding it"
+    document: Any
+    ocr_pages: frozenset[int] = frozenset()
+    unreadable_pages: list[int] = field(default_factory=list)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """What the document metadata should say of the scan: its unreadable pages, if any."""
+        return {UNREADABLE_PAGES: list(self.unreadable_pages)} if self.unreadable_pages else {}
+
+
+def _add_read_page(scan: Scan, name: str, page_no: int, size: tuple[float, float], image: Any) -> None:
+    """OCR's read of ``image`` as page ``page_no`` of the scan (``size``: the page's size in its units)."""
+    from docling_core.types.doc import Size
+
+    read = read_page(image)
+    scan.document.add_page(page_no=page_no, size=Size(width=size[0], height=size[1]))
+    add_paragraphs(scan.document, page_no, size[1], image.width / size[0], read.paragraphs)
+    scan.ocr_pages = scan.ocr_pages | {page_no}
+    if not read.blank and read.chars < UNREADABLE_CHARS:
+        scan.unreadable_pages.append(page_no)
+        log.warning("page unreadable by OCR", file=name, page=page_no, chars=read.chars)
+
+
+def image_document(name: str, data: bytes, *, mode: str = "auto") -> Scan:
+    """An image file as a document of the text OCR reads in it, a page per frame of a TIFF."""
+    from docling_core.types.doc import DoclingDocument, Size
+
+    scan = Scan(DoclingDocument(name=Path(name).stem or "image"))
     try:
-        image = Image.open(io.BytesIO(data))
-        width, height = image.size
-    except Image.DecompressionBombError as exc:
-        raise ConversionError(f"{name}: {exc.args[0].split(',')[0]}, {bound}") from None
-    except Exception as exc:  # PIL raises many types on bad bytes
-        raise ConversionError(f"{name}: not a readable image: {type(exc).__name__}: {exc}") from None
-    if width * height > MAX_PIXELS:
-        raise ConversionError(f"{name}: the image declares {width}×{height} pixels, {bound}")
-    try:
-        image.load()
-    except Exception as exc:
-        raise ConversionError(f"{name}: the image could not be decoded: {type(exc).__name__}: {exc}") from None
-    return image
-
-
-def _add_page(document: Any, page_no: int, size: tuple[float, float], paragraphs: list[str]) -> None:
-    from docling_core.types.doc import BoundingBox, DocItemLabel, ProvenanceItem, Size
-
-    document.add_page(page_no=page_no, size=Size(width=size[0], height=size[1]))
-    box = BoundingBox(l=0, t=0, r=size[0], b=size[1])
-    for text in paragraphs:
-        prov = ProvenanceItem(page_no=page_no, bbox=box, charspan=(0, len(text)))
-        document.add_text(label=DocItemLabel.TEXT, text=text, prov=prov)
-
-
-def image_document(name: str, data: bytes, *, mode: str = "auto") -> Any:
-    """An image file as a one-page document of the text OCR reads in it."""
-    from docling_core.types.doc import DoclingDocument
-
-    image = open_image(name, data)
-    document = DoclingDocument(name=Path(name).stem or "image")
-    try:
-        paragraphs = [] if mode == "off" else ocr_paragraphs(image)
+        for page_no, image in enumerate(image_pages(name, data), start=1):
+            size = (float(image.width), float(image.height))
+            if mode == "off":
+                scan.document.add_page(page_no=page_no, size=Size(width=size[0], height=size[1]))
+            else:
+                _add_read_page(scan, name, page_no, size, image)
     finally:
         release()
-    _add_page(document, 1, (float(image.width), float(image.height)), paragraphs)
-    return document
+    return scan
 
 
 def pages_without_text(document: Any, page_count: int) -> list[int]:
@@ -201,13 +284,13 @@ def pages_without_text(document: Any, page_count: int) -> list[int]:
     return [page for page in range(1, page_count + 1) if page not in with_text]
 
 
-def ocr_pdf(name: str, data: bytes, native: Any, *, mode: str) -> Any:
+def ocr_pdf(name: str, data: bytes, native: Any, *, mode: str) -> Scan:
     """The PDF's document with OCR text on the pages the mode says (``auto``: pages
     without a text layer; ``force``: every page); ``native`` as is when none."""
     import pypdfium2
 
     if mode == "off":
-        return native
+        return Scan(native)
     pdf = pypdfium2.PdfDocument(data)
     try:
         return _ocr_pages(name, pdf, native, mode=mode)
@@ -216,27 +299,27 @@ def ocr_pdf(name: str, data: bytes, native: Any, *, mode: str) -> Any:
         release()
 
 
-def _ocr_pages(name: str, pdf: Any, native: Any, *, mode: str) -> Any:
+def _ocr_pages(name: str, pdf: Any, native: Any, *, mode: str) -> Scan:
     from docling_core.types.doc import DoclingDocument
 
     count = len(pdf)
     targets = set(range(1, count + 1)) if mode == "force" else set(pages_without_text(native, count))
     if not targets:
-        return native
-    document = DoclingDocument(name=native.name)
+        return Scan(native)
+    scan = Scan(DoclingDocument(name=native.name))
     for page_no in range(1, count + 1):
         page = pdf[page_no - 1]
         try:
             size = (float(page.get_width()), float(page.get_height()))
             if page_no not in targets:
-                _copy_page(native, document, page_no, size)
+                _copy_page(native, scan.document, page_no, size)
                 continue
-            if size[0] * size[1] * PDF_RENDER_SCALE**2 > MAX_PIXELS:
-                raise ConversionError(f"{name}: page {page_no} is too large to OCR")
-            _add_page(document, page_no, size, ocr_paragraphs(page.render(scale=PDF_RENDER_SCALE).to_pil()))
+            # a poster-sized page is read at the scale that keeps it within the bound
+            scale = min(PDF_RENDER_SCALE, (MAX_PIXELS / max(size[0] * size[1], 1.0)) ** 0.5)
+            _add_read_page(scan, name, page_no, size, page.render(scale=scale).to_pil())
         finally:
             page.close()
-    return document
+    return scan
 
 
 def _copy_page(source: Any, target: Any, page_no: int, size: tuple[float, float]) -> None:

@@ -1,4 +1,4 @@
-"""Page images of a PDF, rendered one page at a time (docs/ingester.md, "Structure, pictures and page images").
+"""Page images of a PDF or a scan, rendered one page at a time (docs/ingester.md, "Structure, pictures and page images").
 
 docling's own page images (``generate_page_images``) keep every page of a
 document as a decoded image until the whole document is assembled: about
@@ -13,14 +13,43 @@ full-colour PNG, and encodes faster. That is lossless for text and line art
 on pages with few colours and close enough for photographs, since a page image
 is there to show where a passage lies, not to reproduce the picture (pictures
 keep their own full image).
+
+An image file (a scan) is its own page image, each page of a TIFF one: scaled
+so its long side is at most ``IMAGE_PAGE_SIDE`` pixels times
+``processing.page_image_scale``, its boxes being in the image's pixels, so
+``visualize`` draws the lines OCR read on it.
 """
 
 from __future__ import annotations
 
 import io
 from collections.abc import Iterator
+from typing import Any
 
 from haiku.core.models import PageImage
+
+IMAGE_PAGE_SIDE = 1200  # pixels on the long side of a scan's page image at page_image_scale 1
+
+
+def _png(image: Any) -> bytes:
+    buffer = io.BytesIO()
+    image.quantize(256).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def render_image_pages(data: bytes, scale: float) -> Iterator[PageImage]:
+    """Each page of the image file in ``data`` (every frame of a TIFF) as PNG, in page order;
+    ``scale``: ``processing.page_image_scale``."""
+    from PIL import Image
+
+    from haiku.core.convert.scan_images import image_pages
+
+    for number, frame in enumerate(image_pages("image", data), start=1):
+        factor = min(1.0, IMAGE_PAGE_SIDE * scale / max(frame.size))
+        size = (max(1, round(frame.width * factor)), max(1, round(frame.height * factor)))
+        image = frame.convert("RGB").resize(size, Image.BILINEAR)
+        yield PageImage(page=number, width=image.width, height=image.height, scale=factor, png=_png(image))
+        del image
 
 
 def render_pdf_pages(data: bytes, scale: float) -> Iterator[PageImage]:
@@ -35,9 +64,7 @@ def render_pdf_pages(data: bytes, scale: float) -> Iterator[PageImage]:
                 image = page.render(scale=scale).to_pil()
             finally:
                 page.close()
-            buffer = io.BytesIO()
-            image.quantize(256).save(buffer, format="PNG")
-            yield PageImage(page=index + 1, width=image.width, height=image.height, scale=scale, png=buffer.getvalue())
-            del image, buffer
+            yield PageImage(page=index + 1, width=image.width, height=image.height, scale=scale, png=_png(image))
+            del image
     finally:
         pdf.close()

@@ -155,6 +155,9 @@ class JobProcessor:
                         return await self._skipped(job, store, exc.reason, facts.revision)
                     if converted is not None and self.metrics is not None:
                         self.metrics.converted(facts.format, time.monotonic() - started)
+                        # Pages OCR could not read, named by the converter (docs/ingester.md, "OCR").
+                        unreadable = (converted.metadata or {}).get("unreadable_pages") or []
+                        self.metrics.count_unreadable_pages(job.database, len(unreadable))
                     metadata = {
                         SOURCE_ID: job.source_id,
                         CONTENT_TYPE: facts.content_type,

@@ -32,7 +32,7 @@ from haiku.core.errors import (
     SourceUnavailableError,
     TagError,
     database_label,
-    missing_database,
+    missing_at_path,
 )
 from haiku.core.logs import get_logger
 from haiku.core.scope import DatabaseRef
@@ -179,7 +179,7 @@ async def _open(
 def _missing_error(ref: DatabaseRef, location: Location) -> Exception:
     if not ref.given and ref.name is not None:
         return SourceUnavailableError.missing(ref.name)
-    return FileNotFoundError(missing_database(ref.name, at=location.display()))
+    return missing_at_path(ref.name, location.display())
 
 
 async def _create(handles: Handles, lock: WriterLock) -> bool:

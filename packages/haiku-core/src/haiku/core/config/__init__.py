@@ -1,4 +1,12 @@
-"""Configuration: the models of every section and how a file is found and loaded."""
+"""Configuration: the models of every section and how a file is found and loaded (docs/configuration.md).
+
+Each section lives with its owner: ``storage`` (storage, lancedb), ``embeddings``,
+``search`` (search, reranking), ``qa`` (qa, sandbox), ``processing``, ``sources``
+and ``ingester`` (with ``engine`` and ``ingester_http``); ``app`` joins them and
+holds the rules across sections. ``config_from_dict`` is the one way a mapping is
+validated (``load_config`` reads a file into it): it expands ``${VAR}`` and turns
+every failure into one ``InvalidConfigError`` naming each key at fault.
+"""
 
 from haiku.core.config.loading import (
     CONFIG_ENV_VAR,
@@ -7,7 +15,7 @@ from haiku.core.config.loading import (
     find_config_file,
     load_config,
 )
-from haiku.core.config.models import (
+from haiku.core.config.models import (  # one name for every section's model
     DEFAULT_DATABASE_NAME,
     AppConfig,
     DatabaseEntry,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from haiku.core.config.models import EmbeddingModelConfig
+from haiku.core.config.embeddings import EmbeddingModelConfig
 from haiku.core.errors import ConfigMismatchError, Hint, database_label, hinted_message, with_hint
 
 MULTIMODAL_PROVIDERS = frozenset({"openai-multimodal"})

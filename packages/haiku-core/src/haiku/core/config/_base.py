@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 
 def platform_data_dir() -> Path:
@@ -58,3 +58,11 @@ def option_value(value: Any) -> Any:
     if isinstance(value, int | float):
         return str(value)
     return value
+
+
+def blank_as_none(value: Any) -> Any:
+    return None if is_blank(value) else value
+
+
+# A text key that absent, null or blank leaves unset.
+OptionalText = Annotated[str | None, BeforeValidator(blank_as_none)]

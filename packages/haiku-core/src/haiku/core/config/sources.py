@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
-from haiku.core.config._base import Section, as_path, is_blank, option_value
+from haiku.core.config._base import OptionalText, Section, as_path, is_blank, option_value
 from haiku.core.formats import include_patterns
 
 SUPPORTED_SOURCE_TYPES = ("fs", "s3")
@@ -47,7 +47,7 @@ class RetryConfig(Section):
 class FsSourceConfig(Section):
     type: Literal["fs"] = "fs"
     root: Path
-    id: str | None = None
+    id: OptionalText = None
     include_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_INCLUDE_PATTERNS))
     ignore_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_IGNORE_PATTERNS))
     watch: bool = True
@@ -61,11 +61,6 @@ class FsSourceConfig(Section):
     # (a daemon with more rights than the folder's writers must not read any file for them).
     follow_external_symlinks: bool = False
     retry: RetryConfig | None = None
-
-    @field_validator("id", mode="before")
-    @classmethod
-    def _blank_id_is_default(cls, value: Any) -> Any:
-        return None if is_blank(value) else value
 
     @field_validator("root", mode="before")
     @classmethod
@@ -87,7 +82,7 @@ class S3SourceConfig(Section):
 
     type: Literal["s3"]
     location: str
-    id: str | None = None
+    id: OptionalText = None
     # As lancedb.storage_options: aws_endpoint, aws_region, allow_http; credentials
     # are best left to the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY).
     storage_options: dict[str, str] = Field(default_factory=dict)
@@ -99,11 +94,6 @@ class S3SourceConfig(Section):
     allow_empty: bool = False
     max_file_size: int = Field(default=100 * 1024 * 1024, gt=0)
     retry: RetryConfig | None = None
-
-    @field_validator("id", mode="before")
-    @classmethod
-    def _blank_id_is_default(cls, value: Any) -> Any:
-        return None if is_blank(value) else value
 
     @field_validator("location")
     @classmethod

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from haiku.core.config._base import Section, as_path, is_blank, option_value, platform_data_dir
+from haiku.core.config._base import OptionalText, Section, as_path, is_blank, option_value, platform_data_dir
 
 DEFAULT_DATABASE_NAME = "haiku.rag"
 
@@ -84,7 +84,7 @@ def _normalise_entry(name: str, entry: Any) -> Any:
 
 
 class LanceDBConfig(Section):
-    uri: str | None = None
+    uri: OptionalText = None
     # Insertion order is the configured order every selection follows.
     databases: dict[str, DatabaseEntry] = Field(default_factory=dict)
     storage_options: dict[str, str] = Field(default_factory=dict)
@@ -110,11 +110,6 @@ class LanceDBConfig(Section):
                 raise ValueError("lancedb.databases has an entry with no name")
             out[name] = _normalise_entry(name, entry)
         return out
-
-    @field_validator("uri", mode="before")
-    @classmethod
-    def _blank_uri_is_none(cls, value: Any) -> Any:
-        return None if is_blank(value) else value
 
     @field_validator("storage_options", mode="before")
     @classmethod

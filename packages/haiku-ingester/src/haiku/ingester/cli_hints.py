@@ -9,12 +9,19 @@ from __future__ import annotations
 
 from haiku.core.errors import Wording, worded
 
+
+def reprocess_hint(name: str | None) -> str:
+    """How a user re-processes database ``name`` (``processing_identity``'s ``reprocess``)."""
+    return f"`haiku-ingester reprocess --db-name {name or 'NAME'}`"
+
+
 HINTS: dict[str, Wording] = {
     "create-database": lambda facts: f"create it with `haiku-rag --db-name {facts.get('database')} init`",
     "rebuild": lambda facts: (
         f"re-embed it with `haiku-ingester rebuild --db-name {facts.get('database') or 'NAME'}` "
         "or configure the recorded embedder"
     ),
+    "migrate": lambda facts: "Run 'haiku-rag migrate' to upgrade.",
     "reprocess": lambda facts: (
         f"(with it on, `haiku-ingester reprocess --db-name {facts.get('database') or 'NAME'}` stores them)"
     ),

@@ -30,6 +30,7 @@ def _db_name(facts: Mapping[str, Any]) -> str:
 
 HINTS: dict[str, Wording] = {
     "create-database": _create,
+    "check-database": lambda facts: "`haiku-rag doctor` checks it",
     "write-configuration": lambda facts: (
         "write a configuration naming your databases (`haiku-rag init-config`), or let haiku-ingester create this one"
     ),

@@ -773,3 +773,47 @@ def test_every_yaml_example_in_the_configuration_docs_loads(monkeypatch: pytest.
 
 def test_object_storage_opens_and_reads_are_bounded_at_30_s_by_default():
     assert AppConfig().lancedb.object_storage_timeout_s == 30
+
+
+def test_loading_the_configuration_imports_no_part_of_the_converter():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, haiku.core.config; "
+        "print(sorted(m for m in sys.modules if m.startswith('haiku.core.convert')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr
+
+
+def test_the_format_table_is_one_table_read_by_the_configuration_and_the_converter():
+    from haiku.core import formats
+    from haiku.core.config import FsSourceConfig
+    from haiku.core.convert import formats as converter_formats
+
+    assert converter_formats.FORMATS is formats.FORMATS
+    assert FsSourceConfig(root="/x").include_patterns == [f"*{ext}" for ext in formats.FORMATS]
+
+
+@pytest.mark.parametrize(
+    ("module", "names"),
+    [
+        ("storage", ["StorageConfig", "LanceDBConfig", "DatabaseEntry"]),
+        ("embeddings", ["EmbeddingsConfig", "EmbeddingModelConfig"]),
+        ("search", ["SearchConfig", "RerankingConfig"]),
+        ("qa", ["QAConfig", "QAModelConfig", "SandboxConfig"]),
+        ("processing", ["ProcessingConfig", "PictureModelConfig"]),
+        ("sources", ["FsSourceConfig", "S3SourceConfig", "RetryConfig"]),
+        ("ingester", ["IngesterConfig", "QueueConfig", "WorkersConfig"]),
+        ("app", ["AppConfig"]),
+    ],
+)
+def test_each_section_lives_with_its_owner_and_keeps_its_old_import_path(module, names):
+    import importlib
+
+    from haiku.core.config import models
+
+    owner = importlib.import_module(f"haiku.core.config.{module}")
+    for name in names:
+        assert getattr(models, name) is getattr(owner, name), name

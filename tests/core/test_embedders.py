@@ -32,6 +32,8 @@ from haiku.core.embedders import (
 )
 from haiku.core.embedders.lean import plain_layout
 from haiku.core.errors import ConfigMismatchError
+from haiku.ingester.cli_hints import error_text as ingester_text
+from haiku.rag.cli._hints import error_text as rag_text
 
 # --- the local model -------------------------------------------------------------------------
 
@@ -187,21 +189,24 @@ def test_open_with_a_different_recorded_dimension_raises_config_mismatch(read_on
         check_identity_on_open(OTHER_DIM, CONFIGURED, read_only=read_only, name="papers")
     message = str(info.value)
     assert "'papers'" in message
-    assert "haiku-ingester rebuild --db-name papers" in message
+    assert "re-embed it (rebuild the database)" in message and "--db-name" not in message
+    assert "haiku-ingester rebuild --db-name papers" in ingester_text(info.value)
 
 
 @pytest.mark.parametrize("recorded", [OTHER_MODEL, OTHER_PROVIDER], ids=["model", "provider"])
 def test_read_only_open_with_another_embedder_at_the_same_dimension_warns(recorded: EmbedderIdentity):
-    with pytest.warns(EmbedderDriftWarning, match="haiku-ingester rebuild --db-name papers"):
+    with pytest.warns(EmbedderDriftWarning, match=r"re-embed it \(rebuild the database\)") as warned:
         check_identity_on_open(recorded, CONFIGURED, read_only=True, name="papers")
+    assert "haiku-ingester rebuild --db-name papers" in rag_text(warned[0].message)
 
 
 @pytest.mark.parametrize("recorded", [OTHER_MODEL, OTHER_PROVIDER], ids=["model", "provider"])
 def test_writable_open_with_another_embedder_at_the_same_dimension_raises_config_mismatch(
     recorded: EmbedderIdentity,
 ):
-    with pytest.raises(ConfigMismatchError, match="haiku-ingester rebuild --db-name papers"):
+    with pytest.raises(ConfigMismatchError, match=r"re-embed it \(rebuild the database\)") as info:
         check_identity_on_open(recorded, CONFIGURED, read_only=False, name="papers")
+    assert "haiku-ingester rebuild --db-name papers" in rag_text(info.value)
 
 
 @pytest.mark.parametrize("recorded", [CONFIGURED, None], ids=["same", "unrecorded"])

@@ -70,16 +70,26 @@ def test_missing_env_var_error_names_the_variable():
     assert error.var == "API_TOKEN"
 
 
-def test_cli_gist_for_a_command_facing_a_set():
-    error = AmbiguousDatabaseError.cli_needs_one(["a", "b"])
+def test_gist_for_a_one_database_operation_facing_a_set_in_the_librarys_words():
+    error = AmbiguousDatabaseError.needs_one(["a", "b"])
     assert str(error) == (
-        "lancedb.databases names a, b; this command works on a single database: "
+        "lancedb.databases names a, b; this works on a single database: "
+        "name one (DatabaseScope.resolve with database_name, or database_path)"
+    )
+    assert "--db-name" not in str(error)
+
+
+def test_the_haiku_rag_cli_words_the_same_error_with_its_flags():
+    from haiku.rag.cli._hints import error_text
+
+    assert error_text(AmbiguousDatabaseError.needs_one(["a", "b"])) == (
+        "lancedb.databases names a, b; this works on a single database: "
         "pass --db-name NAME, or --db PATH"
     )
 
 
-def test_cli_gist_for_at_facing_a_set():
-    assert "--at reads a single database" in str(AmbiguousDatabaseError.cli_needs_one(["a", "b"], at=True))
+def test_gist_for_a_read_at_a_tag_facing_a_set_names_the_operation_as_the_caller_gave_it():
+    assert "--at reads a single database" in str(AmbiguousDatabaseError.needs_one(["a", "b"], operation="--at"))
 
 
 def test_client_gist_for_an_operation_on_a_set():
@@ -110,10 +120,87 @@ def test_repeat_citation_gist_says_it_was_already_cited():
 
 def test_missing_database_gist_names_it_and_the_remedy():
     error = SourceUnavailableError.missing("papers")
-    assert str(error) == (
-        "database 'papers' does not exist; create it with `haiku-rag --db-name papers init`"
-    )
+    assert str(error) == "database 'papers' does not exist; create it by opening it with create=True"
     assert error.database == "papers"
+
+
+def test_each_cli_words_the_missing_database_remedy_as_its_command():
+    from haiku.ingester.cli_hints import error_text as ingester_text
+    from haiku.rag.cli._hints import error_text as rag_text
+
+    error = SourceUnavailableError.missing("papers")
+    expected = "database 'papers' does not exist; create it with `haiku-rag --db-name papers init`"
+    assert rag_text(error) == expected and ingester_text(error) == expected
+
+
+def test_a_hint_survives_pickling_so_a_worker_s_error_is_worded_in_the_parent():
+    from haiku.rag.cli._hints import error_text
+
+    copy = pickle.loads(pickle.dumps(SourceUnavailableError.missing("papers")))
+    assert error_text(copy).endswith("`haiku-rag --db-name papers init`")
+
+
+def test_an_error_without_a_hint_the_cli_knows_keeps_core_s_words():
+    from haiku.rag.cli._hints import error_text
+
+    error = HaikuError.hinted("it broke", errors.Hint("unknown-action", "fix it"))
+    assert error_text(error) == str(error) == "it broke; fix it"
+    assert error_text(OSError("disk full")) == "disk full"
+
+
+@pytest.mark.parametrize(
+    ("category", "members"),
+    [
+        (errors.ConfigError, ["InvalidConfigError", "MissingEnvVarError", "ConfigMismatchError",
+                              "ConverterUnavailableError"]),
+        (errors.DatabaseError, ["SourceUnavailableError", "UnknownDatabaseError", "AmbiguousDatabaseError",
+                                "MigrationRequiredError", "ReadOnlyError", "DatabaseLockedError", "TagError",
+                                "UnknownTableError"]),
+        (errors.QueryError, ["EmptyQueryError", "QueryTooLongError", "LimitTooLargeError", "InvalidFilterError",
+                             "ImageQueryError", "NotFoundError", "PictureNotFoundError", "NoPageLayoutError",
+                             "AmbiguousCitationError", "ConversionError"]),
+    ],
+    ids=lambda v: v.__name__ if isinstance(v, type) else "",
+)
+def test_every_core_error_sits_in_one_of_three_categories(category, members):
+    assert issubclass(category, HaikuError)
+    for name in members:
+        assert issubclass(getattr(errors, name), category), name
+
+
+def test_every_exported_error_type_is_in_exactly_one_category():
+    categories = (errors.ConfigError, errors.DatabaseError, errors.QueryError)
+    exported = [getattr(errors, name) for name in errors.__all__]
+    types = [t for t in exported if isinstance(t, type) and issubclass(t, HaikuError) and t is not HaikuError]
+    leaves = [t for t in types if t not in categories]
+    assert leaves and all(sum(issubclass(t, c) for c in categories) == 1 for t in leaves)
+    assert {"EmptyQueryError", "InvalidFilterError"} <= set(errors.__all__)
+
+
+def test_the_tree_in_the_module_docstring_names_every_exported_error():
+    exported = {n for n in errors.__all__ if n.endswith("Error")}
+    assert exported <= set(errors.__doc__.replace("│", " ").replace("├──", " ").replace("└──", " ").split())
+
+
+def test_the_embedders_error_is_a_config_error_and_the_ingesters_conversion_error_is_core_s():
+    from haiku.core.embedders import EmbeddingError
+    from haiku.ingester.errors import ConversionError, PermanentJobError
+
+    assert issubclass(EmbeddingError, errors.ConfigError)
+    assert issubclass(ConversionError, errors.ConversionError) and issubclass(ConversionError, PermanentJobError)
+
+
+def test_no_core_module_tells_a_python_caller_a_cli_flag():
+    from pathlib import Path
+
+    core = Path(errors.__file__).parent
+    said = [
+        f"{path.relative_to(core)}:{number}"
+        for path in sorted(core.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if any(flag in line for flag in ("--db-name", "haiku-rag init", "--force", "haiku-rag migrate"))
+    ]
+    assert said == []
 
 
 def test_unopenable_database_gist_carries_only_the_exception_type_name():

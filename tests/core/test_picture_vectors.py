@@ -18,6 +18,7 @@ from haiku.core.errors import ConfigMismatchError, ImageQueryError
 from haiku.core.models import Chunk, Document, DocumentItem, DocumentStructure
 from haiku.core.scope import DatabaseScope
 from haiku.core.store import Store, current_schema_version
+from haiku.rag.cli._hints import error_text
 from multimodal_server import DIM, MODEL, MultimodalServer, image_vector, multimodal_embeddings, text_vector
 from support import as_schema_version, solid_png
 
@@ -92,7 +93,8 @@ def test_switching_between_text_only_and_multimodal_is_a_mismatch_even_read_only
         with pytest.raises(ConfigMismatchError) as raised:
             check_identity_on_open(recorded, configured, read_only=True, name="wiki")
     message = str(raised.value)
-    assert "database 'wiki'" in message and "rebuild --db-name wiki" in message
+    assert "database 'wiki'" in message and "rebuild the database" in message
+    assert "haiku-ingester rebuild --db-name wiki" in error_text(raised.value)
     assert recorded.describe() in message and configured.describe() in message
     assert "text-only" in message and "multimodal" in message
 

@@ -12,6 +12,7 @@ from haiku.core.processing_identity import (
     format_table_digest,
     processing_identity,
 )
+from haiku.ingester.cli_hints import reprocess_hint
 
 
 def test_every_processing_key_that_shapes_storage_is_in_the_identity_with_its_value(make_config):
@@ -99,7 +100,10 @@ def test_a_changed_chunk_size_is_named_with_both_values(make_config):
     assert drift.state == "differs" and [c.key for c in drift.changes] == ["processing.chunk_size"]
     assert "processing.chunk_size 256 -> 128" in drift.summary("papers")
     assert "database 'papers'" in drift.summary("papers")
-    assert "haiku-ingester reprocess --db-name papers" in drift.summary("papers")
+    assert "a reprocess of the database re-processes the others" in drift.summary("papers")
+    assert "`haiku-ingester reprocess --db-name papers` re-processes the others" in drift.summary(
+        "papers", reprocess=reprocess_hint("papers")
+    )
 
 
 def test_the_same_settings_match(make_config):

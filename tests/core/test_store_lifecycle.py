@@ -11,6 +11,7 @@ from haiku.core.errors import MigrationRequiredError, ReadOnlyError
 from haiku.core.models import Chunk, Document
 from haiku.core.scope import DatabaseScope
 from haiku.core.store import Migration, Store, current_schema_version, maintenance, migrations
+from haiku.rag.cli._hints import error_text
 from support import as_schema_version
 
 # The schema version this code stamps; the tests' steps come after it.
@@ -63,8 +64,9 @@ async def test_a_pending_step_makes_read_only_and_writable_opens_raise_naming_th
         assert (
             f"from {BASE} to {BASE + 1}" in message
             and "1 migration(s) pending" in message
-            and "haiku-rag migrate" in message
+            and "Migrate it (Store.migrate) to upgrade." in message
         )
+        assert error_text(caught.value).endswith("1 migration(s) pending. Run 'haiku-rag migrate' to upgrade.")
 
 
 async def test_a_version_1_database_is_migrated_to_revisions_and_its_documents_stay_readable(

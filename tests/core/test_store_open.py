@@ -11,6 +11,7 @@ from haiku.core.embedders import EmbedderDriftWarning
 from haiku.core.errors import ConfigMismatchError, ReadOnlyError, SourceUnavailableError
 from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.core.store import Store, current_schema_version
+from haiku.rag.cli._hints import error_text
 
 
 def ref_of(config, name: str) -> DatabaseRef:
@@ -32,7 +33,7 @@ async def test_missing_configured_database_raises_source_unavailable_naming_it_a
     with pytest.raises(SourceUnavailableError) as caught:
         await Store.open(ref_of(config, "papers"), config)
     message = str(caught.value)
-    assert "'papers'" in message and "haiku-rag --db-name papers init" in message and str(tmp_path) not in message
+    assert "'papers'" in message and "create it by opening it with create=True" in message and str(tmp_path) not in message
     assert not (tmp_path / "papers.lancedb").exists()
 
 
@@ -124,7 +125,8 @@ async def test_recorded_dimension_differing_from_config_raises_config_mismatch_e
     other = db_config("wiki", embeddings={"model": {"name": "bigger", "vector_dim": 768}})
     with pytest.raises(ConfigMismatchError) as caught:
         await Store.open(ref, other, read_only=True)
-    assert "'wiki'" in str(caught.value) and "rebuild --db-name wiki" in str(caught.value)
+    assert "'wiki'" in str(caught.value) and "rebuild the database" in str(caught.value)
+    assert "haiku-ingester rebuild --db-name wiki" in error_text(caught.value)
 
 
 async def test_model_change_at_same_dimension_warns_read_only_and_search_works(

@@ -47,7 +47,7 @@ async def test_selecting_a_missing_database_names_it_and_carries_no_chain(with_m
 async def test_a_configured_name_with_no_database_is_unavailable_and_nothing_is_created(tmp_path):
     location = tmp_path / "nothing" / "papers.lancedb"
     config = build_config(tmp_path / "data", {"papers": str(location)})
-    with pytest.raises(SourceUnavailableError, match="haiku-rag --db-name papers init"):
+    with pytest.raises(SourceUnavailableError, match="create it by opening it with create=True"):
         async with HaikuRAG(config=config):
             pass
     assert not location.exists() and not location.parent.exists()

@@ -174,20 +174,21 @@ class ProcessingDrift:
         """The changes on one line: ``processing.chunk_size 256 -> 128, …``."""
         return ", ".join(change.describe() for change in self.changes)
 
-    def summary(self, database: str) -> str:
+    def summary(self, database: str, *, reprocess: str | None = None) -> str:
         """One sentence for the ingester's warning and ``doctor``, naming the database."""
         from haiku.core.errors import database_label
 
-        return f"{database_label(database)} {self.predicate(database)}"
+        return f"{database_label(database)} {self.predicate(database, reprocess=reprocess)}"
 
-    def predicate(self, database: str, *, kept_by: str | None = None) -> str:
+    def predicate(self, database: str, *, kept_by: str | None = None, reprocess: str | None = None) -> str:
         """The sentence without its subject (``status`` prints it under the database's name).
 
         ``kept_by`` names a running ingester (``serve (pid 12)``) that keeps other settings than the
         configured ones: a reload does not change them, so files it ingests now do not get the
-        configured ones.
+        configured ones. ``reprocess`` is how the front end that shows the sentence re-processes a
+        database (its command); the library's words otherwise.
         """
-        hint = f"`haiku-ingester reprocess --db-name {database}`"
+        hint = reprocess or "a reprocess of the database"
         if kept_by is not None and self.state in ("differs", "unknown"):
             return (
                 f"{self._recorded_part()}; the running {kept_by} does not take changed processing "

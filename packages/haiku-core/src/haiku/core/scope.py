@@ -6,7 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from haiku.core.config.models import DEFAULT_DATABASE_NAME, AppConfig, is_uri
+from haiku.core.config.app import AppConfig
+from haiku.core.config.storage import DEFAULT_DATABASE_NAME, is_uri
 from haiku.core.errors import (
     AmbiguousDatabaseError,
     TagError,

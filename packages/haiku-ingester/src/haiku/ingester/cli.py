@@ -75,7 +75,9 @@ def guarded(work: Callable[[], T]) -> T:
     try:
         return work()
     except _expected_errors() as exc:
-        raise fail(str(exc)) from None
+        from haiku.ingester.cli_hints import error_text
+
+        raise fail(error_text(exc)) from None
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:

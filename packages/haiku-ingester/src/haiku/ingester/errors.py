@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 from typing import ClassVar
 
+from haiku.core import errors as core_errors
 from haiku.core.errors import HaikuError, database_label
 from haiku.ingester.skips import SkipReason
 
@@ -199,8 +200,12 @@ class ContentMismatchError(PermanentJobError):
     """Bytes of another format than the file's extension names (a zip named .pdf)."""
 
 
-class ConversionError(PermanentJobError):
-    """docling could not convert the file."""
+class ConversionError(PermanentJobError, core_errors.ConversionError):
+    """A file the converter could not turn into a document, as a job that a retry would not help.
+
+    The core's ``ConversionError`` as the ingester meets it: ``except haiku.core.errors.ConversionError``
+    catches both.
+    """
 
 
 class ConversionTimeoutError(ConversionError):

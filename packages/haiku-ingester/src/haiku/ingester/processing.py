@@ -25,6 +25,7 @@ from haiku.core.processing_identity import (
     compare_processing,
     identity_digest,
 )
+from haiku.ingester.cli_hints import reprocess_hint
 from haiku.ingester.logs import get_logger
 from haiku.ingester.queue import IngestQueue
 
@@ -42,7 +43,8 @@ async def check_processing(
     drift = compare_processing(recorded, configured, documents=documents)
     if warn and drift.state in ("differs", "unknown"):
         get_logger(database=name).warning(
-            drift.summary(name), changed=[change.key for change in drift.changes] or None
+            drift.summary(name, reprocess=reprocess_hint(name)),
+            changed=[change.key for change in drift.changes] or None,
         )
     return drift
 

@@ -141,13 +141,15 @@ def processing_status(
 def render_processing(name: str, processing: dict[str, Any], kept_by: str | None = None) -> str:
     """``kept_by``: the running ingester that keeps other settings than the configured ones."""
     from haiku.core.processing_identity import ProcessingChange, ProcessingDrift
+    from haiku.ingester.cli_hints import reprocess_hint
 
     state = processing["state"]
     if state == "not_seen":
         line = "not known until the ingester opens the database"
     else:
         changes = tuple(ProcessingChange(**change) for change in processing["changes"])
-        line = ProcessingDrift(state, changes).predicate(name, kept_by=kept_by)
+        drift = ProcessingDrift(state, changes)
+        line = drift.predicate(name, kept_by=kept_by, reprocess=reprocess_hint(name))
     run = processing.get("reprocessing")
     if run is not None:
         line += (

@@ -12,7 +12,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from haiku.core.config.models import SUPPORTED_SOURCE_TYPES, AppConfig, platform_data_dir
+from haiku.core.config._base import platform_data_dir
+from haiku.core.config.app import AppConfig
+from haiku.core.config.sources import SUPPORTED_SOURCE_TYPES
 from haiku.core.errors import InvalidConfigError, MissingEnvVarError
 
 CONFIG_ENV_VAR = "HAIKU_RAG_CONFIG_PATH"

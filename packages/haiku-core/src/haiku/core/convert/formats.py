@@ -1,9 +1,9 @@
-"""The format table: every file extension the converter takes, in one place (docs/ingester.md, "Formats").
+"""The format table as the converter reads it (docs/ingester.md, "Formats").
 
-Each extension names its converter and the content type recorded on the
-document; code and data files also name their language. ``haiku-ingester
-formats`` prints this table and ``include_patterns`` defaults to it. Plain data,
-importable without docling.
+The table itself is ``haiku.core.formats`` (below the configuration, which
+takes its default ``include_patterns`` from it), re-exported here; this module
+adds what depends on the machine or the bytes. ``haiku-ingester formats``
+prints the table. Plain data, importable without docling.
 
 One claim rule where docling and the text reader could both take a file:
 ``.xml`` goes to docling's JATS or USPTO backend when its doctype says it is one
@@ -15,140 +15,30 @@ from __future__ import annotations
 
 import re
 import shutil
-from dataclasses import dataclass
 
+from haiku.core.formats import (
+    CONVERTERS,
+    FORMATS,
+    TEXT_CONVERTERS,
+    FileFormat,
+    format_of,
+    include_patterns,
+    legacy_target,
+)
 
-@dataclass(frozen=True)
-class FileFormat:
-    converter: str  # see CONVERTERS
-    content_type: str
-    language: str | None = None  # code and data files: the fenced block's language
-
-    @property
-    def text(self) -> bool:
-        """Whether the bytes must be text (UTF-8 or cp1252, no NUL bytes)."""
-        return self.converter in TEXT_CONVERTERS
-
-
-# converter -> what it is, for `haiku-ingester formats`
-CONVERTERS: dict[str, str] = {
-    "md": "docling markdown",
-    "html": "docling HTML",
-    "docx": "docling Word",
-    "pdf": "docling native PDF (text layer) + OCR of pages without text",
-    "pptx": "docling PowerPoint",
-    "xlsx": "docling Excel",
-    "csv": "docling CSV",
-    "asciidoc": "docling AsciiDoc",
-    "latex": "docling LaTeX",
-    "vtt": "docling WebVTT",
-    "xml": "docling JATS / USPTO when detected, else text",
-    "odt": "docling OpenDocument text",
-    "ods": "docling OpenDocument sheet",
-    "odp": "docling OpenDocument presentation",
-    "epub": "docling EPUB",
-    "email": "docling e-mail",
-    "pages": "docling iWork Pages",
-    "numbers": "docling iWork Numbers",
-    "key": "docling iWork Keynote",
-    "image": "OCR (bundled RapidOCR models)",
-    "legacy": "LibreOffice (soffice) to the Office format, then docling",
-    "text": "plain text",
-    "code": "text, kept as a fenced code block",
-}
-TEXT_CONVERTERS = {"md", "html", "text", "code", "csv", "asciidoc", "latex", "vtt", "xml"}
-
-_OOXML = "application/vnd.openxmlformats-officedocument"
-_ODF = "application/vnd.oasis.opendocument"
-FORMATS: dict[str, FileFormat] = {
-    ".md": FileFormat("md", "text/markdown"),
-    ".markdown": FileFormat("md", "text/markdown"),
-    ".qmd": FileFormat("md", "text/markdown"),
-    ".rmd": FileFormat("md", "text/markdown"),
-    ".html": FileFormat("html", "text/html"),
-    ".htm": FileFormat("html", "text/html"),
-    ".xhtml": FileFormat("html", "application/xhtml+xml"),
-    ".docx": FileFormat("docx", f"{_OOXML}.wordprocessingml.document"),
-    ".docm": FileFormat("docx", "application/vnd.ms-word.document.macroEnabled.12"),
-    ".dotx": FileFormat("docx", f"{_OOXML}.wordprocessingml.template"),
-    ".pdf": FileFormat("pdf", "application/pdf"),
-    ".pptx": FileFormat("pptx", f"{_OOXML}.presentationml.presentation"),
-    ".pptm": FileFormat("pptx", "application/vnd.ms-powerpoint.presentation.macroEnabled.12"),
-    ".ppsx": FileFormat("pptx", f"{_OOXML}.presentationml.slideshow"),
-    ".potx": FileFormat("pptx", f"{_OOXML}.presentationml.template"),
-    ".xlsx": FileFormat("xlsx", f"{_OOXML}.spreadsheetml.sheet"),
-    ".xlsm": FileFormat("xlsx", "application/vnd.ms-excel.sheet.macroEnabled.12"),
-    ".xltx": FileFormat("xlsx", f"{_OOXML}.spreadsheetml.template"),
-    ".csv": FileFormat("csv", "text/csv"),
-    ".adoc": FileFormat("asciidoc", "text/asciidoc"),
-    ".asciidoc": FileFormat("asciidoc", "text/asciidoc"),
-    ".tex": FileFormat("latex", "application/x-tex"),
-    ".latex": FileFormat("latex", "application/x-latex"),
-    ".vtt": FileFormat("vtt", "text/vtt"),
-    ".xml": FileFormat("xml", "application/xml", "xml"),
-    ".nxml": FileFormat("xml", "application/xml", "xml"),
-    ".odt": FileFormat("odt", f"{_ODF}.text"),
-    ".ods": FileFormat("ods", f"{_ODF}.spreadsheet"),
-    ".odp": FileFormat("odp", f"{_ODF}.presentation"),
-    ".epub": FileFormat("epub", "application/epub+zip"),
-    ".eml": FileFormat("email", "message/rfc822"),
-    ".msg": FileFormat("email", "application/vnd.ms-outlook"),
-    ".pages": FileFormat("pages", "application/vnd.apple.pages"),
-    ".numbers": FileFormat("numbers", "application/vnd.apple.numbers"),
-    ".key": FileFormat("key", "application/vnd.apple.keynote"),
-    ".doc": FileFormat("legacy", "application/msword"),
-    ".xls": FileFormat("legacy", "application/vnd.ms-excel"),
-    ".ppt": FileFormat("legacy", "application/vnd.ms-powerpoint"),
-    ".rtf": FileFormat("legacy", "application/rtf"),
-    ".txt": FileFormat("text", "text/plain"),
-    ".text": FileFormat("text", "text/plain"),
-    ".log": FileFormat("text", "text/plain"),
-    ".rst": FileFormat("text", "text/x-rst"),
-    ".org": FileFormat("text", "text/x-org"),
-}
-
-# Images go through OCR.
-for _ext, _type in {
-    ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".tif": "image/tiff",
-    ".tiff": "image/tiff", ".bmp": "image/bmp", ".webp": "image/webp",
-}.items():
-    FORMATS[_ext] = FileFormat("image", _type)
-
-# Code and data, read as text into a fenced block of their language.
-_CODE: dict[str, tuple[str, ...]] = {
-    "python": (".py", ".pyi"), "javascript": (".js", ".mjs", ".cjs", ".jsx"), "typescript": (".ts", ".tsx"),
-    "go": (".go",), "rust": (".rs",), "java": (".java",), "kotlin": (".kt", ".kts"), "scala": (".scala",),
-    "c": (".c", ".h"), "cpp": (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx"), "csharp": (".cs",),
-    "swift": (".swift",), "objectivec": (".m", ".mm"), "ruby": (".rb",), "php": (".php",), "perl": (".pl", ".pm"),
-    "lua": (".lua",), "r": (".r",), "julia": (".jl",), "dart": (".dart",), "elixir": (".ex", ".exs"),
-    "erlang": (".erl", ".hrl"), "haskell": (".hs",), "ocaml": (".ml", ".mli"), "clojure": (".clj", ".cljs"),
-    "fsharp": (".fs", ".fsx"), "vbnet": (".vb",), "bash": (".sh", ".bash", ".zsh"), "fish": (".fish",),
-    "powershell": (".ps1",), "batch": (".bat", ".cmd"), "sql": (".sql",), "groovy": (".groovy", ".gradle"),
-    "css": (".css",), "scss": (".scss",), "sass": (".sass",), "less": (".less",), "vue": (".vue",),
-    "svelte": (".svelte",), "zig": (".zig",), "nim": (".nim",), "protobuf": (".proto",),
-    "graphql": (".graphql", ".gql"), "hcl": (".tf", ".hcl"), "cmake": (".cmake",), "elisp": (".el",),
-    "lisp": (".lisp",), "scheme": (".scm",), "racket": (".rkt",), "fortran": (".f90",), "pascal": (".pas",),
-    "d": (".d",), "solidity": (".sol",), "makefile": (".mk",), "diff": (".diff", ".patch"),
-    "json": (".json", ".jsonl", ".ndjson", ".geojson"), "yaml": (".yaml", ".yml"), "toml": (".toml",),
-    "ini": (".ini", ".cfg", ".conf"), "properties": (".properties",), "tsv": (".tsv",), "dtd": (".dtd",),
-    "xslt": (".xsl", ".xslt"), "svg": (".svg",),
-}
-for _language, _extensions in _CODE.items():
-    for _ext in _extensions:
-        FORMATS[_ext] = FileFormat("code", "text/plain", _language)
-
-_LEGACY_TARGET = {".doc": "docx", ".xls": "xlsx", ".ppt": "pptx", ".rtf": "docx"}
-
-
-def format_of(name: str) -> FileFormat | None:
-    """The format a file name's extension names; None for an extension no converter takes."""
-    dot = name.rfind(".")
-    return FORMATS.get(name[dot:].lower()) if dot >= 0 else None
-
-
-def legacy_target(name: str) -> str:
-    """What LibreOffice turns a legacy Office file into (``docx``, ``xlsx`` or ``pptx``)."""
-    return _LEGACY_TARGET[name[name.rfind(".") :].lower()]
+__all__ = [
+    "CONVERTERS",
+    "FORMATS",
+    "TEXT_CONVERTERS",
+    "FileFormat",
+    "format_of",
+    "format_rows",
+    "include_patterns",
+    "legacy_target",
+    "render_formats",
+    "unavailable_reason",
+    "xml_kind",
+]
 
 
 def unavailable_reason(extension: str) -> str | None:
@@ -160,11 +50,6 @@ def unavailable_reason(extension: str) -> str | None:
             "install LibreOffice to ingest them"
         )
     return None
-
-
-def include_patterns() -> list[str]:
-    """The default ``include_patterns`` of a source: every extension of the table."""
-    return [f"*{ext}" for ext in FORMATS]
 
 
 _USPTO_DOCTYPES = ("us-patent-application-v4", "us-patent-grant-v4", "us-grant-025", "patent-application-publication")

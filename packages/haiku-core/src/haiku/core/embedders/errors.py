@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from haiku.core.errors import HaikuError
+from haiku.core.errors import ConfigError
 
 
-class EmbeddingError(HaikuError, RuntimeError):
+class EmbeddingError(ConfigError, RuntimeError):
     """The embedder could not produce vectors (model missing, endpoint down)."""

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from haiku.core.config.models import EmbeddingModelConfig
-from haiku.core.errors import ConfigMismatchError, database_label
+from haiku.core.config.embeddings import EmbeddingModelConfig
+from haiku.core.errors import ConfigMismatchError, Hint, database_label, hinted_message, with_hint
 
 MULTIMODAL_PROVIDERS = frozenset({"openai-multimodal"})
 
@@ -57,9 +57,8 @@ class EmbedderDriftWarning(UserWarning):
     """A read-only open found a database written by another model of the same dimension."""
 
 
-def _advice(name: str | None) -> str:
-    target = f"--db-name {name}" if name else "--db-name NAME"
-    return f"re-embed it with `haiku-ingester rebuild {target}` or configure the recorded embedder"
+def _advice(name: str | None) -> Hint:
+    return Hint("rebuild", "re-embed it (rebuild the database) or configure the recorded embedder", {"database": name})
 
 
 def _kind(identity: EmbedderIdentity) -> str:
@@ -79,23 +78,23 @@ def check_identity_on_open(
     label = database_label(name or None)
     if recorded.multimodal != configured.multimodal:
         # Picture vectors exist only beside a multimodal embedder's: never a mere drift warning.
-        raise ConfigMismatchError(
+        raise ConfigMismatchError.hinted(
             f"{label} records {_kind(recorded)} embedder {recorded.describe()}, but the configuration uses "
-            f"{_kind(configured)} embedder {configured.describe()}; {_advice(name)}"
+            f"{_kind(configured)} embedder {configured.describe()}",
+            _advice(name),
         )
     if recorded.vector_dim != configured.vector_dim:
-        raise ConfigMismatchError(
-            f"{label} records {recorded.describe()}, but the configuration uses "
-            f"{configured.describe()}; {_advice(name)}"
+        raise ConfigMismatchError.hinted(
+            f"{label} records {recorded.describe()}, but the configuration uses {configured.describe()}",
+            _advice(name),
         )
     if (recorded.provider, recorded.model) != (configured.provider, configured.model):
-        message = (
-            f"{label} was written with {recorded.describe()}, but the configuration uses "
-            f"{configured.describe()}; {_advice(name)}"
-        )
+        problem = f"{label} was written with {recorded.describe()}, but the configuration uses {configured.describe()}"
         if not read_only:
-            raise ConfigMismatchError(message)
-        warnings.warn(message, EmbedderDriftWarning, stacklevel=3)
+            raise ConfigMismatchError.hinted(problem, _advice(name))
+        # The warning carries its hint as an error does, for a front end to word (haiku.core.errors).
+        drift = EmbedderDriftWarning(hinted_message(problem, _advice(name)))
+        warnings.warn(with_hint(drift, problem, _advice(name)), stacklevel=3)
 
 
 def check_selection_identities(identities: Sequence[tuple[str | None, EmbedderIdentity | None]]) -> None:

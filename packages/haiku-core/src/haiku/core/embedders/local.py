@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from haiku.core.config.models import AppConfig, EmbeddingModelConfig, EmbeddingsConfig
+from haiku.core.config.app import AppConfig
+from haiku.core.config.embeddings import EmbeddingModelConfig, EmbeddingsConfig
 from haiku.core.embedders.batching import pipeline_step
 from haiku.core.embedders.errors import EmbeddingError
 from haiku.core.embedders.identity import (

@@ -23,7 +23,7 @@ import base64
 from collections.abc import Sequence
 from pathlib import Path
 
-from haiku.core.config.models import EmbeddingModelConfig
+from haiku.core.config.embeddings import EmbeddingModelConfig
 from haiku.core.embedders.openai_compatible import OpenAIEmbedder
 from haiku.core.errors import ImageQueryError
 

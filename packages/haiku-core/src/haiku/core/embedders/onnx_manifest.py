@@ -41,7 +41,11 @@ KNOWN_INPUTS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
 
 
 class DamagedExportError(Exception):
-    """An export that is no longer what was written; the message says what differs."""
+    """An export that is no longer what was written; the message says what differs.
+
+    An internal signal, outside the error tree on purpose (``haiku.core.errors``): the encoder
+    that meets it removes the export and makes it again, so no caller ever sees it.
+    """
 
 
 def read_manifest(export: Path) -> dict[str, Any]:

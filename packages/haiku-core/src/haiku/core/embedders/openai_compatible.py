@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from haiku.core.config.models import EmbeddingModelConfig
+from haiku.core.config.embeddings import EmbeddingModelConfig
 from haiku.core.embedders.errors import EmbeddingError
 from haiku.core.embedders.identity import EmbedderIdentity
 

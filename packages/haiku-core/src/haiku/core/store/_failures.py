@@ -33,7 +33,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from haiku.core.errors import HaikuError, SourceUnavailableError
+from haiku.core.errors import HaikuError, Hint, SourceUnavailableError
 from haiku.core.logs import get_logger
 
 if TYPE_CHECKING:
@@ -75,16 +75,20 @@ def _pruned_under_reader(error: BaseException, handles: Handles) -> bool:
     return _version_gone(error) or (_lance_failure(error) and bool(_NOT_FOUND.search(str(error))))
 
 
-def read_failure_message(label: str, error: BaseException) -> str:
+# What to do about a database that fails a read (a front end words it as its own check command).
+CHECK_HINT = Hint("check-database", "a check of the database (doctor) says more")
+
+
+def read_failure(label: str, name: str | None, error: BaseException) -> SourceUnavailableError:
     """What a failed read says: the database, and the kind of failure without its details."""
     text = str(error)
     if _TIMEOUT.search(text):
-        why = "its storage did not answer in time"
-    else:
-        kind = _LANCE_KIND.search(text)
-        detail = f"LanceError({kind.group(1)})" if kind else type(error).__name__
-        why = f"it is damaged or unreachable ({detail}); `haiku-rag doctor` checks it"
-    return f"{label} could not be read: {why}"
+        return SourceUnavailableError(f"{label} could not be read: its storage did not answer in time", database=name)
+    kind = _LANCE_KIND.search(text)
+    detail = f"LanceError({kind.group(1)})" if kind else type(error).__name__
+    return SourceUnavailableError.hinted(
+        f"{label} could not be read: it is damaged or unreachable ({detail})", CHECK_HINT, database=name
+    )
 
 
 def timeout_message(label: str, action: str, seconds: float | None) -> str:
@@ -117,13 +121,13 @@ def names_read_failures(method: F) -> F:
         try:
             return await (attempt if deadline is None else asyncio.wait_for(attempt, deadline))
         except TimeoutError:
-            message = timeout_message(handles.label, "read", deadline)
+            failure = SourceUnavailableError(timeout_message(handles.label, "read", deadline), database=handles.name)
         except Exception as error:
             if not _lance_failure(error):
                 raise
             failed = error
-            message = read_failure_message(handles.label, error)
+            failure = read_failure(handles.label, handles.name, error)
         log.debug("store.read_failed", database=handles.name, error=type(failed).__name__ if failed else "timeout")
-        raise SourceUnavailableError(message, database=handles.name)
+        raise failure
 
     return read  # type: ignore[return-value]

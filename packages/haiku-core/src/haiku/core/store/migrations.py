@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from haiku.core.errors import Hint
 from haiku.core.logs import get_logger
 from haiku.core.store.schema import tables_at
 
@@ -156,10 +157,11 @@ def pending_migrations(stored_version: int) -> list[Migration]:
 
 
 def migration_required_message(stored_version: int, steps: list[Migration]) -> str:
-    return (
-        f"Database requires migration from {stored_version} to {steps[-1].version}. "
-        f"{len(steps)} migration(s) pending. Run 'haiku-rag migrate' to upgrade."
-    )
+    return f"Database requires migration from {stored_version} to {steps[-1].version}. {len(steps)} migration(s) pending."
+
+
+# What to do about pending migrations, as a front end may word it its own way (haiku.core.errors).
+MIGRATE_HINT = Hint("migrate", "Migrate it (Store.migrate) to upgrade.", joiner=" ")
 
 
 class Migrator:

@@ -32,7 +32,7 @@ from haiku.core.errors import (
     SourceUnavailableError,
     TagError,
     database_label,
-    missing_database,
+    missing_at_path,
 )
 from haiku.core.logs import get_logger
 from haiku.core.scope import DatabaseRef
@@ -40,7 +40,12 @@ from haiku.core.store._failures import timeout_message
 from haiku.core.store._location import Location, connect, database_exists
 from haiku.core.store.handles import Handles
 from haiku.core.store.locks import WriterLock
-from haiku.core.store.migrations import current_schema_version, migration_required_message, pending_migrations
+from haiku.core.store.migrations import (
+    MIGRATE_HINT,
+    current_schema_version,
+    migration_required_message,
+    pending_migrations,
+)
 from haiku.core.store.schema import (
     CHUNKS,
     DOCUMENT_ITEMS,
@@ -78,6 +83,8 @@ def _prefix_with_name(error: Exception, name: str) -> None:
     message = str(error)
     if not message.startswith(prefix):
         error.args = (f"{prefix}: {message}", *error.args[1:])
+        if isinstance(error, HaikuError) and error.problem is not None:
+            error.problem = f"{prefix}: {error.problem}"
 
 
 async def open_database(
@@ -179,7 +186,7 @@ async def _open(
 def _missing_error(ref: DatabaseRef, location: Location) -> Exception:
     if not ref.given and ref.name is not None:
         return SourceUnavailableError.missing(ref.name)
-    return FileNotFoundError(missing_database(ref.name, at=location.display()))
+    return missing_at_path(ref.name, location.display())
 
 
 async def _create(handles: Handles, lock: WriterLock) -> bool:
@@ -247,7 +254,7 @@ async def _load(handles: Handles, *, skip_validation: bool) -> None:
                 f" Tag '{tag}' was taken at schema version {stored}: restore the tag into a copy "
                 "of the database and migrate the copy to read it."
             )
-        raise MigrationRequiredError(message)
+        raise MigrationRequiredError.hinted(message, MIGRATE_HINT)
     if stored > current_schema_version():
         log.warning(
             "store.schema_newer_than_code",

@@ -45,7 +45,11 @@ _THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)
 
 
 class PictureModelFailed(Exception):
-    """One picture the vision model did not describe: why, for the log."""
+    """One picture the vision model did not describe: why, for the log.
+
+    An internal signal, outside the error tree on purpose (``haiku.core.errors``): ``describe``
+    catches it, records the picture as failed and goes on, so no caller ever sees it.
+    """
 
 
 @dataclass

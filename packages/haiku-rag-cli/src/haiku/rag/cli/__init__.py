@@ -105,7 +105,9 @@ _register_convert(app)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    typer.echo(f"Warning: {message}", err=True)
+    from haiku.rag.cli._hints import error_text
+
+    typer.echo(f"Warning: {error_text(message) if isinstance(message, Warning) else message}", err=True)
 
 
 def main() -> None:
@@ -126,6 +128,7 @@ def main() -> None:
         raise
     except expected_errors() as exc:  # a safety net: commands map their own errors
         from haiku.core.masking import mask_urls
+        from haiku.rag.cli._hints import error_text
 
-        typer.echo(f"Error: {mask_urls(str(exc))}", err=True)
+        typer.echo(f"Error: {mask_urls(error_text(exc))}", err=True)
         sys.exit(1)

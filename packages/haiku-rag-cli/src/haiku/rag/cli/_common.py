@@ -24,6 +24,7 @@ from haiku.core.errors import (
     SourceUnavailableError,
     database_label,
 )
+from haiku.rag.cli._hints import error_text
 
 if TYPE_CHECKING:
     from haiku.core.config import AppConfig
@@ -114,7 +115,7 @@ def _with_tag(scope: "DatabaseScope", at: str | None) -> "DatabaseScope":
     if at is None:
         return scope
     if scope.covers_multiple:
-        raise AmbiguousDatabaseError.cli_needs_one(scope.names, at=True)
+        raise AmbiguousDatabaseError.needs_one(scope.names, operation="--at")
     from haiku.core.scope import DatabaseScope
 
     return DatabaseScope((scope.databases[0].at_tag(at),))
@@ -156,7 +157,7 @@ def one_scope(
     """
     scope = _selected(opts, db)
     if scope.covers_multiple:
-        raise AmbiguousDatabaseError.cli_needs_one(scope.names)
+        raise AmbiguousDatabaseError.needs_one(scope.names)
     if live is not None:
         scope.refuse_tags(live)
     return _with_tag(scope, at)
@@ -245,7 +246,7 @@ def run(work: Callable[[], Awaitable[T]], *, prefix: str = "") -> T:
         os.dup2(devnull, sys.stdout.fileno())
         raise typer.Exit(141) from None
     except expected_errors() as exc:
-        raise fail(f"{prefix}{exc}") from None
+        raise fail(f"{prefix}{error_text(exc)}") from None
 
 
 def echo_json(data: Any) -> None:

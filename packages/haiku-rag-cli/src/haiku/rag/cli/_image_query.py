@@ -26,10 +26,11 @@ def refuse_text_only(opts: GlobalOptions) -> None:
     from haiku.core.embedders.identity import EmbedderIdentity
     from haiku.core.errors import HaikuError, ImageQueryError
     from haiku.rag.cli._common import fail
+    from haiku.rag.cli._hints import error_text
 
     try:
         identity = EmbedderIdentity.from_config(opts.config().embeddings.model)
     except HaikuError as exc:  # the configuration itself: reported as every command reports it
-        raise fail(str(exc)) from None
+        raise fail(error_text(exc)) from None
     if not identity.multimodal:
         raise fail(str(ImageQueryError.text_only(identity.describe())))

@@ -38,7 +38,7 @@ async def keep_ingester_out(ref: DatabaseRef, command: str, *, force: bool) -> O
         await lock.acquire()
     except DatabaseLockedError as refused:
         if not force:
-            raise DatabaseLockedError.owned_by_ingester(ref.name, command, refused.holder) from None
+            raise DatabaseLockedError.owned_by_ingester(ref.name, f"`haiku-rag {command}`", refused.holder) from None
         typer.echo(
             f"Warning: --force: a running haiku-ingester owns {database_label(ref.label)}; it does not see "
             f"this {command} until it restarts, and may go on writing over it.",

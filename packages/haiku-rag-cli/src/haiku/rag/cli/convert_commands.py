@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from haiku.rag.cli._common import echo_json, expected_errors, fail, options
+from haiku.rag.cli._hints import error_text
 
 
 def register(app: typer.Typer) -> None:
@@ -28,7 +29,7 @@ def register(app: typer.Typer) -> None:
         try:
             report = conversion_report(FileConverter(options(ctx).config()), file, chunks=chunks)
         except expected_errors() as exc:
-            raise fail(str(exc)) from None
+            raise fail(error_text(exc)) from None
         if as_json:
             echo_json(report)
         else:

@@ -96,7 +96,7 @@ def get(
     async def fetch(client: "HaikuRAG") -> "tuple[Document | None, list[DocumentItem]]":
         if client.covers_multiple:
             holders = await client.databases_holding(doc_id)
-            raise AmbiguousDatabaseError.cli_get_needs_one(client.source_names, doc_id, holders)
+            raise AmbiguousDatabaseError.document_in("get", client.source_names, doc_id, holders)
         document = await client.get_document_by_id(doc_id)
         if document is None or not items:
             return document, []

@@ -76,7 +76,7 @@ async def _holder(client: "HaikuRAG", chunk_id: str) -> str:
     if not holders:
         raise NotFoundError.chunk_in_none(chunk_id, client.source_names)
     if len(holders) > 1:
-        raise AmbiguousDatabaseError.cli_chunk_in_several("visualize", chunk_id, holders)
+        raise AmbiguousDatabaseError.chunk_in_several("visualize", chunk_id, holders)
     return holders[0]
 
 

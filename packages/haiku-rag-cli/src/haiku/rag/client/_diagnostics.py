@@ -88,7 +88,8 @@ def processing_check(recorded: dict[str, Any] | None, config: AppConfig, documen
 
     drift = compare_processing(recorded, processing_identity(config), documents=documents)
     status: Status = "ok" if drift.state in ("matches", "empty") else "warn"
-    return Check("processing", status, drift.predicate(name))
+    command = f"`haiku-ingester reprocess --db-name {name}`"  # doctor speaks as `haiku-rag` does
+    return Check("processing", status, drift.predicate(name, reprocess=command))
 
 
 def shared_embedder_check(identities: list[tuple[str | None, EmbedderIdentity | None]]) -> Check:

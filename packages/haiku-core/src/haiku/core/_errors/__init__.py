@@ -1,0 +1,1 @@
+"""The parts of ``haiku.core.errors``, which is the one place to import them from."""

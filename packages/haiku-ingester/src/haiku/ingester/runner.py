@@ -32,10 +32,20 @@ def in_flight(config: AppConfig) -> int:
     return max(config.ingester.workers.worker_count, 8 * config.embeddings.batch_size)
 
 
-def worker_pool(app: IngesterApp, **options: Any) -> WorkerPool:
+def worker_pool(
+    app: IngesterApp,
+    *,
+    on_finished: Callable[[Job, str], None] | None = None,
+    stop_when_engine_lost: bool = False,
+) -> WorkerPool:
     """A worker pool over the started app's pipeline and databases."""
     return WorkerPool(
-        app.pipeline, app.databases, app.config.ingester.workers, in_flight=in_flight(app.config), **options
+        app.pipeline,
+        app.databases,
+        app.config.ingester.workers,
+        in_flight=in_flight(app.config),
+        on_finished=on_finished,
+        stop_when_engine_lost=stop_when_engine_lost,
     )
 
 

@@ -6,12 +6,12 @@ import io
 
 from rich.console import Console
 
-from haiku.ingester.batch import _Progress
+from haiku.ingester.runner import Progress
 
 
 def test_the_bar_says_it_is_loading_until_the_first_file_is_done():
     screen = io.StringIO()
-    bar = _Progress(True, Console(file=screen, force_terminal=True, width=120))
+    bar = Progress(True, Console(file=screen, force_terminal=True, width=120))
     bar.start(3)
     try:
         bar._bar.refresh()
@@ -34,7 +34,7 @@ def test_a_log_line_written_while_the_bar_shows_is_printed_above_it_not_over_it(
     monkeypatch.setattr(sys, "stderr", terminal)
     configure_logging("json")
     screen = io.StringIO()
-    bar = _Progress(True, Console(file=screen, force_terminal=True, width=120))
+    bar = Progress(True, Console(file=screen, force_terminal=True, width=120))
     bar.start(3)
     try:
         get_logger().warning("a line while the bar shows", file="x.md")

@@ -21,7 +21,7 @@ from haiku.ingester.errors import (
     SymlinkLoopError,
     UnknownFileTypeError,
 )
-from haiku.ingester.pipeline.files import inspect_file, read_bytes
+from haiku.ingester.sources.files import inspect_file, read_bytes
 
 CHUNK_SIZE = 48
 MARKDOWN = (

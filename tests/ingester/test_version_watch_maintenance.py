@@ -17,7 +17,7 @@ from types import SimpleNamespace
 from haiku.core.models import Chunk, Document
 from haiku.core.scope import DatabaseScope
 from haiku.core.store import Store
-from haiku.ingester.app import DatabaseRuntime
+from haiku.ingester.databases import DatabaseRuntime
 from haiku.ingester.versions import VersionWatch
 
 VECTOR = [1.0] + [0.0] * 383

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import signal
-import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from haiku.core.config import AppConfig
 from haiku.ingester.app import IngesterApp
@@ -17,55 +11,10 @@ from haiku.ingester.discovery import sweep_once
 from haiku.ingester.errors import SweepError
 from haiku.ingester.logs import get_logger
 from haiku.ingester.owner import OwnerRecord
-from haiku.ingester.queue import Job
 from haiku.ingester.report import BatchReport, FileAction
-from haiku.ingester.workers import WorkerPool
+from haiku.ingester.runner import drain_queue, stop_on_signals
 
-__all__ = ["BatchReport", "drain_queue", "run_batch", "stop_on_signals"]
-
-
-class _Progress:
-    """A rich progress bar on stderr, only when stderr is a terminal.
-
-    Until the first file is done it says why it waits: the first job starts the
-    conversion workers and loads the embedding model, which takes a while.
-    """
-
-    WAITING = "starting converters, loading the embedding model…"
-    WORKING = "ingesting"
-
-    def __init__(self, enabled: bool, console: Any = None) -> None:
-        self._bar = None
-        self._task = None
-        self.finished = 0
-        if enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-            self._bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeRemainingColumn(),
-                console=console or Console(stderr=True),
-                transient=True,
-            )
-
-    def start(self, total: int) -> None:
-        if self._bar is not None:
-            self._bar.start()
-            self._task = self._bar.add_task(self.WAITING if total else self.WORKING, total=total)
-
-    def advance(self, live: Callable[[], int]) -> None:
-        self.finished += 1
-        if self._bar is not None and self._task is not None:
-            self._bar.update(
-                self._task, completed=self.finished, total=self.finished + live(), description=self.WORKING
-            )
-
-    def stop(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
+__all__ = ["BatchReport", "run_batch"]
 
 
 async def run_batch(
@@ -86,10 +35,10 @@ async def run_batch(
     owner = OwnerRecord.take(config.queue_path, "run-batch")  # for `status`
     report = BatchReport()
     try:
+        queue = app.pipeline.queue
         with stop_on_signals() as stop:
-            assert app.queue is not None
             names = list(app.databases)
-            dead_before = app.queue.jobs.dead_files(names)
+            dead_before = queue.jobs.dead_files(names)
             for name, runtime in app.databases.items():
                 database = report.database(name)
                 for source in runtime.sources.values():
@@ -104,7 +53,7 @@ async def run_batch(
                     database.skip(source.id, result.skipped)
             workers = await drain_queue(app, stop, names, progress=progress, command="run-batch")
             report.interrupted = stop.is_set()
-        dead_after = app.queue.jobs.dead_files(names)
+        dead_after = queue.jobs.dead_files(names)
         for name in names:
             report.database(name).jobs = workers.tally.of(name)
         for (name, source_id), tally in workers.tally.skipped.items():
@@ -116,12 +65,12 @@ async def run_batch(
             still = key in dead_before and dead_before[key] == dead_after.get(key, object())
             entry = report.database(job.database)
             entry.still_dead += still
-            known = app.queue.sync.get(*key) is not None
+            known = queue.sync.get(*key) is not None
             action = "delete" if job.op == "delete" else ("update" if known else "add")
             entry.files.append(
                 FileAction(job.database, job.source_id, job.uri, action, "still_dead" if still else "dead", error)
             )
-        app.queue.jobs.prune(config.ingester.queue.retention_days)
+        queue.jobs.prune(config.ingester.queue.retention_days)
         if metrics_file is not None:
             await write_metrics_file(app, metrics_file)
     finally:
@@ -140,54 +89,3 @@ async def write_metrics_file(app: IngesterApp, path: Path) -> None:
     app.metrics.batch_ended()
     app.metrics.write_textfile(path)
     get_logger().info("metrics written", file=str(path))
-
-
-@contextlib.contextmanager
-def stop_on_signals() -> Iterator[asyncio.Event]:
-    """An event SIGTERM and SIGINT set, for as long as the block runs."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    try:
-        yield stop
-    finally:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(sig)
-
-
-async def drain_queue(
-    app: IngesterApp, stop: asyncio.Event, names: list[str], *, progress: bool | None, command: str
-) -> WorkerPool:
-    """Run the queued jobs of ``names`` until none is left, or ``stop`` is set (the rest stay queued).
-
-    A progress bar shows on stderr when it is a terminal. A full disk stops it and is raised.
-    """
-
-    config = app.config
-    assert app.queue is not None
-    bar = _Progress(sys.stderr.isatty() if progress is None else progress)
-
-    def finished(job: Job, status: str) -> None:
-        bar.advance(lambda: app.queue.jobs.live_count(names) if app.queue else 0)
-
-    workers = WorkerPool(
-        app, in_flight=max(config.ingester.workers.worker_count, 8 * config.embeddings.batch_size),
-        on_finished=finished, stop_when_engine_lost=True,
-    )
-    bar.start(app.queue.jobs.live_count(names))
-    heartbeat = asyncio.create_task(workers.heartbeat_forever())
-    try:
-        await workers.run(stop, until_drained=True)
-        if workers.fatal is not None:  # a full disk, a lost cluster: stop now, the unfinished jobs stay queued
-            await workers.drain(config.ingester.workers.shutdown_grace_s)
-            raise workers.fatal
-        if stop.is_set():
-            released = await workers.drain(config.ingester.workers.shutdown_grace_s)
-            get_logger().warning(f"{command} interrupted", released=released)
-    finally:
-        heartbeat.cancel()
-        with contextlib.suppress(BaseException):
-            await heartbeat
-        bar.stop()
-    return workers

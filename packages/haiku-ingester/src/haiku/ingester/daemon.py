@@ -29,6 +29,7 @@ from haiku.ingester.notify import SystemdNotifier
 from haiku.ingester.owner import OwnerRecord
 from haiku.ingester.processing import running_settings
 from haiku.ingester.reload import plan_reload
+from haiku.ingester.runner import stop_on_signals, stop_workers, worker_pool
 from haiku.ingester.versions import VersionWatch
 from haiku.ingester.workers import WorkerPool
 
@@ -45,9 +46,8 @@ class Daemon:
         self.config_path = config_path
         self.notifier = notifier or SystemdNotifier()
         self.metrics = IngesterMetrics(engine=config.ingester.engine.type)
-        self.app = IngesterApp(config, config_path=config_path, metrics=self.metrics)
+        self.app = IngesterApp(config, config_path=config_path, metrics=self.metrics, command="serve")
         self.started_at = time.time()
-        self.app.command = "serve"
         self.stop = asyncio.Event()
         self._started = asyncio.Event()  # a SIGHUP during start waits for it
         self._reload_lock = asyncio.Lock()
@@ -55,17 +55,6 @@ class Daemon:
         self.log = get_logger()
 
     # --- signals ----------------------------------------------------------------------
-    def _install_signals(self) -> None:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, self._request_stop, sig)
-        loop.add_signal_handler(signal.SIGHUP, self._request_reload)
-
-    def _request_stop(self, sig: signal.Signals) -> None:
-        if not self.stop.is_set():
-            self.log.info("stopping", signal=sig.name)
-            self.stop.set()
-
     def _request_reload(self) -> None:
         task = asyncio.create_task(self.reload(), name="reload")
         self._reload_tasks.add(task)
@@ -73,7 +62,16 @@ class Daemon:
 
     # --- running -------------------------------------------------------------------------
     async def run(self) -> int:
-        self._install_signals()
+        """Serve until SIGTERM or SIGINT; SIGHUP reloads."""
+        loop = asyncio.get_running_loop()
+        with stop_on_signals(self.stop, announce=True):
+            loop.add_signal_handler(signal.SIGHUP, self._request_reload)
+            try:
+                return await self._run()
+            finally:
+                loop.remove_signal_handler(signal.SIGHUP)
+
+    async def _run(self) -> int:
         app = self.app
         endpoint = self._bind_endpoint()
         try:
@@ -90,7 +88,7 @@ class Daemon:
             self.log.warning("ingester.databases names no database; idling until a reload adds one")
         if app.databases:
             app.warm_up()
-        workers = WorkerPool(app, in_flight=self._in_flight())
+        workers = worker_pool(app)
         background = [
             asyncio.create_task(workers.heartbeat_forever(), name="heartbeat"),
             asyncio.create_task(workers.reap_forever(), name="reaper"),
@@ -122,10 +120,9 @@ class Daemon:
                 task.cancel()
             for runtime in list(app.databases.values()):
                 runtime.accepting = False
-                await app.stop_discovery(runtime)
+                await runtime.stop_discovery()
             await claim_loop
-            grace = app.config.ingester.workers.shutdown_grace_s
-            released = await workers.drain(grace)
+            released = await stop_workers(workers, app.config)
             if released:
                 self.log.warning("released unfinished jobs to the queue", jobs=released)
             for task in background:
@@ -171,18 +168,10 @@ class Daemon:
         view = DaemonView(app, self.metrics, workers_problem, self.started_at)
         await endpoint.start(routes(view))
 
-    def _in_flight(self) -> int:
-
-        # Jobs, not texts: the configured batch, whatever the device (a GPU's batch of
-        # 4,096 texts fills from a few hundred documents).
-        batch = self.app.config.embeddings.batch_size
-        return max(self.app.config.ingester.workers.worker_count, 8 * batch)
-
     async def _note_encoder(self, owner: OwnerRecord) -> None:
         """Tell ``status`` where documents are embedded, once the encoder says (after its first load or batch)."""
+        describe = getattr(self.app.pipeline.engine.embedder, "describe_placement", None)
         while True:
-            engine = self.app.engine
-            describe = getattr(engine.embedder, "describe_placement", None) if engine is not None else None
             placement = describe() if describe is not None else None
             if placement is not None:
                 owner.note(encoder=placement)
@@ -190,12 +179,11 @@ class Daemon:
             await asyncio.sleep(1.0)
 
     async def _prune_forever(self) -> None:
+        queue = self.app.pipeline.queue
         while True:
-            queue = self.app.queue
-            if queue is not None:
-                pruned = queue.jobs.prune(self.app.config.ingester.queue.retention_days)
-                if pruned:
-                    self.log.info("pruned finished jobs", jobs=pruned)
+            pruned = queue.jobs.prune(self.app.config.ingester.queue.retention_days)
+            if pruned:
+                self.log.info("pruned finished jobs", jobs=pruned)
             await asyncio.sleep(RETENTION_INTERVAL_S)
 
     async def _memory_forever(self) -> None:
@@ -203,16 +191,16 @@ class Daemon:
         from haiku.core.lance_session import MIB, lance_session
         from haiku.core.memory import resident_mib
 
+        queue = self.app.pipeline.queue
         while True:
             await asyncio.sleep(MEMORY_LOG_INTERVAL_S)
             session = lance_session(self.app.config)
-            queue = self.app.queue
             self.log.debug(
                 "memory",
                 rss_mib=resident_mib(),
                 lance_cache_mib=round(session.size_bytes / MIB, 1),
                 lance_cache_entries=session.approx_num_items,
-                queued=queue.jobs.live_count(list(self.app.databases)) if queue is not None else 0,
+                queued=queue.jobs.live_count(list(self.app.databases)),
             )
 
     async def _watchdog_forever(self, interval: float) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import random
 
-from haiku.ingester.app import DatabaseRuntime, IngesterApp
+from haiku.ingester.app import IngesterApp
+from haiku.ingester.databases import DatabaseRuntime
 from haiku.ingester.errors import SweepError
 from haiku.ingester.logs import get_logger
 from haiku.ingester.sources.fs import FolderSource
@@ -15,10 +16,9 @@ from haiku.ingester.sources.watching import FolderWatcher
 
 async def sweep_once(app: IngesterApp, source: FolderSource) -> SweepResult:
     """One sweep, logged; raises SweepError (also logged) when the source cannot be listed."""
-    assert app.queue is not None
     log = get_logger(database=source.database, source=source.id)
     try:
-        result = await sweep_source(source, app.queue, process_started_at=app.started_at)
+        result = await sweep_source(source, app.pipeline.queue, process_started_at=app.started_at)
     except SweepError as exc:
         log.error("sweep failed", error=str(exc))
         raise
@@ -66,8 +66,7 @@ async def _sweep_forever(app: IngesterApp, runtime: DatabaseRuntime, source: Fol
     while True:
         if watcher_missing and _start_watcher(app, runtime, source) is not None:
             watcher_missing = False
-        assert app.queue is not None
-        live = app.queue.jobs.live_count([source.database], source.id)
+        live = app.pipeline.queue.jobs.live_count([source.database], source.id)
         if live:
             log.debug("sweep skipped: jobs still queued or claimed", jobs=live)
         else:

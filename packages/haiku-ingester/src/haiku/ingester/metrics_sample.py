@@ -12,7 +12,8 @@ import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from haiku.ingester.app import DatabaseRuntime, IngesterApp
+from haiku.ingester.app import IngesterApp
+from haiku.ingester.databases import DatabaseRuntime
 from haiku.ingester.metrics import QUEUE_STATES, IngesterMetrics
 from haiku.ingester.queue import JobQueue, QueueDatabase
 from haiku.ingester.readiness import Readiness
@@ -64,9 +65,9 @@ async def _chunk_count(runtime: DatabaseRuntime) -> int | None:
 async def sample_state(app: IngesterApp, metrics: IngesterMetrics, readiness: Readiness | None = None) -> None:
     names = list(app.config.ingester.databases)
     counts = QueueCounts()
-    if app.queue is not None and names:
+    if names:
         # On a connection of its own, in a thread: a large queue costs the scrape time, not the loop.
-        counts = await asyncio.to_thread(queue_counts, app.queue.path, names)
+        counts = await asyncio.to_thread(queue_counts, app.pipeline.queue.path, names)
     runtimes = [runtime for name, runtime in list(app.databases.items()) if name in names]
     chunks = dict(zip([r.name for r in runtimes], await asyncio.gather(*map(_chunk_count, runtimes)), strict=True))
     # Everything is known: set the gauges at once, so a scrape never reads them half set.
@@ -82,7 +83,6 @@ async def sample_state(app: IngesterApp, metrics: IngesterMetrics, readiness: Re
             metrics.chunks.labels(name).set(chunks[name])
         if readiness is not None and name in readiness.databases:
             metrics.database_ready.labels(name).set(1 if readiness.databases[name] is None else 0)
-    converter = app.engine.converter if app.engine is not None else None
-    replaced = getattr(converter, "replaced", None)  # the local pool counts them; a Ray cluster restarts its own
+    replaced = getattr(app.pipeline.engine.converter, "replaced", None)  # the local pool counts them; a Ray cluster restarts its own
     if isinstance(replaced, int):
         metrics.workers_replaced(replaced)

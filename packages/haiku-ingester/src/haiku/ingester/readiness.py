@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from haiku.ingester.app import DatabaseRuntime, IngesterApp
+from haiku.ingester.app import IngesterApp
+from haiku.ingester.databases import DatabaseRuntime
 
 
 def _local_problem(location: Path) -> str | None:

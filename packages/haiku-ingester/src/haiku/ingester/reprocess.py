@@ -26,13 +26,14 @@ from typing import Any
 from haiku.core.config import AppConfig
 from haiku.core.errors import database_label
 from haiku.core.processing_identity import ProcessingChange, compare_processing, processing_identity
-from haiku.ingester.app import DatabaseRuntime, IngesterApp
-from haiku.ingester.batch import drain_queue, stop_on_signals
+from haiku.ingester.app import IngesterApp
 from haiku.ingester.checks import select_databases
+from haiku.ingester.databases import DatabaseRuntime
 from haiku.ingester.errors import IngesterError
 from haiku.ingester.logs import get_logger
 from haiku.ingester.owner import OwnerRecord
 from haiku.ingester.pipeline.process import SOURCE_ID
+from haiku.ingester.runner import drain_queue, stop_on_signals
 from haiku.ingester.workers import Counts, Tally
 
 
@@ -174,9 +175,8 @@ async def reprocess_all(config: AppConfig, *, progress: bool | None = None) -> l
 
 async def _reprocess(config: AppConfig, database_name: str | None, *, progress: bool | None) -> list[ReprocessReport]:
     names = select_databases(config, database_name)
-    app = IngesterApp(config, database_name=database_name)
-    app.warns_processing = False  # this is what the warning asks for
-    app.command = "reprocess"
+    # No warning of a database processed with other settings: this is what the warning asks for.
+    app = IngesterApp(config, database_name=database_name, command="reprocess", warn_processing=False)
     await app.start(require_databases=True)
     owner = OwnerRecord.take(config.queue_path, "reprocess")  # for `status`
     try:
@@ -202,8 +202,7 @@ async def _reprocess(config: AppConfig, database_name: str | None, *, progress: 
 async def _queue_database(app: IngesterApp, name: str, target: dict[str, Any]) -> ReprocessReport:
     """The database's report, its forced jobs queued (or its run cut short resumed); ``unchanged`` when
     it already matches ``target``."""
-    assert app.queue is not None
-    queue, runtime = app.queue, app.databases[name]
+    queue, runtime = app.pipeline.queue, app.databases[name]
     store = runtime.store
     previous = store.processing_identity
     drift = compare_processing(previous, target, documents=await store.count_documents())
@@ -235,7 +234,7 @@ async def _queue_database(app: IngesterApp, name: str, target: dict[str, Any]) -
 
 async def _finish_database(app: IngesterApp, report: ReprocessReport, tally: Tally, *, interrupted: bool) -> None:
     """Count what the run did for the database, and record its identity when every forced job is done."""
-    assert app.queue is not None
+    queue = app.pipeline.queue
     name = report.database
     store = app.databases[name].store
     report.interrupted = interrupted
@@ -245,7 +244,7 @@ async def _finish_database(app: IngesterApp, report: ReprocessReport, tally: Tal
     ]
     if not report.interrupted and not report.failed:
         await store.record_processing(report.identity)
-        app.queue.processing.note(name, report.identity, await store.count_documents())
-        app.queue.processing.run_finished(name)
+        queue.processing.note(name, report.identity, await store.count_documents())
+        queue.processing.run_finished(name)
         report.recorded = True
         get_logger(database=name).info("reprocess complete", **report.jobs.as_dict(), kept=len(report.kept))

@@ -28,7 +28,8 @@ import asyncio
 import contextlib
 
 from haiku.core.store.schema import DOCUMENTS
-from haiku.ingester.app import DatabaseRuntime, IngesterApp
+from haiku.ingester.app import IngesterApp
+from haiku.ingester.databases import DatabaseRuntime
 from haiku.ingester.discovery import sweep_once
 from haiku.ingester.errors import SweepError
 from haiku.ingester.logs import get_logger

@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from haiku.core.config import RetryConfig, WorkersConfig
-from haiku.ingester.app import IngesterApp
+from haiku.ingester.databases import DatabaseRuntime, serving_names
 from haiku.ingester.errors import DiskFullError, EngineUnavailableError, IngesterError, is_disk_full
 from haiku.ingester.logs import get_logger
+from haiku.ingester.pipeline.parts import Pipeline
 from haiku.ingester.pipeline.process import JobReleased
 from haiku.ingester.queue import Job, WrittenCounts
 from haiku.ingester.retry import backoff_delay, describe, retry_delay
@@ -95,16 +96,25 @@ class EngineWait:
 
 
 class WorkerPool:
+    """Runs the jobs of ``databases`` through ``pipeline``.
+
+    ``databases`` is the app's own mapping, read as it is now: a reload adds and
+    removes databases while the pool runs.
+    """
+
     def __init__(
         self,
-        app: IngesterApp,
+        pipeline: Pipeline,
+        databases: Mapping[str, DatabaseRuntime],
+        settings: WorkersConfig,
         *,
         in_flight: int,
         on_finished: Callable[[Job, str], None] | None = None,
         stop_when_engine_lost: bool = False,
     ):
-        self.app = app
-        self.settings: WorkersConfig = app.config.ingester.workers
+        self.pipeline = pipeline
+        self.databases = databases
+        self.settings = settings
         self.in_flight = max(1, in_flight)
         self.tally = Tally()
         self._tasks: dict[int, asyncio.Task] = {}
@@ -123,18 +133,19 @@ class WorkerPool:
     # --- the claim loop -------------------------------------------------------------
     async def run(self, stop: asyncio.Event, *, until_drained: bool = False) -> None:
         """Claim and run jobs until ``stop`` is set (or, with ``until_drained``, the queue is empty)."""
-        app = self.app
-        assert app.queue is not None
+        pipeline = self.pipeline
         while not stop.is_set() and self.fatal is None:
-            app.wake.clear()
-            names = app.serving_names()
+            pipeline.wake.clear()
+            names = serving_names(self.databases)
             if self.engine_wait.waiting():
                 await self._sleep(stop, names, until=self.engine_wait.until)
                 continue
             free = self.in_flight - len(self._tasks)
             try:
                 jobs = (
-                    app.queue.jobs.claim(names, limit=free, lease_ttl_s=self.settings.lease_ttl_s) if free > 0 else []
+                    pipeline.queue.jobs.claim(names, limit=free, lease_ttl_s=self.settings.lease_ttl_s)
+                    if free > 0
+                    else []
                 )
             except Exception as exc:
                 if not is_disk_full(exc):
@@ -142,24 +153,23 @@ class WorkerPool:
                 self._disk_full(None, exc)
                 return
             if jobs:
-                app.warm_up()
+                pipeline.warmup.begin()
             for job in jobs:
                 self._claims[job.id] = job
                 self._tasks[job.id] = asyncio.create_task(self._run_job(job), name=f"job-{job.id}")
             if jobs:
                 continue
-            if until_drained and not self._tasks and app.queue.jobs.live_count(names) == 0:
+            if until_drained and not self._tasks and pipeline.queue.jobs.live_count(names) == 0:
                 return
             await self._sleep(stop, names)
 
     async def _sleep(self, stop: asyncio.Event, names: list[str], until: float | None = None) -> None:
-        assert self.app.queue is not None
         timeout = 1.0
-        ready_at = self.app.queue.jobs.next_ready_at(names) if len(self._tasks) < self.in_flight else None
+        ready_at = self.pipeline.queue.jobs.next_ready_at(names) if len(self._tasks) < self.in_flight else None
         ready_at = until if until is not None else ready_at
         if ready_at is not None:
             timeout = min(timeout, max(ready_at - time.time(), 0.01))
-        waiters = [asyncio.ensure_future(self.app.wake.wait()), asyncio.ensure_future(stop.wait())]
+        waiters = [asyncio.ensure_future(self.pipeline.wake.wait()), asyncio.ensure_future(stop.wait())]
         try:
             await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -168,7 +178,7 @@ class WorkerPool:
 
     # --- one job --------------------------------------------------------------------
     async def _run_job(self, job: Job) -> None:
-        runtime = self.app.databases.get(job.database)
+        runtime = self.databases.get(job.database)
         log = self.log.bind(database=job.database, source=job.source_id, uri=job.uri, op=job.op, job=job.id)
         try:
             await self._run_claimed(job, runtime, log)
@@ -179,19 +189,17 @@ class WorkerPool:
         finally:
             self._tasks.pop(job.id, None)
             self._claims.pop(job.id, None)
-            self.app.wake.set()
+            self.pipeline.wake.set()
 
-    async def _run_claimed(self, job: Job, runtime, log) -> None:
-        app = self.app
-        queue = app.queue
-        assert queue is not None and app.processor is not None
+    async def _run_claimed(self, job: Job, runtime: DatabaseRuntime | None, log) -> None:
+        queue, metrics = self.pipeline.queue, self.pipeline.metrics
         if runtime is None or not runtime.accepting or job.source_id not in runtime.sources:
             queue.jobs.release(job)
             return
         source = runtime.sources[job.source_id]
         runtime.job_started()
         try:
-            outcome = await app.processor.run(job, source, runtime.store)
+            outcome = await self.pipeline.processor.run(job, source, runtime.store)
         except asyncio.CancelledError:
             raise
         except JobReleased:
@@ -213,8 +221,8 @@ class WorkerPool:
             if queue.jobs.complete(job, outcome.sync, written):
                 if outcome.skip is not None:  # counted as skipped (its reason), not as succeeded
                     self.tally.skip(job, outcome.skip)
-                    app.metrics.job_done(job.database, outcome.action)
-                    app.metrics.file_skipped(job.database, job.source_id, job.uri, outcome.skip)
+                    metrics.job_done(job.database, outcome.action)
+                    metrics.file_skipped(job.database, job.source_id, job.uri, outcome.skip)
                     log.info("job done", action=outcome.action, skip_reason=outcome.skip.value)
                 else:
                     self.tally.add(job.database, succeeded=1, deleted=int(outcome.action == "deleted"))
@@ -223,7 +231,7 @@ class WorkerPool:
                             job.database, written=1, chunks=outcome.chunks, embedded=outcome.embedded,
                             reused=outcome.reused,
                         )
-                    app.metrics.job_done(
+                    metrics.job_done(
                         job.database, outcome.action, chunks=outcome.chunks, embedded=outcome.embedded,
                         reused=outcome.reused, size=outcome.size,
                     )
@@ -236,13 +244,13 @@ class WorkerPool:
 
     def _disk_full(self, job: Job | None, exc: BaseException) -> None:
         """Stop claiming; leave the job queued (best effort: the queue may be on the full disk too)."""
-        if job is not None and self.app.queue is not None:
+        if job is not None:
             with contextlib.suppress(Exception):
-                self.app.queue.jobs.release(job)
+                self.pipeline.queue.jobs.release(job)
         if self.fatal is None:
             self.fatal = DiskFullError(job.database if job is not None else None)
             self.log.error("no space left on device; stopping", database=self.fatal.database, error=str(exc))
-        self.app.wake.set()
+        self.pipeline.wake.set()
 
     def _engine_lost(self, exc: EngineUnavailableError) -> None:
         delay = self.engine_wait.lost()
@@ -252,15 +260,14 @@ class WorkerPool:
                 self.log.error("the engine is unavailable; stopping", error=str(exc))
         elif delay is not None:
             self.log.error("the engine is unavailable; claiming again later", error=str(exc), retry_in_s=round(delay, 1))
-        self.app.wake.set()
+        self.pipeline.wake.set()
 
     def _failed(self, job: Job, exc: Exception, policy, log) -> None:
-        assert self.app.queue is not None
         delay = retry_delay(policy, job.attempts, exc)
         message = describe(exc)
-        status = self.app.queue.jobs.fail(job, message, retry_delay_s=delay)
+        status = self.pipeline.queue.jobs.fail(job, message, retry_delay_s=delay)
         if status != "lost":
-            self.app.metrics.job_failed(job.database, status, exc)
+            self.pipeline.metrics.job_failed(job.database, status, exc)
         if status == "dead":
             self.tally.add(job.database, dead=1)
             self.tally.dead_jobs.append((job, message))
@@ -276,27 +283,25 @@ class WorkerPool:
 
     # --- leases ---------------------------------------------------------------------
     async def heartbeat_forever(self) -> None:
-        assert self.app.queue is not None
         while True:
             await asyncio.sleep(self.settings.heartbeat_interval_s)
             if self._tasks:
                 try:
-                    self.app.queue.jobs.heartbeat(self.settings.lease_ttl_s)
+                    self.pipeline.queue.jobs.heartbeat(self.settings.lease_ttl_s)
                 except Exception as exc:
                     if not is_disk_full(exc):
                         raise
                     self._disk_full(None, exc)
 
     async def reap_forever(self) -> None:
-        assert self.app.queue is not None
         while True:
             await asyncio.sleep(self.settings.reaper_interval_s)
-            requeued, dead = self.app.queue.jobs.reap(
-                max_attempts=self.settings.retry.max_attempts, databases=self.app.serving_names()
+            requeued, dead = self.pipeline.queue.jobs.reap(
+                max_attempts=self.settings.retry.max_attempts, databases=serving_names(self.databases)
             )
             if requeued or dead:
                 self.log.warning("reaped expired claims", requeued=requeued, dead=dead)
-                self.app.wake.set()
+                self.pipeline.wake.set()
 
     # --- stopping -------------------------------------------------------------------
     async def drain(self, grace_s: float) -> int:
@@ -304,8 +309,7 @@ class WorkerPool:
 
         Returns how many claims were released.
         """
-        if self.app.processor is not None:
-            self.app.processor.stopping = True  # jobs not yet converting go back at once
+        self.pipeline.processor.stopping = True  # jobs not yet converting go back at once
         tasks = list(self._tasks.values())
         if tasks:
             self.log.info("waiting for in-flight jobs", jobs=len(tasks), grace_s=grace_s)
@@ -318,11 +322,10 @@ class WorkerPool:
             with contextlib.suppress(BaseException):
                 await task
         released = 0
-        if claims and self.app.queue is not None:
+        if claims:
+            jobs = self.pipeline.queue.jobs
             try:
-                released = self.app.queue.jobs.release_claims(
-                    sorted({j.database for j in claims}), owner=self.app.queue.jobs.owner
-                )
+                released = jobs.release_claims(sorted({j.database for j in claims}), owner=jobs.owner)
             except Exception as exc:
                 if not is_disk_full(exc):
                     raise  # on a full disk the claims stay, and the next start requeues them

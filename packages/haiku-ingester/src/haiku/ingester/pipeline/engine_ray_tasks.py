@@ -72,8 +72,8 @@ def convert_object(
 ) -> dict[str, Any]:
     """Read an object with this worker's credentials, hash it, and convert it unless the hash is ``known_hash``."""
     from haiku.ingester.errors import PermanentJobError, SkippedFileError
-    from haiku.ingester.pipeline.files import FileFacts, content_hash
     from haiku.ingester.pipeline.worker import convert_reply
+    from haiku.ingester.sources.files import FileFacts, content_hash
     from haiku.ingester.sources.s3 import make_client, object_path, read_object
 
     uri = ref["uri"]

@@ -14,7 +14,7 @@ import asyncio
 from typing import Any
 
 from haiku.core.convert import ConvertedDocument
-from haiku.ingester.pipeline.files import FileFacts, content_hash
+from haiku.ingester.sources.files import FileFacts, content_hash
 
 
 async def read_and_convert(

@@ -38,8 +38,8 @@ from haiku.core.config import FsSourceConfig, RetryConfig
 from haiku.core.convert.formats import format_of
 from haiku.core.errors import database_label
 from haiku.ingester.errors import SymlinkOutsideRootError
-from haiku.ingester.pipeline.files import FileFacts, inspect_file, read_bytes, revision_of
 from haiku.ingester.skips import SkipReason, SkipTally
+from haiku.ingester.sources.files import FileFacts, inspect_file, read_bytes, revision_of
 
 
 @dataclass(frozen=True)

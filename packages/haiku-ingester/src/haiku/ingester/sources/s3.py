@@ -26,8 +26,8 @@ from haiku.ingester.errors import (
     UnknownFileTypeError,
     UnsupportedFileError,
 )
-from haiku.ingester.pipeline.files import FileFacts, check_bytes
 from haiku.ingester.skips import SkipReason, SkipTally
+from haiku.ingester.sources.files import FileFacts, check_bytes
 from haiku.ingester.sources.fs import FileEntry, matches
 
 S3_INSTALL = "pip install 'haiku-ingester[s3]'"

@@ -29,6 +29,7 @@ from haiku.ingester.checks import (
 )
 from haiku.ingester.errors import NothingToIngestError
 from haiku.ingester.logs import get_logger
+from haiku.ingester.manual.source import MANUAL_SOURCE_ID, ManualSource, manual_source, manual_source_ids
 from haiku.ingester.metrics import IngesterMetrics
 from haiku.ingester.pipeline.embed import EmbedBatcher
 from haiku.ingester.pipeline.engine import Engine, build_engine, check_engine
@@ -48,6 +49,7 @@ class DatabaseRuntime:
     name: str
     ref: DatabaseRef
     sources: dict[str, FolderSource]
+    manual: ManualSource | None = None  # the documents added by hand (haiku.ingester.manual)
     store: Any = None
     lock: Any = None
     watchers: list[FolderWatcher] = field(default_factory=list)
@@ -95,6 +97,12 @@ class DatabaseRuntime:
         finally:
             with contextlib.suppress(Exception):
                 table.close()
+
+    def source_for(self, source_id: str) -> Any:
+        """The configured source of this id, the ``manual`` one, or None."""
+        if source_id == MANUAL_SOURCE_ID and self.manual is not None:
+            return self.manual
+        return self.sources.get(source_id)
 
     def job_started(self) -> None:
         self.inflight += 1
@@ -153,7 +161,7 @@ class IngesterApp:
             (name, source.source_id)
             for name, entry in self.config.ingester.databases.items()
             for source in entry.sources
-        }
+        } | manual_source_ids(self.config)
 
     # --- lifecycle ---------------------------------------------------------------
     async def start(self, *, require_databases: bool = False) -> None:
@@ -233,7 +241,9 @@ class IngesterApp:
         lock = OwnershipLock(ref, "ingester", holder=f"haiku-ingester {self.command}")
         await lock.acquire()
         sources = sources_of(self.config, name)
-        self.databases[name] = DatabaseRuntime(name=name, ref=ref, sources=sources, lock=lock)
+        self.databases[name] = DatabaseRuntime(
+            name=name, ref=ref, sources=sources, lock=lock, manual=manual_source(self.config, name)
+        )
 
     async def _open_stores(self, names: list[str]) -> None:
         from haiku.core.store import Store
@@ -260,7 +270,7 @@ class IngesterApp:
 
     async def _reconcile(self, runtime: DatabaseRuntime) -> None:
         assert self.queue is not None
-        report = await reconcile(runtime.name, runtime.store, self.queue.sync, set(runtime.sources))
+        report = await reconcile(runtime.name, runtime.store, self.queue.sync, {*runtime.sources, MANUAL_SOURCE_ID})
         if report.restored or report.dropped or report.orphan_chunks:
             self.log.info(
                 "sync state reconciled",

@@ -185,10 +185,10 @@ class WorkerPool:
         app = self.app
         queue = app.queue
         assert queue is not None and app.processor is not None
-        if runtime is None or not runtime.accepting or job.source_id not in runtime.sources:
+        source = runtime.source_for(job.source_id) if runtime is not None else None
+        if runtime is None or not runtime.accepting or source is None:
             queue.jobs.release(job)
             return
-        source = runtime.sources[job.source_id]
         runtime.job_started()
         try:
             outcome = await app.processor.run(job, source, runtime.store)

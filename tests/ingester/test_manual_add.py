@@ -16,7 +16,7 @@ from ingester_support import fs_source, write_files, write_ingester_config
 from manual_support import Page, Site, serve_site
 
 from haiku.core.config import load_config
-from haiku.ingester import Ingester
+from haiku.ingester import Ingester, collect_status
 from haiku.ingester.batch import run_batch
 from haiku.ingester.manual import AddRefusedError, DeleteRefusedError
 
@@ -111,6 +111,7 @@ async def world(tmp_path_factory) -> World:
         world.documents["taken over"] = await _documents(config2, "papers")
         async with Ingester(config2) as ing:
             await _refused(world, "delete synced", ing.delete(str(outside / "notes.md"), database="papers"))
+        world.results["status"] = collect_status(config2, "papers", probe=False)
     finally:
         server.close()
     return world
@@ -178,3 +179,9 @@ def test_a_source_root_added_later_takes_the_document_over_with_its_id(world):
 
 def test_delete_refuses_a_sources_document_naming_the_source(world):
     assert "belongs to source field" in str(world.errors["delete synced"])
+
+
+def test_status_counts_each_sources_documents_with_those_added_by_hand_under_manual(world):
+    [database] = world.results["status"]["databases"]
+    counts = {source["id"]: source["documents"] for source in database["sources"]}
+    assert counts == {"synced": 1, "field": 4, "manual": 1}  # the field folder took its four files over

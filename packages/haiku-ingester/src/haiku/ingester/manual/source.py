@@ -14,6 +14,8 @@ document as a folder source gives of a file:
 from __future__ import annotations
 
 import dataclasses
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +23,8 @@ from haiku.core.config import DEFAULT_DATABASE_NAME, AppConfig, FsSourceConfig, 
 from haiku.core.errors import database_label
 from haiku.ingester.errors import MissingFileError
 from haiku.ingester.manual.spool import Spool
-from haiku.ingester.pipeline.files import FileFacts, inspect_file, read_bytes
-from haiku.ingester.sources.fs import path_of_uri
+from haiku.ingester.pipeline.files import FileFacts, inspect_file, read_bytes, revision_of
+from haiku.ingester.sources.fs import FileEntry, path_of_uri
 
 MANUAL_SOURCE_ID = "manual"
 # The size limit of a document added by hand: a source's max_file_size default.
@@ -70,6 +72,18 @@ class ManualSource:
 
     def read(self, facts: FileFacts, *, max_file_size: int) -> bytes:
         return read_bytes(facts, max_file_size=max_file_size)
+
+    def entry_for(self, path: Path) -> FileEntry | None:
+        """The file or kept bytes to convert again (re-processing); None when gone (a page or text's bytes
+        are kept only until their job ends: add it again)."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        revision = Spool.revision_of(path) if self.spool.root in path.parents else revision_of(st)
+        return FileEntry(path=path, uri=path.as_uri(), revision=revision)
 
     def present(self, path: Path) -> bool:
         """A document added by hand goes only when deleted by hand, whatever its file does."""

@@ -83,6 +83,7 @@ async def world(tmp_path_factory) -> World:
             world.results["again"] = await ing.add_many(files[:1], database="papers")
             (outside / "kestrels.txt").write_text("Kestrels hover, then dive.\n")
             world.results["edited"] = await ing.add(files[1], database="papers", title="Kestrels")
+            world.results["retitled"] = await ing.add(files[0], database="papers", title="Renamed notes")
             await _refused(world, "synced", ing.add(synced / "synced.md", database="papers"))
             world.results["text"] = await ing.add_text(
                 "# Notes\n\nFirst draft.\n", database="papers", title="Release notes"
@@ -185,3 +186,10 @@ def test_status_counts_each_sources_documents_with_those_added_by_hand_under_man
     [database] = world.results["status"]["databases"]
     counts = {source["id"]: source["documents"] for source in database["sources"]}
     assert counts == {"synced": 1, "field": 4, "manual": 1}  # the field folder took its four files over
+
+
+def test_a_new_title_on_unchanged_content_is_written_keeping_the_metadata_given_before(world):
+    retitled = world.results["retitled"]
+    assert (retitled.outcome, retitled.document_id) == ("updated", world.results["first"][0].document_id)
+    _id, title, _source, metadata = world.documents["added"][retitled.uri]
+    assert (title, metadata["team"]) == ("Renamed notes", "birds")

@@ -1,4 +1,4 @@
-"""Fetching a URL for `haiku-ingester add` (docs/ingester.md, "Adding a URL"), against a real loopback server."""
+"""Fetching a URL for `haiku-ingester add` (docs/ingester.md, "Adding documents"), against a real loopback server."""
 
 from __future__ import annotations
 

@@ -241,6 +241,7 @@ class Ingester:
     ) -> list[AddResult]:
         session = await self._session(database)
         befores = {}
+        forced: set[str] = set()
         with session.spool.locked():
             for target in targets:
                 before = befores[target.uri] = session.record(target.uri)
@@ -258,9 +259,14 @@ class Ingester:
                     session.spool.keep(database, target.uri, target.data, digest, target.extension)
                     revision = digest
                 # A new title or metadata on the same content: converted again to carry them.
-                session.enqueue(target.uri, "upsert", revision, forced=changed and before is not None)
+                if changed and before is not None:
+                    forced.add(target.uri)
+                session.enqueue(target.uri, "upsert", revision, forced=target.uri in forced)
         ran = await session.run([t.uri for t in targets], wait=self.wait)
-        results = [await session.outcome(t.argument, t.uri, befores[t.uri], ran=ran) for t in targets]
+        results = [
+            await session.outcome(t.argument, t.uri, befores[t.uri], ran=ran, forced=t.uri in forced)
+            for t in targets
+        ]
         await session.count_chunks(results)
         session.prune()
         return refused + results

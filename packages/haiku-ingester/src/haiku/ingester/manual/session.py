@@ -154,7 +154,10 @@ class Session:
             await asyncio.sleep(POLL_S)
         return True
 
-    async def outcome(self, argument: str, uri: str, before: SyncRecord | None, *, ran: bool) -> AddResult:
+    async def outcome(
+        self, argument: str, uri: str, before: SyncRecord | None, *, ran: bool, forced: bool = False
+    ) -> AddResult:
+        """``forced``: the document was written again for a new title or metadata on the same content."""
         if not ran and self.live(uri):
             return AddResult(argument, uri, "queued")
         job = self.latest_job(uri)
@@ -173,7 +176,7 @@ class Session:
         elif (before.content_hash, before.document_id) != (after.content_hash, after.document_id):
             outcome = "updated"
         else:
-            outcome = "unchanged"
+            outcome = "updated" if forced else "unchanged"
         return AddResult(argument, uri, outcome, after.document_id)
 
     async def count_chunks(self, results: list[AddResult]) -> None:

@@ -1,4 +1,4 @@
-"""Fetching a URL for ``add`` (docs/ingester.md, "Adding a URL").
+"""Fetching a URL for ``add`` (docs/ingester.md, "Adding documents").
 
 httpx with timeouts; at most ``MAX_REDIRECTS`` redirects, each followed here so
 that every hop is checked: only ``http``/``https``, and (unless

@@ -164,6 +164,7 @@ def test_a_database_fed_only_by_add_needs_no_ingester_entry(world):
 def test_delete_removes_a_document_added_by_hand_and_refuses_an_unknown_one(world):
     assert world.results["deleted"].outcome == "deleted"
     assert world.results["text2"].uri not in world.documents["after delete"]
+    assert isinstance(world.errors["unknown"], DeleteRefusedError)
     assert "holds no document" in str(world.errors["unknown"])
 
 
@@ -179,6 +180,7 @@ def test_a_source_root_added_later_takes_the_document_over_with_its_id(world):
 
 
 def test_delete_refuses_a_sources_document_naming_the_source(world):
+    assert isinstance(world.errors["delete synced"], DeleteRefusedError)
     assert "belongs to source field" in str(world.errors["delete synced"])
 
 

@@ -25,6 +25,7 @@ from haiku.core.errors import HaikuError, database_label
 from haiku.ingester.manual.errors import AddRefusedError, DeleteRefusedError
 from haiku.ingester.manual.session import AddResult, Session
 from haiku.ingester.manual.source import MANUAL_SOURCE_ID, MAX_FILE_SIZE
+from haiku.ingester.manual.spool import GivenFields
 from haiku.ingester.manual.targets import Target, classify, file_target, text_target
 from haiku.ingester.manual.urls import fetch, is_web_url
 from haiku.ingester.pipeline.files import content_hash
@@ -93,6 +94,8 @@ class Ingester:
 
     async def delete(self, id_or_uri: str, *, database: str) -> AddResult:
         """Delete a document added by hand, named by its id or uri (or the path it was added from)."""
+        async with (await self._session(database)).reading() as store:
+            await _deletable(store, id_or_uri, database)  # DeleteRefusedError names why not
         return _one(await self.delete_many([id_or_uri], database=database))
 
     # --- several (one result each) -------------------------------------------------------
@@ -167,42 +170,12 @@ class Ingester:
         queued: list[tuple[str, str, Any]] = []
         async with session.reading() as store:
             for argument in arguments:
-                document = await store.get_document_by_id(argument)
-                if document is None:
-                    uri = argument if "://" in argument else Path(argument).expanduser().resolve().as_uri()
-                    document = await store.get_document_by_uri(uri)
-                if document is None or document.uri is None:
-                    refused.append(
-                        AddResult(
-                            argument,
-                            None,
-                            "failed",
-                            error=str(
-                                DeleteRefusedError(
-                                    f"{argument}: {database_label(database)} holds no document with this id or uri"
-                                )
-                            ),
-                        )
-                    )
+                try:
+                    uri = await _deletable(store, argument, database)
+                except DeleteRefusedError as exc:
+                    refused.append(AddResult(argument, None, "failed", error=str(exc)))
                     continue
-                owner = document.metadata.get(SOURCE_ID)
-                if owner != MANUAL_SOURCE_ID:
-                    refused.append(
-                        AddResult(
-                            argument,
-                            document.uri,
-                            "failed",
-                            document.id,
-                            error=str(
-                                DeleteRefusedError(
-                                    f"{argument}: document {document.id} belongs to source {owner} of "
-                                    f"{database_label(database)}, which syncs it; remove the file from that source instead"
-                                )
-                            ),
-                        )
-                    )
-                    continue
-                queued.append((argument, document.uri, session.record(document.uri)))
+                queued.append((argument, uri, session.record(uri)))
         for _argument, uri, _before in queued:
             session.enqueue(uri, "delete", None)
         ran = await session.run([uri for _, uri, _ in queued], wait=self.wait)
@@ -220,8 +193,6 @@ class Ingester:
         metadata: dict[str, Any],
         conditional: bool = False,
     ) -> Target:
-        from haiku.ingester.manual.spool import GivenFields
-
         kept = session.spool.fields(session.database, url) if conditional else None
         record = session.record(url)
         validators = kept is not None and record is not None and kept.fetched_hash == record.content_hash
@@ -279,3 +250,22 @@ def _one(results: list[AddResult]) -> AddResult:
     if result.uri is None:  # refused before anything was queued
         raise AddRefusedError(result.error or f"{result.argument}: refused")
     raise AddFailedError(result)
+
+
+async def _deletable(store: Any, argument: str, database: str) -> str:
+    """The uri of the document added by hand that ``argument`` names (id, uri or path); else why not."""
+    document = await store.get_document_by_id(argument)
+    if document is None:
+        uri = argument if "://" in argument else Path(argument).expanduser().resolve().as_uri()
+        document = await store.get_document_by_uri(uri)
+    if document is None or document.uri is None:
+        raise DeleteRefusedError(
+            f"{argument}: {database_label(database)} holds no document with this id or uri"
+        )
+    owner = document.metadata.get(SOURCE_ID)
+    if owner != MANUAL_SOURCE_ID:
+        raise DeleteRefusedError(
+            f"{argument}: document {document.id} belongs to source {owner} of {database_label(database)}, "
+            "which syncs it; remove the file from that source instead"
+        )
+    return document.uri

@@ -46,6 +46,14 @@ class GivenFields:
                    metadata=dict(data.get("metadata") or {}))  # fmt: skip
 
 
+def _read_fields(folder: Path) -> GivenFields | None:
+    try:
+        data = json.loads((folder / FIELDS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return GivenFields.from_json(data) if isinstance(data, dict) else None
+
+
 def _key(uri: str) -> str:
     return hashlib.sha256(uri.encode("utf-8")).hexdigest()[:32]
 
@@ -110,11 +118,7 @@ class Spool:
 
     # --- fields --------------------------------------------------------------------
     def fields(self, database: str, uri: str) -> GivenFields | None:
-        try:
-            data = json.loads((self.folder(database, uri) / FIELDS).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return GivenFields.from_json(data) if isinstance(data, dict) else None
+        return _read_fields(self.folder(database, uri))
 
     def put_fields(self, database: str, fields: GivenFields) -> None:
         folder = self.folder(database, fields.uri)
@@ -123,19 +127,12 @@ class Spool:
 
     def uris(self, database: str) -> list[str]:
         """The uris of every document this database has fields for."""
-        found = []
         base = self.root / database
         if not base.is_dir():
             return []
-        for folder in sorted(base.iterdir()):
-            try:
-                data = json.loads((folder / FIELDS).read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            fields = GivenFields.from_json(data) if isinstance(data, dict) else None
-            if fields is not None:
-                found.append(fields.uri)
-        return found
+        return [
+            fields.uri for folder in sorted(base.iterdir()) if (fields := _read_fields(folder)) is not None
+        ]
 
     # --- cleaning ------------------------------------------------------------------
     def prune(self, database: str, live: Callable[[str], bool], known: Callable[[str], bool]) -> int:
@@ -147,9 +144,7 @@ class Spool:
             return 0
         with self.locked():
             for folder in list(base.iterdir()):
-                fields = None
-                with contextlib.suppress(OSError, ValueError):
-                    fields = GivenFields.from_json(json.loads((folder / FIELDS).read_text(encoding="utf-8")))
+                fields = _read_fields(folder)
                 if fields is None or live(fields.uri):
                     continue
                 if not known(fields.uri):

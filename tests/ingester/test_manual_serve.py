@@ -8,7 +8,9 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from ingester_support import (
@@ -64,6 +66,12 @@ def test_add_and_delete_beside_a_running_serve_hand_their_work_to_the_daemon(tmp
         deleted = run_cli(["delete", text["id"], "--db-name", "papers", "--json"], config=config)
         assert deleted.returncode == 0, deleted.stderr
         assert json.loads(deleted.stdout)[0]["outcome"] == "deleted"
+        listed = subprocess.run(
+            [str(Path(sys.executable).parent / "haiku-rag"), "--config", str(config), "--db-name", "papers", "list"],
+            capture_output=True, text=True, timeout=120, env=cli_env(),
+        )  # fmt: skip
+        assert listed.returncode == 0, listed.stderr
+        assert listed.stdout.count("ingester source: manual") == 2  # notes.md and later.md
     finally:
         assert serve.stop() == 0
     # The daemon did every write: the commands could not take its lock, and its log has the jobs.

@@ -93,6 +93,8 @@ def print_results(results: list[AddResult], as_json: bool) -> int:
 
 def result_line(result: AddResult) -> str:
     if result.outcome == "failed" or result.outcome == "skipped":
-        return f"{result.outcome}: {result.argument}: {result.error}"
+        error = result.error or "not written"
+        named = error if error.startswith(result.argument) else f"{result.argument}: {error}"  # named once
+        return f"{result.outcome}: {named}"
     chunks = f" ({result.chunks} chunk(s))" if result.outcome in ("added", "updated", "unchanged") else ""
     return f"{result.outcome}: {result.document_id or '-'} {result.uri}{chunks}"

@@ -604,14 +604,10 @@ def test_ingester_databases_with_legacy_uri_fail_saying_to_move_it_into_database
     assert "lancedb.databases" in message
 
 
-def test_ingester_database_with_empty_source_list_fails_naming_it():
-    data = {**_DB, "ingester": {"databases": {"a": {"sources": []}}}}
-    assert "ingester.databases[a].sources" in load_error(data)
-
-
-def test_ingester_database_without_sources_fails_naming_it():
-    data = {**_DB, "ingester": {"databases": {"a": None}}}
-    assert "ingester.databases[a]" in load_error(data)
+@pytest.mark.parametrize("entry", [{"sources": []}, {}, None])
+def test_an_ingester_database_may_have_no_sources_being_fed_only_by_add(entry):
+    config = config_from_dict({**_DB, "ingester": {"databases": {"a": entry}}})
+    assert config.ingester.databases["a"].sources == []
 
 
 def test_an_unknown_source_type_fails_to_load_listing_the_supported_types():

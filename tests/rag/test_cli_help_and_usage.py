@@ -11,8 +11,8 @@ from support import write_config
 
 @pytest.mark.parametrize(
     ("command", "ingester_command"),
-    [("add", "haiku-ingester run-batch"), ("add-src", "haiku-ingester run-batch"),
-     ("delete", "haiku-ingester run-batch"), ("rebuild", "haiku-ingester rebuild --db-name NAME"),
+    [("add", "haiku-ingester add - --title TITLE --db-name NAME"),
+     ("add-src", "haiku-ingester add PATH|URL --db-name NAME"), ("delete", "haiku-ingester delete ID --db-name NAME"), ("rebuild", "haiku-ingester rebuild --db-name NAME"),
      ("reprocess", "haiku-ingester reprocess --db-name NAME"), ("formats", "haiku-ingester formats")],
 )
 def test_a_command_of_the_published_tool_that_writes_documents_names_the_ingester_command(command, ingester_command):

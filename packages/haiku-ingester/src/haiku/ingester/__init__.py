@@ -1,6 +1,7 @@
 """haiku-ingester: one daemon that keeps every configured database in sync with its folders.
 
     from haiku.ingester import IngesterApp, run_batch, collect_status
+    from haiku.ingester import Ingester  # add and delete documents by hand
     from haiku.ingester.rebuild import rebuild
 
 Importing this package loads no model library; the names above load their
@@ -18,6 +19,8 @@ _LAZY = {
     "run_batch": "haiku.ingester.batch",
     "BatchReport": "haiku.ingester.batch",
     "collect_status": "haiku.ingester.status",
+    "Ingester": "haiku.ingester.manual.api",
+    "AddResult": "haiku.ingester.manual.session",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -28,6 +28,7 @@ from haiku.ingester.checks import (
 from haiku.ingester.databases import DatabaseRuntime
 from haiku.ingester.errors import NothingToIngestError
 from haiku.ingester.logs import get_logger
+from haiku.ingester.manual.source import MANUAL_SOURCE_ID, manual_source, manual_source_ids
 from haiku.ingester.metrics import IngesterMetrics
 from haiku.ingester.pipeline.engine import check_engine
 from haiku.ingester.pipeline.parts import Pipeline, build_pipeline
@@ -91,7 +92,7 @@ class IngesterApp:
             (name, source.source_id)
             for name, entry in self.config.ingester.databases.items()
             for source in entry.sources
-        }
+        } | manual_source_ids(self.config)
 
     # --- lifecycle ---------------------------------------------------------------
     async def start(self, *, require_databases: bool = False) -> Pipeline:
@@ -143,7 +144,9 @@ class IngesterApp:
         lock = OwnershipLock(ref, "ingester", holder=f"haiku-ingester {self.command}")
         await lock.acquire()
         sources = sources_of(self.config, name)
-        self.databases[name] = DatabaseRuntime(name=name, ref=ref, sources=sources, lock=lock)
+        self.databases[name] = DatabaseRuntime(
+            name=name, ref=ref, sources=sources, lock=lock, manual=manual_source(self.config, name)
+        )
 
     async def _open_stores(self, names: list[str], queue: IngestQueue) -> None:
         from haiku.core.store import Store
@@ -167,7 +170,7 @@ class IngesterApp:
         await self._reconcile(runtime, self.pipeline.queue.sync)
 
     async def _reconcile(self, runtime: DatabaseRuntime, sync: SyncState) -> None:
-        report = await reconcile(runtime.name, runtime.store, sync, set(runtime.sources))
+        report = await reconcile(runtime.name, runtime.store, sync, {*runtime.sources, MANUAL_SOURCE_ID})
         if report.restored or report.dropped or report.orphan_chunks:
             self.log.info(
                 "sync state reconciled",

@@ -298,6 +298,55 @@ def reprocess_command(
     raise typer.Exit(0 if all(report.ok for report in reports) else 1)
 
 
+@app.command("add")
+def add_command(
+    targets: Annotated[
+        list[str] | None, typer.Argument(help="Files, http(s):// URLs, or - (standard input).")
+    ] = None,
+    db_name: Annotated[str, typer.Option("--db-name", help="The database to add to.")] = ...,  # type: ignore[assignment]
+    title: Annotated[str | None, typer.Option("--title", help="The title (needed for -).")] = None,
+    meta: Annotated[list[str] | None, typer.Option("--meta", help="KEY=VALUE metadata (repeatable).")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="What - holds: md, txt or html.")] = "md",
+    identity: Annotated[str | None, typer.Option("--identity", help="-'s key in text://NAME/KEY.")] = None,
+    refresh: Annotated[
+        bool, typer.Option("--refresh", help="Fetch every URL added again, conditionally.")
+    ] = False,
+    no_wait: Annotated[
+        bool, typer.Option("--no-wait", help="Beside a running serve: return once queued.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON record per argument.")] = False,
+) -> None:
+    """Add files, web pages or a text to a database by hand; the same path again updates it (docs/ingester.md)."""
+    from haiku.ingester.manual.commands import add_documents, print_results
+
+    results = guarded(lambda: run_async(add_documents(
+        load(), db_name, targets or [], title=title, meta=meta or [], fmt=fmt, identity=identity, refresh=refresh,
+        wait=not no_wait,
+    )))  # fmt: skip
+    raise typer.Exit(print_results(results, as_json))
+
+
+@app.command("delete")
+def delete_command(
+    targets: Annotated[
+        list[str], typer.Argument(help="Document ids or uris (or the paths they were added from).")
+    ],
+    db_name: Annotated[str, typer.Option("--db-name", help="The database to delete from.")],
+    no_wait: Annotated[
+        bool, typer.Option("--no-wait", help="Beside a running serve: return once queued.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON record per argument.")] = False,
+) -> None:
+    """Delete documents added by hand (alias rm); a source's documents are refused, naming the source."""
+    from haiku.ingester.manual.commands import delete_documents, print_results
+
+    results = guarded(lambda: run_async(delete_documents(load(), db_name, targets, wait=not no_wait)))
+    raise typer.Exit(print_results(results, as_json))
+
+
+app.command("rm", hidden=True)(delete_command)
+
+
 @app.command("formats")
 def formats_command(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """Every file extension the ingester converts: extension, converter, content type."""

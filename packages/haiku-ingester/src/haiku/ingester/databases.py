@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from haiku.core.scope import DatabaseRef
+from haiku.ingester.manual.source import MANUAL_SOURCE_ID, ManualSource
 from haiku.ingester.sources.fs import FolderSource
 from haiku.ingester.sources.watching import FolderWatcher
 
@@ -20,6 +21,7 @@ class DatabaseRuntime:
     name: str
     ref: DatabaseRef
     sources: dict[str, FolderSource]
+    manual: ManualSource | None = None  # the documents added by hand (haiku.ingester.manual)
     store: Any = None
     lock: Any = None
     watchers: list[FolderWatcher] = field(default_factory=list)
@@ -79,6 +81,12 @@ class DatabaseRuntime:
         for task in tasks:
             with contextlib.suppress(BaseException):
                 await task
+
+    def source_for(self, source_id: str) -> Any:
+        """The configured source of this id, the ``manual`` one, or None."""
+        if source_id == MANUAL_SOURCE_ID and self.manual is not None:
+            return self.manual
+        return self.sources.get(source_id)
 
     def job_started(self) -> None:
         self.inflight += 1

@@ -144,7 +144,7 @@ async def _plan(runtime: DatabaseRuntime) -> _Plan:
     kept: list[KeptDocument] = []
     for document in await runtime.store.list_documents():
         source_id = document.metadata.get(SOURCE_ID)
-        source = runtime.sources.get(source_id) if source_id else None
+        source = runtime.source_for(source_id) if source_id else None  # `manual` too: documents added by hand
         if not document.uri:
             continue
         if source is None:

@@ -42,7 +42,7 @@ def collect_status(config: AppConfig, database_name: str | None = None, *, probe
     }
     if probe:
         report["http"] = probe_endpoint(config.ingester.http)
-    rows: dict[str, list[Any]] = {"counts": [], "sweeps": [], "job_skips": []}
+    rows: dict[str, list[Any]] = {"counts": [], "sweeps": [], "job_skips": [], "by_source": []}
     dead_files: list[DeadFile] = []
     documents: dict[str, int] = {}
     totals: dict[str, dict[str, Any]] = {}
@@ -67,6 +67,11 @@ def collect_status(config: AppConfig, database_name: str | None = None, *, probe
                     names,
                 )
             }
+            rows["by_source"] = db.query(  # each source's documents; `manual`: added by hand
+                f"SELECT database, source_id, COUNT(*) AS n FROM sync_state WHERE database IN ({marks}) "
+                "AND document_id IS NOT NULL GROUP BY database, source_id",
+                names,
+            )
             totals = read_totals(db, names)
             if "skipped" in {r["name"] for r in db.query("PRAGMA table_info(sync_state)")}:
                 rows["job_skips"] = db.query(
@@ -97,6 +102,9 @@ def collect_status(config: AppConfig, database_name: str | None = None, *, probe
                 )
             dead = [d for d in dead_files if d.database == name and d.source_id == source_id]
             entry["dead"] = len(dead)
+            entry["documents"] = sum(
+                r["n"] for r in rows["by_source"] if r["database"] == name and r["source_id"] == source_id
+            )
             sweep = next((r for r in rows["sweeps"] if r["database"] == name and r["source_id"] == source_id), None)
             entry["last_sweep_at"] = _iso(sweep["last_sweep_at"]) if sweep else None
             entry["last_sweep_status"] = sweep["last_status"] if sweep else None
@@ -198,10 +206,12 @@ def render_status(report: dict[str, Any]) -> str:
             sweep = source["last_sweep_at"] or "never"
             if source["last_sweep_status"] == "failed":
                 sweep += f" (failed: {source['last_sweep_error']})"
-            note = "" if source["configured"] else " (no longer configured)"
+            added = source["id"] == "manual"  # documents added by hand: never swept
+            note = " (added by hand)" if added else "" if source["configured"] else " (no longer configured)"
             lines.append(
-                f"  source {source['id']}{note}: queued {source['queued']}, claimed {source['claimed']}, "
-                f"dead {source['dead']}; last sweep {sweep}"
+                f"  source {source['id']}{note}: {source.get('documents', 0)} document(s), "
+                f"queued {source['queued']}, claimed {source['claimed']}, "
+                f"dead {source['dead']}" + ("" if added else f"; last sweep {sweep}")
             )
             skipped = SkipTally.from_json(source.get("skipped"))
             if skipped:

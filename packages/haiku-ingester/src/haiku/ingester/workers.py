@@ -193,10 +193,10 @@ class WorkerPool:
 
     async def _run_claimed(self, job: Job, runtime: DatabaseRuntime | None, log) -> None:
         queue, metrics = self.pipeline.queue, self.pipeline.metrics
-        if runtime is None or not runtime.accepting or job.source_id not in runtime.sources:
+        source = runtime.source_for(job.source_id) if runtime is not None else None
+        if runtime is None or not runtime.accepting or source is None:
             queue.jobs.release(job)
             return
-        source = runtime.sources[job.source_id]
         runtime.job_started()
         try:
             outcome = await self.pipeline.processor.run(job, source, runtime.store)

@@ -14,7 +14,8 @@ from haiku.core.config.sources import RetryConfig, SourceConfig, check_source_ty
 
 
 class IngestedDatabaseConfig(Section):
-    sources: list[SourceConfig]
+    # No sources: the database is fed only by `haiku-ingester add` (docs/ingester.md, "Adding documents").
+    sources: list[SourceConfig] = Field(default_factory=list)
 
     @field_validator("sources", mode="before")
     @classmethod
@@ -22,13 +23,6 @@ class IngestedDatabaseConfig(Section):
         if isinstance(value, list):
             for index, item in enumerate(value):
                 check_source_type(index, item)
-        return value
-
-    @field_validator("sources")
-    @classmethod
-    def _non_empty(cls, value: list[SourceConfig]) -> list[SourceConfig]:
-        if not value:
-            raise ValueError("sources must list at least one source")
         return value
 
 
@@ -67,6 +61,8 @@ class IngesterConfig(Section):
     workers: WorkersConfig = Field(default_factory=WorkersConfig)
     engine: EngineConfig = Field(default_factory=LocalEngineConfig)  # see haiku.core.config.engine
     http: IngesterHttpConfig = Field(default_factory=IngesterHttpConfig)  # see haiku.core.config.ingester_http
+    # `haiku-ingester add URL` refuses private, loopback and link-local addresses unless this is on.
+    allow_private_urls: bool = False
 
     @field_validator("databases", mode="before")
     @classmethod
@@ -74,9 +70,8 @@ class IngesterConfig(Section):
         if value is None:
             return {}
         if isinstance(value, dict):
-            for name, entry in value.items():
+            for name in value:
                 if name is None or not str(name).strip():
                     raise ValueError("ingester.databases has an entry with no name")
-                if entry is None:
-                    raise ValueError(f"ingester.databases[{name}] needs a sources list")
+            return {name: {} if entry is None else entry for name, entry in value.items()}
         return value

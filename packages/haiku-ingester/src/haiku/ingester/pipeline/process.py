@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from haiku.core.models import Chunk, Document
 from haiku.ingester.errors import SkippedFileError, SymlinkOutsideRootError
+from haiku.ingester.manual.source import given_fields
 from haiku.ingester.metrics import IngesterMetrics
 from haiku.ingester.pipeline.describe import PictureDescriber
 from haiku.ingester.pipeline.embed import EmbedBatcher
@@ -189,8 +190,9 @@ class JobProcessor:
         ]  # fmt: skip
         if converted.language:
             metadata = {**metadata, LANGUAGE: converted.language}
-        metadata = {**converted.metadata, **metadata}  # what the converter says of it (a picture cap hit)
-        document = Document(uri=job.uri, title=converted.title, content=converted.content, metadata=metadata)
+        title, given = given_fields(source, job.uri)  # what `add` was told (--title, --meta)
+        metadata = {**converted.metadata, **given, **metadata}  # what the converter says of it (a picture cap hit)
+        document = Document(uri=job.uri, title=title or converted.title, content=converted.content, metadata=metadata)
         stored = await self.writer.write(job.database, store, document, chunks, vectors, converted.structure)
         return Outcome(
             "written",

@@ -64,6 +64,8 @@ def print_document_summary(document: Document, *, label: bool = False) -> None:
         typer.echo(f"  database: {document.source}")
     typer.echo(f"  uri: {document.uri or ''}")
     typer.echo(f"  title: {document.title or ''}")
+    if document.metadata.get("source_id"):  # the ingester source it came from (`manual`: added by hand)
+        typer.echo(f"  ingester source: {document.metadata['source_id']}")
     if document.metadata:
         typer.echo(f"  metadata: {json.dumps(document.metadata, ensure_ascii=False, sort_keys=True, default=str)}")
     typer.echo(f"  created: {document.created_at.isoformat()}  updated: {document.updated_at.isoformat()}")

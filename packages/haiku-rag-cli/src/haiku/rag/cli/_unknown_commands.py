@@ -2,7 +2,8 @@
 
 The published haiku-rag wrote documents itself (`add`, `add-src`, `delete`,
 `rebuild`, `reprocess`) and listed what it converts (`formats`); here documents
-are written, and files converted, by `haiku-ingester` only, so those names get
+are written, and files converted, by `haiku-ingester` only (`haiku-ingester add`
+and `delete` for documents added by hand), so those names get
 the ingester command that does the job instead of a bare "No such command". Other unknown names get close spellings, if any are close.
 """
 
@@ -11,16 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from difflib import get_close_matches
 
-_INGEST = (
-    "put the file in a folder that a source of ingester.databases watches, then run "
-    "`haiku-ingester run-batch` (or keep `haiku-ingester serve` running)"
-)
 WRITTEN_BY_THE_INGESTER = {
-    "add": _INGEST,
-    "add-src": _INGEST,
+    "add": "run `haiku-ingester add - --title TITLE --db-name NAME` to add a text from standard input",
+    "add-src": "run `haiku-ingester add PATH|URL --db-name NAME` to add a file or a web page",
     "delete": (
-        "remove the file from its source folder, then run `haiku-ingester run-batch` (or keep "
-        "`haiku-ingester serve` running): its document is deleted"
+        "run `haiku-ingester delete ID --db-name NAME` to delete a document added by hand "
+        "(a source's document goes when its file leaves the source folder)"
     ),
     "rebuild": "run `haiku-ingester rebuild --db-name NAME` to re-embed a database with the configured embedder",
     "reprocess": (

@@ -1,0 +1,99 @@
+"""Fetching a URL for `haiku-ingester add` (docs/ingester.md, "Adding documents"), against a real loopback server."""
+
+from __future__ import annotations
+
+import pytest
+from manual_support import Page, Site, serve_site
+
+from haiku.ingester.manual.errors import UrlRefusedError
+from haiku.ingester.manual.urls import check_address, fetch
+
+PAGE = b"<html><head><title>Herons</title></head><body><h1>Herons</h1><p>They wait.</p></body></html>"
+
+
+@pytest.fixture(scope="module")
+def running_site():
+    site = Site(
+        pages={
+            "/herons.html": Page(PAGE, etag='"v1"'),
+            "/big.txt": Page(b"x" * 5000, "text/plain", declare_length=False),
+            "/declared.txt": Page(b"y" * 5000, "text/plain"),
+            "/setup.exe": Page(b"MZ\x90\x00", "application/x-msdownload"),
+            "/report.pdf": Page(b"%PDF-1.4 tiny", "application/octet-stream"),
+        },
+        redirects={"/loop": "/loop", "/moved": "/herons.html", "/to-file": "file:///etc/passwd"},
+    )
+    server, url = serve_site(site)
+    site.url = url  # type: ignore[attr-defined]
+    yield site
+    server.close()
+
+
+@pytest.fixture
+def site(running_site):
+    running_site.requests.clear()
+    return running_site
+
+
+async def test_a_page_is_fetched_with_its_etag_and_converted_as_its_content_type_says(site):
+    answer = await fetch(site.url("/herons.html"), max_bytes=10_000, allow_private=True)
+    assert (answer.data, answer.extension, answer.etag) == (PAGE, ".html", '"v1"')
+
+
+async def test_a_conditional_request_for_an_unchanged_page_reads_no_body(site):
+    answer = await fetch(site.url("/herons.html"), max_bytes=10_000, allow_private=True, etag='"v1"')
+    assert answer.data is None
+    assert site.requests == [("/herons.html", '"v1"', 304)]
+
+
+async def test_a_redirect_is_followed_and_a_redirect_loop_is_refused(site):
+    assert (await fetch(site.url("/moved"), max_bytes=10_000, allow_private=True)).data == PAGE
+    with pytest.raises(UrlRefusedError, match="more than 5 redirects"):
+        await fetch(site.url("/loop"), max_bytes=10_000, allow_private=True)
+    assert sum(1 for path, _, _ in site.requests if path == "/loop") == 6
+
+
+async def test_a_redirect_to_another_scheme_is_refused(site):
+    with pytest.raises(UrlRefusedError, match="only http:// and https://"):
+        await fetch(site.url("/to-file"), max_bytes=10_000, allow_private=True)
+
+
+@pytest.mark.parametrize("path", ["/big.txt", "/declared.txt"])
+async def test_a_body_over_the_size_limit_is_refused(site, path):
+    with pytest.raises(UrlRefusedError, match="over the size limit"):
+        await fetch(site.url(path), max_bytes=1000, allow_private=True)
+
+
+async def test_a_content_type_the_ingester_does_not_convert_is_refused(site):
+    with pytest.raises(UrlRefusedError, match="application/x-msdownload"):
+        await fetch(site.url("/setup.exe"), max_bytes=10_000, allow_private=True)
+
+
+async def test_a_generic_content_type_falls_back_on_the_urls_extension(site):
+    assert (await fetch(site.url("/report.pdf"), max_bytes=10_000, allow_private=True)).extension == ".pdf"
+
+
+async def test_a_loopback_address_is_refused_before_any_request_unless_allowed(site):
+    with pytest.raises(UrlRefusedError, match="allow_private_urls"):
+        await fetch(site.url("/herons.html"), max_bytes=10_000, allow_private=False)
+    assert site.requests == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://10.1.2.3/a.html",
+        "http://169.254.169.254/latest",
+        "http://[::1]:8080/",
+        "http://[::ffff:127.0.0.1]/",
+    ],
+)
+async def test_private_link_local_and_loopback_addresses_are_refused(url):
+    # The same check runs on the first request and on every redirect (``fetch`` calls it per hop).
+    with pytest.raises(UrlRefusedError, match="private, loopback or link-local"):
+        await check_address(url, allow_private=False)
+
+
+async def test_other_schemes_are_refused():
+    with pytest.raises(UrlRefusedError, match="ftp"):
+        await fetch("ftp://example.org/file.txt", max_bytes=10, allow_private=False)

@@ -672,8 +672,9 @@ def test_fs_source_includes_the_supported_extensions_by_default():
     source = config_from_dict(_with_source()).ingester.databases["a"].sources[0]
     from haiku.core.convert.formats import FORMATS
 
-    extensions = {"." + pattern.rsplit(".", 1)[-1] for pattern in source.include_patterns}
-    assert extensions == set(FORMATS)
+    extensions = {"." + pattern.rsplit(".", 1)[-1] for pattern in source.include_patterns if pattern != "*"}
+    assert extensions == set(FORMATS) | {".gz", ".bz2", ".xz"}
+    assert "*" in source.include_patterns  # names without an extension, taken by their content
     assert {".md", ".txt", ".docx", ".pdf", ".pptx", ".xlsx", ".csv", ".py", ".png"} <= extensions
     assert source.include_patterns == DEFAULT_INCLUDE_PATTERNS
 

@@ -62,3 +62,21 @@ def test_a_real_manuals_table_of_contents_stays_out_of_its_chunks(converter):
     assert ". . . . . ." not in text and "All rights reserved" in text
     furniture = [item.text for item in document.docling.texts if item.content_layer.value == "furniture"]
     assert any("How to use bzip2" in line for line in furniture)  # kept in the document, for visualize
+
+
+def test_a_wiki_pages_menus_language_links_and_footer_stay_out_of_its_chunks(converter):
+    from web_pages import ARTICLE, wiki_page
+
+    document = converter.convert(name="Mallard.html", fmt="html", data=wiki_page().encode())
+    text = " ".join(" ".join(chunk.content for chunk in document.chunks).split())
+    assert document.title == "Mallard"
+    assert all(sentence in text for sentence in ARTICLE) and "Carl Linnaeus" in text
+    for boilerplate in ("Random article", "Language 150", "Privacy policy", "Jump to content", "Categories: Ducks"):
+        assert boilerplate not in text, boilerplate
+
+
+def test_a_texinfo_pages_next_and_up_links_stay_out_of_its_chunks(converter):
+    data = (Path(__file__).parent / "web" / "libffi-The-Basics.html").read_bytes()
+    document = converter.convert(name="The-Basics.html", fmt="html", data=data)
+    text = " ".join(" ".join(chunk.content for chunk in document.chunks).split())
+    assert "ffi_prep_cif" in text and "Next:" not in text and "Simple Example" not in text

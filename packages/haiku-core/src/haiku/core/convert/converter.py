@@ -133,6 +133,10 @@ class Converter:
             return ReadDocument(name, scan.document, content, title_line(content), metadata=scan.metadata)
         if fmt in ("md", "html", "csv", "asciidoc", "latex", "vtt"):
             data = decode_text(data).encode("utf-8")  # docling reads text formats as UTF-8
+        if fmt == "html":
+            from haiku.core.convert.html_boilerplate import strip_boilerplate
+
+            data = strip_boilerplate(data.decode("utf-8")).encode("utf-8")
         if fmt == "latex":
             from haiku.core.convert.latex_source import plain_latex_source
 

@@ -80,3 +80,16 @@ def test_a_texinfo_pages_next_and_up_links_stay_out_of_its_chunks(converter):
     document = converter.convert(name="The-Basics.html", fmt="html", data=data)
     text = " ".join(" ".join(chunk.content for chunk in document.chunks).split())
     assert "ffi_prep_cif" in text and "Next:" not in text and "Simple Example" not in text
+
+
+def test_an_articles_own_header_and_its_title_stay():
+    from haiku.core.convert.html_boilerplate import strip_boilerplate
+
+    page = (
+        "<html><body><header><a href='/'>Home</a> <a href='/blog'>Blog</a></header><main><article>"
+        "<header><h2>Ruffs on the lek</h2><p>By Ann, 3 May</p></header>"
+        + "<p>The males gather each spring and display to the females for weeks on end.</p>" * 3
+        + "</article></main></body></html>"
+    )
+    kept = strip_boilerplate(page)
+    assert "Ruffs on the lek" in kept and "By Ann" in kept and "Blog</a>" not in kept

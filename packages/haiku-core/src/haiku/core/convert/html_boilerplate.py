@@ -1,8 +1,8 @@
 """A web page's navigation, language lists and footers left out before docling reads it
 (docs/ingester.md, "Formats"), so chunks hold the page's own text.
 
-Removed: ``<nav>``, ``<footer>``, ``<aside>``, a page-level ``<header>`` that
-holds no ``<h1>``, elements whose ARIA role is navigation, contentinfo,
+Removed: ``<nav>``, ``<footer>``, ``<aside>``, a page-level ``<header>`` (not
+inside an article, main or section) that holds no ``<h1>``, elements whose ARIA role is navigation, contentinfo,
 banner, search or complementary, and elements whose id or class names them as
 navigation (``nav``, ``menu``, ``sidebar``, ``breadcrumb``, ``footer``,
 Wikipedia's language links ``p-lang`` and ``interlanguage``, DocBook's
@@ -23,6 +23,7 @@ _NAMES = re.compile(
     r"mw-panel|skip-link|cookie-banner|printfooter)(?:$|[-_\s])",
     re.IGNORECASE,
 )
+_CONTENT = ("article", "main", "section")  # a <header> inside one heads content: its post title, byline
 _KEEP_AT_LEAST = 20  # words: a page left with fewer is kept whole (the markers misled)
 
 
@@ -42,7 +43,7 @@ def strip_boilerplate(html: str) -> str:
     before = len(body.get_text(" ").split())
     doomed = [tag for tag in body.find_all(_TAGS)]
     doomed += [tag for tag in body.find_all(attrs={"role": True}) if str(tag.get("role")).lower() in _ROLES]
-    doomed += [tag for tag in body.find_all("header") if tag.find("h1") is None]
+    doomed += [tag for tag in body.find_all("header") if tag.find("h1") is None and not tag.find_parent(_CONTENT)]
     doomed += [tag for tag in body.find_all(True) if tag.name not in ("body", "main", "article") and _named_as_navigation(tag)]
     if not doomed:
         return html

@@ -668,8 +668,9 @@ def test_fs_source_includes_the_supported_extensions_by_default():
     source = config_from_dict(_with_source()).ingester.databases["a"].sources[0]
     from haiku.core.convert.formats import FORMATS
 
-    extensions = {"." + pattern.rsplit(".", 1)[-1] for pattern in source.include_patterns}
-    assert extensions == set(FORMATS)
+    extensions = {"." + pattern.rsplit(".", 1)[-1] for pattern in source.include_patterns if pattern != "*"}
+    assert extensions == set(FORMATS) | {".gz", ".bz2", ".xz"}
+    assert "*" in source.include_patterns  # names without an extension, taken by their content
     assert {".md", ".txt", ".docx", ".pdf", ".pptx", ".xlsx", ".csv", ".py", ".png"} <= extensions
     assert source.include_patterns == DEFAULT_INCLUDE_PATTERNS
 
@@ -789,7 +790,8 @@ def test_the_format_table_is_one_table_read_by_the_configuration_and_the_convert
     from haiku.core.convert import formats as converter_formats
 
     assert converter_formats.FORMATS is formats.FORMATS
-    assert FsSourceConfig(root="/x").include_patterns == [f"*{ext}" for ext in formats.FORMATS]
+    assert FsSourceConfig(root="/x").include_patterns == formats.include_patterns()
+    assert [f"*{ext}" for ext in formats.FORMATS] == formats.include_patterns()[: len(formats.FORMATS)]
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,9 @@
 (docs/ingester.md, "Formats": a hit in a Python file reads ``Parser > parse_args``).
 
 Python is read with its own ``ast``; a file that does not parse (another
-Python version's syntax, a fragment) gets no headings, never an error.
+Python version's syntax, a fragment) gets no headings, never an error. Other
+languages are read by the tree-sitter grammars ``tree-sitter-language-pack``
+ships inside its wheel (``code_grammars``), loaded on first use.
 """
 
 from __future__ import annotations
@@ -53,9 +55,13 @@ class CodeScopes:
 
 def scopes_for(language: str | None, text: str) -> CodeScopes | None:
     """The scopes of a source file in ``language``, where the language is one this module reads."""
-    if (language or "").lower() == "python":
+    language = (language or "").lower()
+    if language == "python":
         return CodeScopes.of_python(text)
-    return None
+    from haiku.core.convert.code_grammars import scope_spans
+
+    spans = scope_spans(language, text)
+    return CodeScopes(spans) if spans is not None else None
 
 
 def common_scope(scopes: list[list[str]]) -> list[str]:

@@ -32,6 +32,7 @@ from haiku.core.convert.document import (
     embed_text,
 )
 from haiku.core.convert.formats import format_of, xml_kind
+from haiku.core.convert.furniture import move_contents_to_furniture
 from haiku.core.convert.serializers import chunking_serializers, export_markdown, inline_keeping_chunker
 from haiku.core.convert.structure import StructureOptions, chunk_location, extract_structure
 from haiku.core.convert.titles import choose_title, readable_name, title_line
@@ -132,6 +133,14 @@ class Converter:
             return ReadDocument(name, scan.document, content, title_line(content), metadata=scan.metadata)
         if fmt in ("md", "html", "csv", "asciidoc", "latex", "vtt"):
             data = decode_text(data).encode("utf-8")  # docling reads text formats as UTF-8
+        if fmt == "html":
+            from haiku.core.convert.html_boilerplate import strip_boilerplate
+
+            data = strip_boilerplate(data.decode("utf-8")).encode("utf-8")
+        if fmt == "latex":
+            from haiku.core.convert.latex_source import plain_latex_source
+
+            data = plain_latex_source(data.decode("utf-8")).encode("utf-8")
         document = self._backends.convert(name, fmt, data)
         metadata: dict[str, Any] = {}
         if fmt == "pdf":
@@ -144,6 +153,7 @@ class Converter:
 
                 document = lay_out(data, document, ocr_pages=scan.ocr_pages)
         clean_document(document)
+        move_contents_to_furniture(document)
         content = export_markdown(document)
         return ReadDocument(
             name, document, content, title_line(content) if fmt == "pdf" else None,

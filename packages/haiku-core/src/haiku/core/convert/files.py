@@ -13,7 +13,8 @@ from typing import Any
 
 from haiku.core.config import AppConfig
 from haiku.core.convert.document import ConvertedChunk, ReadDocument
-from haiku.core.convert.formats import format_of, unavailable_reason
+from haiku.core.convert.file_bytes import InflatedTooLargeError, NotCompressedError, inflate, looks_like_text
+from haiku.core.convert.formats import FileFormat, format_of, unavailable_reason
 from haiku.core.errors import ConversionError
 
 
@@ -64,6 +65,7 @@ class FileConverter:
             data = path.read_bytes()
         except OSError as exc:
             raise ConversionError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+        data = _checked_bytes(path, spec, data)
         return self._built().read(name=str(path), fmt=spec.converter, data=data)
 
     def chunk(self, document: ReadDocument) -> list[ConvertedChunk]:
@@ -74,6 +76,22 @@ class FileConverter:
 
     def count_tokens(self, text: str) -> int:
         return self._built().count_tokens(text)
+
+
+# What a compressed file may inflate to here, where no source's max_file_size applies: its default.
+INFLATE_LIMIT = 100 * 1024 * 1024
+
+
+def _checked_bytes(path: Path, spec: FileFormat, data: bytes) -> bytes:
+    """A compressed file inflated; bytes a name does not vouch for refused unless text."""
+    if spec.compression:
+        try:
+            data = inflate(data, spec.compression, limit=INFLATE_LIMIT)
+        except (InflatedTooLargeError, NotCompressedError) as exc:
+            raise ConversionError(f"{path}: {exc}") from None
+    if spec.sniffed and not looks_like_text(data):
+        raise ConversionError(f"{path}: binary content, and the name has no extension that says what it is")
+    return data
 
 
 def conversion_report(files: FileConverter, path: str | Path, *, chunks: bool) -> dict[str, Any]:

@@ -85,7 +85,11 @@ def format_rows() -> list[dict[str, str | None]]:
 
 def render_formats() -> str:
     rows = format_rows()
-    lines = [f"{len(rows)} extensions (include_patterns defaults to all of them):"]
+    lines = [
+        f"{len(rows)} extensions (include_patterns defaults to all of them); also names without an extension "
+        "(README, README.Debian, copyright, Makefile) when their bytes are text, and .gz/.bz2/.xz files by "
+        "the name inside (changelog.Debian.gz):"
+    ]
     for row in rows:
         what = f"{row['converter']} ({row['via']})"
         language = f" [{row['language']}]" if row["language"] else ""

@@ -9,6 +9,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from haiku.core.convert.file_bytes import InflatedTooLargeError, NotCompressedError, inflate, looks_like_text
 from haiku.core.convert.formats import format_of, unavailable_reason
 from haiku.ingester.errors import (
     BinaryContentError,
@@ -97,12 +98,40 @@ def check_bytes(facts: FileFacts, data: bytes, *, max_file_size: int) -> bytes:
     if not data:
         raise EmptyFileError(f"{facts.path}: the file is empty (0 bytes)")
     spec = format_of(facts.path.name)
-    if spec is not None and spec.text:
+    if spec is not None and spec.compression:
+        data = _inflated(facts, data, spec.compression, max_file_size=max_file_size)
+    if spec is not None and spec.sniffed:
+        _check_sniffed_text(facts.path, data)
+    elif spec is not None and spec.text:
         check_text(facts.path, data)
     else:
         refuse_key_material(facts, data)
         check_signature(facts, data)
     return data
+
+
+def _inflated(facts: FileFacts, data: bytes, compression: str, *, max_file_size: int) -> bytes:
+    """A compressed file's content, capped like any file's size (a compression bomb is skipped as too large)."""
+    try:
+        data = inflate(data, compression, limit=max_file_size)
+    except InflatedTooLargeError:
+        raise FileTooLargeError(
+            f"{facts.path}: inflates to more than max_file_size ({max_file_size} bytes) of its source"
+        ) from None
+    except NotCompressedError as exc:
+        raise ContentMismatchError(f"{facts.path}: the bytes are {exc}; rename the file to its real type") from None
+    if not data:
+        raise EmptyFileError(f"{facts.path}: the compressed file holds nothing (0 bytes)")
+    return data
+
+
+def _check_sniffed_text(path: Path, data: bytes) -> None:
+    """A file whose name does not say it is text (README, a name without an extension) is taken only
+    when its bytes are text; a binary one is skipped, and a PEM key is never read."""
+    if not looks_like_text(data):
+        raise BinaryContentError(f"{path}: binary content, and the name has no extension that says what it is")
+    if data.lstrip()[: len(_PEM)] == _PEM:
+        raise UnknownFileTypeError(f"{path}: a PEM key or certificate; key files are skipped so no secret is indexed")
 
 
 # `.key` is Keynote's extension and also the usual name of a private key or certificate in PEM form.

@@ -1,0 +1,55 @@
+"""A web page's navigation, language lists and footers left out before docling reads it
+(docs/ingester.md, "Formats"), so chunks hold the page's own text.
+
+Removed: ``<nav>``, ``<footer>``, ``<aside>``, a page-level ``<header>`` (not
+inside an article, main or section) that holds no ``<h1>``, elements whose ARIA role is navigation, contentinfo,
+banner, search or complementary, and elements whose id or class names them as
+navigation (``nav``, ``menu``, ``sidebar``, ``breadcrumb``, ``footer``,
+Wikipedia's language links ``p-lang`` and ``interlanguage``, DocBook's
+``navigation`` tables, Texinfo's ``header`` and ``nav-panel``). A page that
+would be left with almost no words this way is kept whole: the markers misled.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_TAGS = ("nav", "footer", "aside", "script", "style", "noscript")
+_ROLES = {"navigation", "contentinfo", "banner", "search", "complementary"}
+_NAMES = re.compile(
+    r"(?:^|[-_\s])(?:nav|navbar|navigation|nav-panel|menu|sidebar|side-bar|breadcrumbs?|footer|site-footer|"
+    r"p-lang|interlanguage|interlanguage-link|language-list|lang-list|languages|catlinks|mw-navigation|"
+    r"mw-panel|skip-link|cookie-banner|printfooter)(?:$|[-_\s])",
+    re.IGNORECASE,
+)
+_CONTENT = ("article", "main", "section")  # a <header> inside one heads content: its post title, byline
+_KEEP_AT_LEAST = 20  # words: a page left with fewer is kept whole (the markers misled)
+
+
+def _named_as_navigation(tag: Any) -> bool:
+    names = " ".join([tag.get("id") or "", *(tag.get("class") or [])])
+    if tag.name == "div" and "header" in (tag.get("class") or []):  # Texinfo's Next/Previous/Up line
+        return True
+    return bool(names.strip()) and bool(_NAMES.search(names))
+
+
+def strip_boilerplate(html: str) -> str:
+    """``html`` without its navigation, language lists and footers (unchanged if it would lose most words)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    body = soup.body or soup
+    before = len(body.get_text(" ").split())
+    doomed = [tag for tag in body.find_all(_TAGS)]
+    doomed += [tag for tag in body.find_all(attrs={"role": True}) if str(tag.get("role")).lower() in _ROLES]
+    doomed += [tag for tag in body.find_all("header") if tag.find("h1") is None and not tag.find_parent(_CONTENT)]
+    doomed += [tag for tag in body.find_all(True) if tag.name not in ("body", "main", "article") and _named_as_navigation(tag)]
+    if not doomed:
+        return html
+    for tag in doomed:
+        if not tag.decomposed:
+            tag.decompose()
+    if len(body.get_text(" ").split()) < min(_KEEP_AT_LEAST, before):
+        return html
+    return str(soup)

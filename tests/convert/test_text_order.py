@@ -1,0 +1,95 @@
+"""Text read in order and without markup or furniture in chunks (docs/ingester.md, "Formats"):
+LaTeX macros expanded or dropped, tables of contents' dot leaders kept out of chunks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from haiku.core.convert.furniture import is_contents_line
+
+REAL_PDFS = Path(__file__).parent / "real_pdfs"
+
+# As a paper's source has it (the Mistral 7B paper's preamble defines \model this way).
+PAPER = r"""\documentclass{article}
+\usepackage{xspace}
+\usepackage{wrapfig}
+\newcommand{\model}{Mistral~7B\xspace}
+\title{\model: a small language model}
+\begin{document}
+\maketitle
+\section{Introduction}
+We present \model, a model that outperforms larger ones. See Table~\ref{tab:results} and Fig.~1.
+\begin{wrapfigure}{r}{0.48\textwidth}
+\centering
+\includegraphics[width=0.45\textwidth]{architecture.png}
+\caption{The architecture of \model.}
+\end{wrapfigure}
+Results follow~\cite{touvron}. The model\xspace is fast, and \model is small.
+Code lives at \url{https://example.org/~mistral}.
+\end{document}
+"""
+
+
+def test_latex_macros_are_expanded_and_package_markup_dropped(converter):
+    document = converter.convert(name="paper.tex", fmt="latex", data=PAPER.encode())
+    text = "\n".join(chunk.content for chunk in document.chunks)
+    assert document.title == "Mistral 7B: a small language model"
+    assert "We present Mistral 7B, a model" in text and "Fig. 1" in text and "The model is fast" in text
+    assert "Mistral 7B is small" in text
+    for leak in ("\\xspace", "~7B", "r0.48", "Fig.1"):
+        assert leak not in text, leak
+
+
+def test_a_url_keeps_its_tilde():
+    from haiku.core.convert.latex_source import plain_latex_source
+
+    assert r"\url{https://example.org/~mistral}" in plain_latex_source(PAPER)
+
+
+def test_dot_leader_lines_are_contents_and_prose_is_not():
+    assert is_contents_line("2.1. NAME . . . . . . . . . . . . . . . 2")
+    assert is_contents_line("1. Introduction . . . . . . . . . 1 2. How to use bzip2 . . . . . . . . . 2")
+    assert is_contents_line("Preface ........ iv")
+    assert not is_contents_line("He waited...... 3 days later it rained.")
+    assert not is_contents_line("Values: 1.5, 2.5 and so on.")
+
+
+def test_a_real_manuals_table_of_contents_stays_out_of_its_chunks(converter):
+    data = (REAL_PDFS / "bzip2-manual-pages-1-3.pdf").read_bytes()
+    document = converter.read(name="bzip2-manual.pdf", fmt="pdf", data=data)
+    chunks = converter.chunk(document)
+    text = "\n".join(chunk.content for chunk in chunks)
+    assert ". . . . . ." not in text and "All rights reserved" in text
+    furniture = [item.text for item in document.docling.texts if item.content_layer.value == "furniture"]
+    assert any("How to use bzip2" in line for line in furniture)  # kept in the document, for visualize
+
+
+def test_a_wiki_pages_menus_language_links_and_footer_stay_out_of_its_chunks(converter):
+    from web_pages import ARTICLE, wiki_page
+
+    document = converter.convert(name="Mallard.html", fmt="html", data=wiki_page().encode())
+    text = " ".join(" ".join(chunk.content for chunk in document.chunks).split())
+    assert document.title == "Mallard"
+    assert all(sentence in text for sentence in ARTICLE) and "Carl Linnaeus" in text
+    for boilerplate in ("Random article", "Language 150", "Privacy policy", "Jump to content", "Categories: Ducks"):
+        assert boilerplate not in text, boilerplate
+
+
+def test_a_texinfo_pages_next_and_up_links_stay_out_of_its_chunks(converter):
+    data = (Path(__file__).parent / "web" / "libffi-The-Basics.html").read_bytes()
+    document = converter.convert(name="The-Basics.html", fmt="html", data=data)
+    text = " ".join(" ".join(chunk.content for chunk in document.chunks).split())
+    assert "ffi_prep_cif" in text and "Next:" not in text and "Simple Example" not in text
+
+
+def test_an_articles_own_header_and_its_title_stay():
+    from haiku.core.convert.html_boilerplate import strip_boilerplate
+
+    page = (
+        "<html><body><header><a href='/'>Home</a> <a href='/blog'>Blog</a></header><main><article>"
+        "<header><h2>Ruffs on the lek</h2><p>By Ann, 3 May</p></header>"
+        + "<p>The males gather each spring and display to the females for weeks on end.</p>" * 3
+        + "</article></main></body></html>"
+    )
+    kept = strip_boilerplate(page)
+    assert "Ruffs on the lek" in kept and "By Ann" in kept and "Blog</a>" not in kept

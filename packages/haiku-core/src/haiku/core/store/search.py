@@ -2,9 +2,9 @@
 (docs/client.md, "Context expansion").
 
 Scores: vector ``1 / (1 + distance)`` (cosine distance by default), full-text
-BM25, hybrid the reciprocal-rank fusion of this database's two lists by
-``haiku.core.fusion.fuse_rrf``, the rule the federating client applies to
-several databases (docs/fusion.md).
+BM25, hybrid the reciprocal-rank fusion of this database's two lists: the
+plan the federating client runs (``haiku.core.fusion.plan``), over this
+database alone (docs/fusion.md).
 
 A document filter is an SQL WHERE over the documents table, resolved to
 document ids first and applied to chunks as a pre-filter, so ``limit`` counts
@@ -37,7 +37,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from haiku.core.fusion import Ranked, fuse_and_enrich, fuse_rrf, hybrid_depth
+from haiku.core.fusion.plan import PLANS, Request
 from haiku.core.models import DocumentItem, SearchResult, SearchType, loads_metadata
 from haiku.core.sql import sql_in
 from haiku.core.store._query_slots import chunk_queries
@@ -57,7 +57,6 @@ _MAX_REFETCH = 3
 # search starts its vector list while the factors are still being computed.
 Boosts = Mapping[str, float] | Awaitable[Mapping[str, float]]
 ItemsOf = Callable[[str], Awaitable[list[DocumentItem]]]  # a document's stored items, by its id
-HybridLists = tuple[list[SearchResult], list[SearchResult]]  # a hybrid search's vector and full-text lists
 
 
 class Search:
@@ -104,27 +103,12 @@ class Search:
             )
         if search_type != "hybrid":
             raise ValueError(f"search_type must be vector, fts or hybrid, got {search_type!r}")
-        vector = query_vector
-        # Under the cosine metric a vector score gives the cosine; otherwise fusion reads the vectors.
-        from_distance = self.handles.config.search.vector_index_metric == "cosine"
-
-        async def fetch(part: Search, checked: bool) -> HybridLists:
-            return await part.hybrid_candidates(
-                query, vector, limit=hybrid_depth(limit), filter=filter,
-                with_vectors=with_vectors or not from_distance, enrich=checked,
-            )  # fmt: skip
-
-        async def fuse(candidates: dict[int, HybridLists]) -> list[SearchResult]:
-            vector_list, fts_list = candidates[0]
-            return fuse_rrf(
-                [Ranked(0, vector_list)], [Ranked(0, fts_list)], vector, limit,
-                from_distance=from_distance, keep_vectors=with_vectors,
-            )  # fmt: skip
-
-        if not enrich:
-            return await fuse({0: await fetch(self, False)})
-        # The orphan rule of a federated search, for one database (docs/fusion.md).
-        return await fuse_and_enrich([(0, self)], fetch, fuse)
+        request = Request(
+            query, query_vector, limit, filter,
+            from_distance=self.handles.config.search.vector_index_metric == "cosine", keep_vectors=with_vectors,
+        )  # fmt: skip
+        # The plan a federated search takes over one database, orphan rule included (docs/fusion.md).
+        return await PLANS[("hybrid", "own", False)].run(request, [(0, self)], enrich=enrich)
 
     @consistent_read
     async def vector_candidates(

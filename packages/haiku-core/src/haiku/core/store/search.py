@@ -45,6 +45,7 @@ from haiku.core.store.fulltext import FTS_COLUMN, boosted_query
 from haiku.core.store.handles import Handles
 from haiku.core.store.reads import Reads, consistent_read, is_current
 from haiku.core.store.schema import CHUNKS, REVISION, result_from_row
+from haiku.core.store.vector_memory import VectorMemory
 
 if TYPE_CHECKING:
     from lancedb.table import AsyncTable
@@ -65,6 +66,7 @@ class Search:
     def __init__(self, handles: Handles, reads: Reads) -> None:
         self.handles = handles
         self.reads = reads
+        self.memory = VectorMemory(handles)
 
     @property
     def name(self) -> str | None:
@@ -254,6 +256,11 @@ class Search:
     async def _vector_rows(
         self, table: AsyncTable, query_vector: Sequence[float], limit: int, where: Any, with_vectors: bool
     ) -> list[tuple[dict[str, Any], float]]:
+        if where is None:
+            # A small database's vectors in memory: the flat scan's rows and distances, no column read.
+            found = await self.memory.nearest(table, query_vector, limit, self.handles.chunk_columns(with_vectors))
+            if found is not None:
+                return [({**row, "_distance": d}, 1.0 / (1.0 + max(0.0, d))) for row, d in found]
         search = self.handles.config.search
         # nprobes and refine_factor steer a vector index and are ignored by the
         # flat search of a table without one (same rows, same distances), so no

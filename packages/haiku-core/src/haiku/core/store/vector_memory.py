@@ -12,8 +12,8 @@ vector query with the flat scan's distances: the same rows, the same order.
   a one-shot ``haiku-rag search`` asks each database once and never pays
   for a matrix it would use once.
 * Dropped when the version moves (the next query past it reloads).
-* Within ``search.memory_vectors_mb`` for the whole process (default 512):
-  a database past the budget, one with a vector index (past the ANN
+* Within ``search.memory_vectors_mb`` for the whole process (default 512;
+  the matrix and the chunk columns held beside it): a database past the budget, one with a vector index (past the ANN
   threshold) or a filtered query uses the engine, as before.
 """
 
@@ -122,6 +122,12 @@ class VectorMemory:
         except BaseException:
             BUDGET.free(size)
             raise
+        # The other chunk columns count against the budget too: they are held beside the matrix.
+        if not BUDGET.reserve(columns.nbytes, budget_mb):
+            BUDGET.free(size)
+            self._engine_only = version
+            return None
+        size += columns.nbytes
         loaded = _Loaded(version, matrix, columns, size)
         self._loaded = loaded
         return loaded

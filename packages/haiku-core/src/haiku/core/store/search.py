@@ -42,6 +42,7 @@ from haiku.core.models import DocumentItem, SearchResult, SearchType, loads_meta
 from haiku.core.sql import sql_in
 from haiku.core.store._query_slots import chunk_queries
 from haiku.core.store.fulltext import FTS_COLUMN, boosted_query
+from haiku.core.store.fulltext_dataset import FullTextDataset
 from haiku.core.store.handles import Handles
 from haiku.core.store.reads import Reads, consistent_read, is_current
 from haiku.core.store.schema import CHUNKS, REVISION, result_from_row
@@ -67,6 +68,7 @@ class Search:
         self.handles = handles
         self.reads = reads
         self.memory = VectorMemory(handles)
+        self.text_dataset = FullTextDataset(handles)
 
     @property
     def name(self) -> str | None:
@@ -289,21 +291,34 @@ class Search:
         enrich: bool,
         boosts: Boosts | None,
     ) -> list[SearchResult]:
-        query: Any = text
+        factors: Mapping[str, float] | None = None
         if boosts is not None:
             factors = await boosts if inspect.isawaitable(boosts) else boosts
             if not factors:  # no word of the query is in any database searched
                 return []
-            query = boosted_query(factors)
-        return await self._fetch(lambda n: self._fts_rows(table, query, n, where, with_vectors), limit, enrich)
+        return await self._fetch(
+            lambda n: self._fts_rows(table, text, factors, n, where, with_vectors), limit, enrich
+        )
 
     async def _fts_rows(
-        self, table: AsyncTable, text: Any, limit: int, where: Any, with_vectors: bool
+        self,
+        table: AsyncTable,
+        text: str,
+        factors: Mapping[str, float] | None,
+        limit: int,
+        where: Any,
+        with_vectors: bool,
     ) -> list[tuple[dict[str, Any], float]]:
+        columns = self.handles.chunk_columns(with_vectors)
+        if where is None:
+            # The engine's cheapest path: the Lance dataset under the table (a long-lived process).
+            found = await self.text_dataset.rows(table, text, factors, FTS_COLUMN, columns, limit)
+            if found is not None:
+                return found
         query = (
             table.query()
-            .nearest_to_text(text, columns=[FTS_COLUMN])
-            .select([*self.handles.chunk_columns(with_vectors), "_score"])
+            .nearest_to_text(text if factors is None else boosted_query(factors), columns=[FTS_COLUMN])
+            .select([*columns, "_score"])
             .limit(limit)
         )
         if where is not None:

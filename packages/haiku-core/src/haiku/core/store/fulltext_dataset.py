@@ -61,13 +61,19 @@ class FullTextDataset:
         if path is None:
             return None
         version = await table.version()
-        dataset = self._dataset(path / f"{CHUNKS}.lance", version)
-        if dataset is None:
+        try:
+            dataset = self._dataset(path / f"{CHUNKS}.lance", version)
+            if dataset is None:
+                return None
+            query = _lance_query(text, boosts, column)
+            found = await asyncio.to_thread(
+                dataset.to_table, columns=[*columns, "_score"], limit=limit, full_text_query=query
+            )
+        except Exception:
+            # A database that cannot be read fails through the table, which names it in the
+            # library's words (docs/storage.md#how-failures-are-named); the handle is dropped.
+            self._held = None
             return None
-        query = _lance_query(text, boosts, column)
-        found = await asyncio.to_thread(
-            dataset.to_table, columns=[*columns, "_score"], limit=limit, full_text_query=query
-        )
         return [(row, float(row["_score"])) for row in found.to_pylist()]
 
     def _dataset(self, path: Any, version: int) -> Any:

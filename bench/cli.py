@@ -3,14 +3,14 @@
     python bench/cli.py [--scifact PATH] [--runs N] [--before PATH] [--json PATH] [--prepare-only]
 
 SciFact (every document one chunk, vectors from the shared embedding cache)
-is loaded once into one database and into three (bench/search.py's layouts,
+is loaded once into one database, into three and into 25 (bench/search.py's layouts,
 cached under ``bench/.cache/search``). Then every command below runs as a
 fresh process ``--runs`` times (at least 7), the commands interleaved in a
 shuffled order each round so that load falls on all of them alike:
 
 - baselines: ``python -c pass`` and ``python -c "import torch"``;
 - ``--help``, ``list``, ``info``, ``tag list``, ``history``, ``settings`` on one database;
-- ``search`` hybrid, fts and vector over one database and over three (limit 10),
+- ``search`` hybrid, fts and vector over one database and over three, hybrid and fts over 25 (limit 10),
   each run with the next SciFact query, so the full-text word counts kept between
   processes are only reused where real queries share words (the counts cache is
   emptied when the run starts);
@@ -61,7 +61,7 @@ CACHE = REPO / "bench" / ".cache"
 RESULTS = REPO / "bench" / "results" / "cli.json"
 DOCS = REPO / "docs" / "benchmarks.md"
 SECTION = "## Command-line latency"
-LAYOUTS = {"single": 1, "split3": 3}
+LAYOUTS = {"single": 1, "split3": 3, "split25": 25}
 # What the issue asks of each command (median seconds on an idle 2-core machine).
 TARGETS = {
     "search hybrid, 3 dbs": 1.5,
@@ -152,6 +152,7 @@ def prepare_for(code_root: Path, scifact: Path) -> dict[str, Path]:
 def commands(haiku_rag: str, configs: dict[str, Path]) -> dict[str, list[str]]:
     one = ["--config", str(configs["single"]), "--db-name", "part00"]
     three = ["--config", str(configs["split3"])]
+    many = ["--config", str(configs["split25"])]
     python = sys.executable
     table: dict[str, list[str]] = {
         "python -c pass": [python, "-c", "pass"],
@@ -166,6 +167,8 @@ def commands(haiku_rag: str, configs: dict[str, Path]) -> dict[str, list[str]]:
     for search_type in ("hybrid", "fts", "vector"):
         table[f"search {search_type}, 1 db"] = [haiku_rag, *one, "search", "-s", search_type, "-l", "10", "{query}"]
         table[f"search {search_type}, 3 dbs"] = [haiku_rag, *three, "search", "-s", search_type, "-l", "10", "{query}"]
+    for search_type in ("hybrid", "fts"):  # whole-process federation: 25 databases against 3
+        table[f"search {search_type}, 25 dbs"] = [haiku_rag, *many, "search", "-s", search_type, "-l", "10", "{query}"]
     table["inspect, 3 dbs"] = [haiku_rag, *three, "inspect", "--exit-after-first-screen"]
     return table
 

@@ -1,6 +1,7 @@
 """Every ranking the client gives, written down so two checkouts can be compared.
 
     python bench/rank_dump.py --out rankings.json [--scifact PATH] [--documents N] [--queries Q]
+    python bench/rank_dump.py --compare before.json after.json
 
 A refactoring of the client, the store or fusion must not move a single
 result. This builds (once, under ``bench/.cache/rank_dump``) a small SciFact
@@ -13,7 +14,10 @@ reranker), over the whole set, over one database selected by ``sources`` and
 over a client covering one database, and also records listings and context
 expansion. Every result is written as ``(source, chunk id, document id,
 score)``; run it from two checkouts over the same ``--cache`` and compare
-the two files byte for byte.
+the two files with ``--compare``: every ranking must hold the same results
+(source, chunk id, document id, and content where recorded) in the same
+order, each score within ``SCORE_TOLERANCE`` of the other's (a change of the
+order of floating-point additions moves the last bits, never a rank).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
 }
 SEARCH_TYPES = ("vector", "fts", "hybrid")
 LIMIT = 10
+SCORE_TOLERANCE = 1e-6
 
 
 def log(line: str) -> None:
@@ -159,6 +164,30 @@ async def dump(root: Path, data_dir: Path, queries: dict[str, str]) -> dict[str,
     return out
 
 
+def differences(before: dict[str, Any], after: dict[str, Any], tolerance: float = SCORE_TOLERANCE) -> list[str]:
+    """Each ranking that differs: other keys, other results or order, or a score further than ``tolerance``."""
+    found = [f"{key}: only in the first" for key in sorted(set(before) - set(after))]
+    found += [f"{key}: only in the second" for key in sorted(set(after) - set(before))]
+    for key in sorted(set(before) & set(after)):
+        old, new = before[key], after[key]
+        if key == "count" or key.startswith("list/"):
+            if old != new:
+                found.append(f"{key}: {old} != {new}")
+            continue
+        if len(old) != len(new):
+            found.append(f"{key}: {len(old)} results != {len(new)}")
+            continue
+        for rank, (a, b) in enumerate(zip(old, new, strict=True)):
+            same_result = a[:3] == b[:3] and a[4:] == b[4:]
+            if not same_result:
+                found.append(f"{key} rank {rank}: {a[:3]} != {b[:3]}")
+                break
+            if abs(float(a[3]) - float(b[3])) > tolerance:
+                found.append(f"{key} rank {rank}: score {a[3]} != {b[3]}")
+                break
+    return found
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scifact", type=Path, default=REPO.parent / "shared" / "data" / "scifact")
@@ -167,7 +196,15 @@ async def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--build-only", action="store_true")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--compare", type=Path, nargs=2, metavar=("BEFORE", "AFTER"))
     args = parser.parse_args()
+    if args.compare:
+        before, after = (json.loads(path.read_text()) for path in args.compare)
+        found = differences(before, after)
+        for line in found[:50]:
+            print(line)
+        print(f"{len(before)} rankings compared: {len(found)} differ (scores within {SCORE_TOLERANCE})")
+        raise SystemExit(1 if found else 0)
     dataset = load_beir(args.scifact)
     docs, queries = pick_documents(dataset, args.documents, args.queries)
     root = args.cache / f"scifact-{len(docs)}"

@@ -1,4 +1,4 @@
-"""Search latency: SciFact in one database versus split over 3 and over 10.
+"""Search latency: SciFact in one database versus split over 3, 10 and 25.
 
     python bench/search.py [--scifact PATH] [--limit N] [--queries Q] [--repeats R] [--json OUT]
 
@@ -7,7 +7,7 @@ on the same databases (the before of a before/after).
 
 Each document is stored as one chunk holding ``title + " " + text``, embedded
 once and cached under ``bench/.cache/embeddings`` (shared with the quality
-benchmark); the three layouts are built once per corpus size under
+benchmark); the four layouts are built once per corpus size under
 ``bench/.cache/search`` by the benchmarks' one builder (bench/layout_build.py:
 ``Store.load_documents``, then vacuum). Then, in one process and one run, so
 the ratios compare like with like:
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 CACHE = REPO / "bench" / ".cache"
 RESULTS = REPO / "bench" / "results" / "search.json"
-LAYOUTS = {"single": 1, "split3": 3, "split10": 10}
+LAYOUTS = {"single": 1, "split3": 3, "split10": 10, "split25": 25}
 SEARCH_TYPES = ("vector", "fts", "hybrid")
 LIMIT = 10
 
@@ -205,7 +205,7 @@ def report(results: dict[str, Any], meta: dict[str, Any]) -> str:
     lines += ["", "| ratio to single | vector p50 | fts p50 | hybrid p50 | fts p95 | hybrid p95 "
               "| hybrid end-to-end p50 | cold first query |",
               "|---|---|---|---|---|---|---|---|"]
-    for name in ("split3", "split10"):
+    for name in [name for name in LAYOUTS if name != "single"]:
         r = results[name]
         ratios = [r[t]["p50_ms"] / single[t]["p50_ms"] for t in SEARCH_TYPES]
         ratios += [r[t]["p95_ms"] / single[t]["p95_ms"] for t in ("fts", "hybrid")]

@@ -204,7 +204,7 @@ async def test_one_source_of_a_set_matches_a_client_on_that_database(two_db, bui
 async def test_each_database_is_asked_for_limit_or_limit_times_pool_with_a_reranker(two_db, built, tmp_path, monkeypatch):
     asked: list[tuple[str, int]] = []
     calls: list[tuple[str, str, int]] = []
-    for method in ("search", "fts_candidates", "hybrid_candidates"):
+    for method in ("vector_candidates", "fts_candidates", "hybrid_candidates"):
         original = getattr(Store, method)
 
         def spy(self, *args, _original=original, _method=method, **kwargs):
@@ -234,8 +234,8 @@ async def test_each_database_is_asked_for_limit_or_limit_times_pool_with_a_reran
     calls.clear()
     async with HaikuRAG(config=reranked) as client:
         await client.search(QUERY, limit=3)
-    # (the store's own hybrid then reads its two lists at that depth too, as one database in a set would)
-    assert sorted(c for c in calls if c[0] == "search") == [("search", "papers", 30), ("search", "wiki", 30)]
+    # (each database's own hybrid reads its two lists at that depth, as one database in a set would)
+    assert sorted(calls) == [("hybrid_candidates", "papers", 30), ("hybrid_candidates", "wiki", 30)]
 
 
 async def test_a_federated_search_reads_document_rows_once_per_database_for_its_survivors_only(two_db, monkeypatch):

@@ -43,6 +43,9 @@ class SearchConfig(Section):
     # A selected database that cannot be opened or read: "fail" the search naming it (the
     # original rule), or "skip" it, answer from the others and say which were skipped and why.
     on_unavailable: Literal["fail", "skip"] = "fail"
+    # Megabytes of small databases' vectors a long-lived process keeps in memory for exact
+    # vector search by matrix product (docs/storage.md#vectors-in-memory); 0 turns it off.
+    memory_vectors_mb: int = Field(default=512, ge=0)
 
     @model_validator(mode="after")
     def _limit_within_max_limit(self) -> SearchConfig:

@@ -2,9 +2,9 @@
 (docs/client.md, "Context expansion").
 
 Scores: vector ``1 / (1 + distance)`` (cosine distance by default), full-text
-BM25, hybrid the reciprocal-rank fusion of this database's two lists by
-``haiku.core.fusion.fuse_rrf``, the rule the federating client applies to
-several databases (docs/fusion.md).
+BM25, hybrid the reciprocal-rank fusion of this database's two lists: the
+plan the federating client runs (``haiku.core.fusion.plan``), over this
+database alone (docs/fusion.md).
 
 A document filter is an SQL WHERE over the documents table, resolved to
 document ids first and applied to chunks as a pre-filter, so ``limit`` counts
@@ -37,14 +37,16 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from haiku.core.fusion import Ranked, fuse_and_enrich, fuse_rrf, hybrid_depth
+from haiku.core.fusion.plan import PLANS, Request
 from haiku.core.models import DocumentItem, SearchResult, SearchType, loads_metadata
 from haiku.core.sql import sql_in
 from haiku.core.store._query_slots import chunk_queries
 from haiku.core.store.fulltext import FTS_COLUMN, boosted_query
+from haiku.core.store.fulltext_dataset import FullTextDataset
 from haiku.core.store.handles import Handles
 from haiku.core.store.reads import Reads, consistent_read, is_current
 from haiku.core.store.schema import CHUNKS, REVISION, result_from_row
+from haiku.core.store.vector_memory import VectorMemory
 
 if TYPE_CHECKING:
     from lancedb.table import AsyncTable
@@ -57,7 +59,6 @@ _MAX_REFETCH = 3
 # search starts its vector list while the factors are still being computed.
 Boosts = Mapping[str, float] | Awaitable[Mapping[str, float]]
 ItemsOf = Callable[[str], Awaitable[list[DocumentItem]]]  # a document's stored items, by its id
-HybridLists = tuple[list[SearchResult], list[SearchResult]]  # a hybrid search's vector and full-text lists
 
 
 class Search:
@@ -66,6 +67,8 @@ class Search:
     def __init__(self, handles: Handles, reads: Reads) -> None:
         self.handles = handles
         self.reads = reads
+        self.memory = VectorMemory(handles)
+        self.text_dataset = FullTextDataset(handles)
 
     @property
     def name(self) -> str | None:
@@ -104,27 +107,12 @@ class Search:
             )
         if search_type != "hybrid":
             raise ValueError(f"search_type must be vector, fts or hybrid, got {search_type!r}")
-        vector = query_vector
-        # Under the cosine metric a vector score gives the cosine; otherwise fusion reads the vectors.
-        from_distance = self.handles.config.search.vector_index_metric == "cosine"
-
-        async def fetch(part: Search, checked: bool) -> HybridLists:
-            return await part.hybrid_candidates(
-                query, vector, limit=hybrid_depth(limit), filter=filter,
-                with_vectors=with_vectors or not from_distance, enrich=checked,
-            )  # fmt: skip
-
-        async def fuse(candidates: dict[int, HybridLists]) -> list[SearchResult]:
-            vector_list, fts_list = candidates[0]
-            return fuse_rrf(
-                [Ranked(0, vector_list)], [Ranked(0, fts_list)], vector, limit,
-                from_distance=from_distance, keep_vectors=with_vectors,
-            )  # fmt: skip
-
-        if not enrich:
-            return await fuse({0: await fetch(self, False)})
-        # The orphan rule of a federated search, for one database (docs/fusion.md).
-        return await fuse_and_enrich([(0, self)], fetch, fuse)
+        request = Request(
+            query, query_vector, limit, filter,
+            from_distance=self.handles.config.search.vector_index_metric == "cosine", keep_vectors=with_vectors,
+        )  # fmt: skip
+        # The plan a federated search takes over one database, orphan rule included (docs/fusion.md).
+        return await PLANS[("hybrid", "own", False)].run(request, [(0, self)], enrich=enrich)
 
     @consistent_read
     async def vector_candidates(
@@ -270,6 +258,11 @@ class Search:
     async def _vector_rows(
         self, table: AsyncTable, query_vector: Sequence[float], limit: int, where: Any, with_vectors: bool
     ) -> list[tuple[dict[str, Any], float]]:
+        if where is None:
+            # A small database's vectors in memory: the flat scan's rows and distances, no column read.
+            found = await self.memory.nearest(table, query_vector, limit, self.handles.chunk_columns(with_vectors))
+            if found is not None:
+                return [({**row, "_distance": d}, 1.0 / (1.0 + max(0.0, d))) for row, d in found]
         search = self.handles.config.search
         # nprobes and refine_factor steer a vector index and are ignored by the
         # flat search of a table without one (same rows, same distances), so no
@@ -298,21 +291,34 @@ class Search:
         enrich: bool,
         boosts: Boosts | None,
     ) -> list[SearchResult]:
-        query: Any = text
+        factors: Mapping[str, float] | None = None
         if boosts is not None:
             factors = await boosts if inspect.isawaitable(boosts) else boosts
             if not factors:  # no word of the query is in any database searched
                 return []
-            query = boosted_query(factors)
-        return await self._fetch(lambda n: self._fts_rows(table, query, n, where, with_vectors), limit, enrich)
+        return await self._fetch(
+            lambda n: self._fts_rows(table, text, factors, n, where, with_vectors), limit, enrich
+        )
 
     async def _fts_rows(
-        self, table: AsyncTable, text: Any, limit: int, where: Any, with_vectors: bool
+        self,
+        table: AsyncTable,
+        text: str,
+        factors: Mapping[str, float] | None,
+        limit: int,
+        where: Any,
+        with_vectors: bool,
     ) -> list[tuple[dict[str, Any], float]]:
+        columns = self.handles.chunk_columns(with_vectors)
+        if where is None:
+            # The engine's cheapest path: the Lance dataset under the table (a long-lived process).
+            found = await self.text_dataset.rows(table, text, factors, FTS_COLUMN, columns, limit)
+            if found is not None:
+                return found
         query = (
             table.query()
-            .nearest_to_text(text, columns=[FTS_COLUMN])
-            .select([*self.handles.chunk_columns(with_vectors), "_score"])
+            .nearest_to_text(text if factors is None else boosted_query(factors), columns=[FTS_COLUMN])
+            .select([*columns, "_score"])
             .limit(limit)
         )
         if where is not None:

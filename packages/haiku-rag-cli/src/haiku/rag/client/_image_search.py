@@ -4,23 +4,25 @@ The image is embedded once by the configured multimodal embedder, then each
 selected database answers with the chunks holding its nearest stored
 pictures (``Store.picture_candidates``): vector-only, no full text, no
 reranker (which reads a text query). The lists are fused like a vector
-query's (``_search.fuse_vector_lists``). With a text-only embedder the query
+query's (``haiku.core.fusion.plan.VECTOR_BY_COSINE``, its step the pictures'). With a text-only embedder the query
 is refused before any database opens or the image is read.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from haiku.core.embedders import EmbedderIdentity, check_selection_identities, get_embedder, is_multimodal
 from haiku.core.errors import ImageQueryError, LimitTooLargeError
-from haiku.rag.client._search import SearchResults, fuse_vector_lists, skipping_unavailable
+from haiku.core.fusion.plan import VECTOR_BY_COSINE, Request
+from haiku.rag.client._search import SearchResults, skipping_unavailable
 
 if TYPE_CHECKING:
     from haiku.core.store import Store
-    from haiku.rag.client._federation import Reach
+    from haiku.rag.client._federation import Member, Reach
 
 ImageQuery = bytes | str | Path  # the image's bytes, or the path of its file
 
@@ -63,21 +65,25 @@ async def search_by_image(
     embedder = get_embedder(config)
     assert is_multimodal(embedder)
     vector = await embedder.embed_image(data)  # type: ignore[attr-defined]
-    from_distance = config.search.vector_index_metric == "cosine"
+    request = Request("", vector, limit, from_distance=config.search.vector_index_metric == "cosine")
+    plan = dataclasses.replace(VECTOR_BY_COSINE, step=_pictures)
     searched: list[Store] = []
 
-    async def fetch(store: Store, checked: bool) -> list:
-        return await store.picture_candidates(vector, limit=limit, with_vectors=not from_distance, enrich=False)
-
-    async def run(names: Sequence[str] | None) -> list:
-        stores = await reach.members(names)
-        if len(stores) > 1:
-            check_selection_identities([(store.name, store.identity) for _, store in stores])
-        searched[:] = [store for _, store in stores]
-        return await fuse_vector_lists(stores, fetch, vector, limit, from_distance=from_distance) if stores else []
+    async def run(members: list[Member]) -> list:
+        if len(members) > 1:
+            check_selection_identities([(store.name, store.identity) for _, store in members])
+        searched[:] = [store for _, store in members]
+        return await plan.run(request, members)
 
     found, skipped = await skipping_unavailable(reach, sources, run)
     return ImageSearchResults(found, await _without_pictures(searched), skipped)
+
+
+async def _pictures(request: Request, store: Store, checked: bool) -> list:
+    """One database's step: the chunks holding its pictures nearest the image (enriched by the plan)."""
+    return await store.picture_candidates(
+        request.query_vector, limit=request.limit, with_vectors=request.read_vectors, enrich=False
+    )
 
 
 async def _without_pictures(stores: Sequence[Store]) -> dict[str, str]:

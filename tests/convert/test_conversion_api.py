@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from support import cli_env, write_config
+
+pytestmark = pytest.mark.slow
 
 MARKDOWN = "# Kestrel notes\n\nKestrels hover over the meadow, set a `top_n`.\n\n## Diet\n\nVoles, mostly.\n"
 BIN = Path(sys.executable).parent

@@ -34,7 +34,7 @@ from ingester_support import (
 )
 from ray_cluster import RayCluster, free_port, ray_env
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 def _section(title: str, topic: str) -> str:

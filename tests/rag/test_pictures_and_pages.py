@@ -14,7 +14,7 @@ import json
 import re
 
 import pytest
-from rag_support import cli
+from rag_support import invoke as cli
 from structure_support import (
     SECTIONS,
     UNIQUE,

@@ -188,9 +188,9 @@ def run_main_in_process(
 
     ``argv[0]`` is the program as ``sys.argv[0]`` and click's usage lines name it; the
     environment is ``cli_env(**env)``, stdin is ``input``, the directory ``cwd``. The
-    process's end (``haiku.core.process_exit.leave``) becomes the exit status instead
-    of ``os._exit``, and an exception no handler took prints its traceback and exits 1,
-    as the interpreter would. Process-wide settings a command makes (logging, warnings,
+    process's end (``haiku.core.process_exit.leave``, ``os._exit``) becomes the exit
+    status, and an exception no handler took prints its traceback and exits 1, as
+    the interpreter would. Process-wide settings a command makes (logging, warnings,
     the status line, the lancedb import mode) are put back afterwards. Start-up,
     import-time, signal, daemon and end-to-end tests start real processes instead.
     """
@@ -224,7 +224,7 @@ def run_main_in_process(
     root = logging.getLogger()
     saved = (
         root.handlers[:], root.level, warnings.showwarning, sys.argv, sys.modules["__main__"],
-        logs._minimum, progress._reporter, _lancedb._hide_pandas, process_exit.leave,
+        logs._minimum, progress._reporter, _lancedb._hide_pandas, process_exit.leave, os._exit,
     )
     structlog = sys.modules.get("structlog")
     structlog_config = structlog.get_config() if structlog else None
@@ -233,7 +233,7 @@ def run_main_in_process(
     code = 0
     runner = CliRunner()
     with contextlib.chdir(cwd or os.getcwd()), runner.isolation(input=input, env=overrides) as (out, err, _):
-        sys.argv, sys.modules["__main__"], process_exit.leave = list(argv), script, leave
+        sys.argv, sys.modules["__main__"], process_exit.leave, os._exit = list(argv), script, leave, leave
         try:
             main()
         except SystemExit as exc:
@@ -249,7 +249,7 @@ def run_main_in_process(
             stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
             (
                 root.handlers[:], level, warnings.showwarning, sys.argv, sys.modules["__main__"],
-                logs._minimum, progress._reporter, _lancedb._hide_pandas, process_exit.leave,
+                logs._minimum, progress._reporter, _lancedb._hide_pandas, process_exit.leave, os._exit,
             ) = saved
             root.setLevel(level)
             if structlog_config is not None:

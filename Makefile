@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 PIP := $(PY) -m pip --disable-pip-version-check
 SCIFACT ?= ../shared/data/scifact
 
-.PHONY: install test lint demo bench bench-scale quality clean
+.PHONY: install test test-fast lint demo bench bench-scale quality clean
 
 install: $(STAMP)
 
@@ -27,6 +27,11 @@ $(STAMP): pyproject.toml packages/haiku-core/pyproject.toml packages/haiku-inges
 
 test: $(STAMP)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest $(PYTEST_ARGS)
+
+# The edit loop: everything but the tests marked slow (daemons, OCR, models, end-to-end runs).
+# `make test` (and .ci/run) still runs the whole suite.
+test-fast: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check packages tests bench tools

@@ -20,17 +20,17 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 # The ONNX query encoder is exported once into the repository's pytest cache,
-# shared by this process and every CLI subprocess of the session.
+# shared by this process and every CLI subprocess of the session: by the first
+# search in this process or before the first subprocess (support.cli_env).
 os.environ.setdefault("HAIKU_MODEL_CACHE_DIR", str(REPO_ROOT / ".pytest_cache" / "haiku-models"))
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="session")
 def query_encoder_exported() -> None:
-    """Export the query encoder before any test needs it, so no two subprocesses export at once."""
-    from haiku.core.config import AppConfig
-    from haiku.core.embedders import get_embedder
+    """The query encoder exported into the session's cache (a CLI subprocess's helpers do it too)."""
+    from support import export_query_encoder
 
-    get_embedder(AppConfig()).prepare_query_encoder()  # type: ignore[attr-defined]
+    export_query_encoder()
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,5 @@
-"""Helpers every package's tests share: a CLI subprocess's environment, a config on disk, a database copy.
+"""Helpers every package's tests share: a CLI subprocess's environment, a command run in process,
+a config on disk, a database copy.
 
 ``tests/`` holds the root ``conftest.py``, so pytest puts it on ``sys.path``
 and any test module can ``from support import …``. What only one package's
@@ -10,18 +11,42 @@ from __future__ import annotations
 import ast
 import os
 import shutil
+import subprocess
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
+
+_encoder_export = threading.Lock()
+_encoder_exported = False
+
+
+def export_query_encoder() -> None:
+    """Export the query encoder into the session's model cache (tests/conftest.py) once.
+
+    Called before the first CLI subprocess starts, so that no two subprocesses export
+    it at once; a session that starts none (configuration tests, say) never pays for it.
+    """
+    global _encoder_exported
+    with _encoder_export:
+        if not _encoder_exported:
+            from haiku.core.config import AppConfig
+            from haiku.core.embedders import get_embedder
+
+            get_embedder(AppConfig()).prepare_query_encoder()  # type: ignore[attr-defined]
+            _encoder_exported = True
 
 
 def cli_env(**extra: str) -> dict[str, str]:
     """This process's environment for a CLI subprocess, with ``extra`` on top.
 
     Offline model loading; no ``HAIKU_RAG_*`` variable the developer's shell may
-    set (a config path, say) and no systemd ``NOTIFY_SOCKET`` leak in.
+    set (a config path, say) and no systemd ``NOTIFY_SOCKET`` leak in. The query
+    encoder is exported first (``export_query_encoder``).
     """
+    export_query_encoder()
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAIKU_RAG_") and k != "NOTIFY_SOCKET"}
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     env.update(extra)
@@ -148,3 +173,87 @@ def solid_png(colour: tuple[int, int, int], size: tuple[int, int] = (96, 72)) ->
     buffer = io.BytesIO()
     Image.new("RGB", size, colour).save(buffer, format="PNG")
     return buffer.getvalue()
+
+
+def run_main_in_process(
+    main: Callable[[], Any],
+    argv: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    input: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run a console script's ``main()`` in this process as its subprocess would run, for tests
+    that check only what a command prints and its exit status (a process start costs ~1 s here).
+
+    ``argv[0]`` is the program as ``sys.argv[0]`` and click's usage lines name it; the
+    environment is ``cli_env(**env)``, stdin is ``input``, the directory ``cwd``. The
+    process's end (``haiku.core.process_exit.leave``, ``os._exit``) becomes the exit
+    status, and an exception no handler took prints its traceback and exits 1, as
+    the interpreter would. Process-wide settings a command makes (logging, warnings,
+    the status line, the lancedb import mode) are put back afterwards. Start-up,
+    import-time, signal, daemon and end-to-end tests start real processes instead.
+    """
+    import asyncio
+    import contextlib
+    import logging
+    import sys
+    import traceback
+    import types
+    import warnings
+    from concurrent.futures import ThreadPoolExecutor
+
+    from click.testing import CliRunner
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:  # an async test: the command's asyncio.run needs a thread with no loop running
+        with ThreadPoolExecutor(1) as thread:
+            return thread.submit(run_main_in_process, main, argv, env=env, cwd=cwd, input=input).result()
+
+    from haiku.core import _lancedb, logs, process_exit, progress
+
+    def leave(code: int = 0) -> NoReturn:
+        raise SystemExit(code)
+
+    wanted = cli_env(**(env or {}))
+    overrides: dict[str, str | None] = {k: None for k in os.environ if k not in wanted}
+    overrides.update({k: v for k, v in wanted.items() if os.environ.get(k) != v})
+    root = logging.getLogger()
+    saved = (
+        root.handlers[:], root.level, warnings.showwarning, sys.argv, sys.modules["__main__"],
+        logs._minimum, progress._reporter, _lancedb._hide_pandas, process_exit.leave, os._exit,
+    )
+    structlog = sys.modules.get("structlog")
+    structlog_config = structlog.get_config() if structlog else None
+    # A console script's __main__ has no package, so click names the program by argv[0].
+    script = types.ModuleType("__main__")
+    code = 0
+    runner = CliRunner()
+    with contextlib.chdir(cwd or os.getcwd()), runner.isolation(input=input, env=overrides) as (out, err, _):
+        sys.argv, sys.modules["__main__"], process_exit.leave, os._exit = list(argv), script, leave, leave
+        try:
+            main()
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            if not isinstance(exc.code, int | None):
+                print(exc.code, file=sys.stderr)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+            (
+                root.handlers[:], level, warnings.showwarning, sys.argv, sys.modules["__main__"],
+                logs._minimum, progress._reporter, _lancedb._hide_pandas, process_exit.leave, os._exit,
+            ) = saved
+            root.setLevel(level)
+            if structlog_config is not None:
+                structlog.configure(**structlog_config)  # type: ignore[union-attr]
+            elif "structlog" in sys.modules:
+                sys.modules["structlog"].reset_defaults()
+    return subprocess.CompletedProcess(list(argv), code, stdout, stderr)

@@ -1,5 +1,6 @@
 """Conversion on any client and from both CLIs (docs/client.md, "Conversion"; docs/cli.md, "convert"):
-what a file becomes, with nothing written and no database opened."""
+what a file becomes, with nothing written and no database opened. The commands run in process
+(support.run_main_in_process) but for the one that hides docling from a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support import cli_env, write_config
+import pytest
+
+from haiku.ingester.cli import main as ingester_main
+from haiku.rag.cli import main as rag_main
+from support import cli_env, run_main_in_process, write_config
+
+pytestmark = pytest.mark.slow
 
 MARKDOWN = "# Kestrel notes\n\nKestrels hover over the meadow, set a `top_n`.\n\n## Diet\n\nVoles, mostly.\n"
 BIN = Path(sys.executable).parent
@@ -45,9 +52,9 @@ def test_a_federated_client_converts_chunks_and_titles_a_file_writing_nothing(tm
 def test_haiku_ingester_convert_prints_title_markdown_and_chunks_as_json(tmp_path):
     config = _config(tmp_path)
     (tmp_path / "notes.md").write_text(MARKDOWN)
-    done = subprocess.run(
+    done = run_main_in_process(
+        ingester_main,
         [str(BIN / "haiku-ingester"), "--config", str(config), "convert", str(tmp_path / "notes.md"), "--chunks", "--json"],
-        capture_output=True, text=True, timeout=240, env=cli_env(),
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -76,17 +83,14 @@ def test_haiku_rag_convert_without_the_extra_names_it_in_one_line(tmp_path):
 
 def test_haiku_rag_convert_refuses_an_unsupported_file_in_one_line(tmp_path):
     (tmp_path / "data.xyz").write_text("x")
-    done = subprocess.run(
-        [str(BIN / "haiku-rag"), "--config", str(_config(tmp_path)), "convert", str(tmp_path / "data.xyz")],
-        capture_output=True, text=True, timeout=240, env=cli_env(),
+    done = run_main_in_process(
+        rag_main, [str(BIN / "haiku-rag"), "--config", str(_config(tmp_path)), "convert", str(tmp_path / "data.xyz")]
     )
     assert done.returncode == 1 and "unsupported file type .xyz" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_haiku_ingester_formats_prints_the_table(tmp_path):
-    done = subprocess.run(
-        [str(BIN / "haiku-ingester"), "formats", "--json"], capture_output=True, text=True, timeout=120, env=cli_env()
-    )
+    done = run_main_in_process(ingester_main, [str(BIN / "haiku-ingester"), "formats", "--json"])
     assert done.returncode == 0, done.stderr
     rows = {row["extension"]: row for row in json.loads(done.stdout)}
     assert rows[".pptx"]["converter"] == "pptx" and rows[".py"]["language"] == "python"

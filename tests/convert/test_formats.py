@@ -8,6 +8,8 @@ from format_samples import SAMPLES, text_image
 
 from haiku.core.convert.formats import FORMATS, format_of
 
+pytestmark = pytest.mark.slow
+
 
 def _convert(converter, name: str, data: bytes):
     spec = format_of(name)

@@ -6,9 +6,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from format_samples import pdf_with_text_layer, text_image
 
 from haiku.core.embedders import local_model_path
+
+pytestmark = pytest.mark.slow
 
 # Runs in a fresh interpreter whose every network call raises: DNS, connect, and urllib.
 NO_NETWORK_OCR = """

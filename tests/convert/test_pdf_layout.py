@@ -20,6 +20,8 @@ from layout_samples import (
 
 from haiku.core.embedders import local_model_path
 
+pytestmark = pytest.mark.slow
+
 REAL_PDF = Path(__file__).parent / "real_pdfs" / "libtasn1-pages-4-8.pdf"
 # The section headings on those pages of the manual, as its table of contents lists them.
 REAL_HEADINGS = [

@@ -35,6 +35,8 @@ from haiku.core.embedders.placement import DocumentPlacement
 from haiku.core.embedders.tokenizing import AheadTokenizer, tokenizer_threads
 from haiku.core.errors import InvalidConfigError
 
+pytestmark = pytest.mark.slow
+
 GPU_HERE = devices.gpu_device_nodes() and devices.torch_gpu_build() is not None
 TEXTS = [f"note {i} on the stars of the southern sky, seen from a boat at night" for i in range(48)] + [
     "", "  Mitochondria produce ATP. ", "The seasons follow the tilt of the Earth's axis " * 30,

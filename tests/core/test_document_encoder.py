@@ -13,6 +13,8 @@ from haiku.core.embedders import EmbeddingError, get_embedder, local_model_path
 from haiku.core.embedders.batching import forward_passes
 from haiku.core.embedders.lean import LeanSentenceEncoder
 
+pytestmark = pytest.mark.slow
+
 TEXTS = [
     "cells",
     "  Mitochondria produce ATP through oxidative phosphorylation. ",

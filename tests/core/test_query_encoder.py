@@ -26,6 +26,8 @@ from haiku.core.embedders.onnx_query import (
     exported_model_dir,
 )
 
+pytestmark = pytest.mark.slow
+
 QUERIES = [
     "What is the role of mitochondria in apoptosis?",
     "bread",

@@ -29,6 +29,8 @@ from haiku.core.embedders.onnx_query import (
     open_export,
 )
 
+pytestmark = pytest.mark.slow
+
 MODEL = "all-MiniLM-L6-v2"
 QUERY = "What is the role of mitochondria in apoptosis?"
 

@@ -23,6 +23,8 @@ from structlog.testing import capture_logs
 from haiku.core.scope import DatabaseScope
 from haiku.core.store import Store, maintenance, maintenance_steps
 
+pytestmark = pytest.mark.slow
+
 WRITES = 24
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from support import cli_env, write_config
+from support import cli_env, run_main_in_process, write_config
 
 _SCRIPT = Path(sys.executable).parent / "haiku-ingester"
 # The installed console script, as an operator runs it.
@@ -67,6 +67,19 @@ def run_cli(args: list[str], *, config: Path | None = None, timeout: float = 180
     cmd = [*CLI, *(["--config", str(config)] if config else []), "--log-format", "json", *args]
     started = time.monotonic()
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=cli_env(**env))
+    return CliResult(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
+
+
+def invoke(args: list[str], *, config: Path | None = None, timeout: float = 180, **env: str) -> CliResult:
+    """``run_cli`` in this process (``support.run_main_in_process``), for tests of what a command
+    prints and its exit status before any work starts; runs, daemons and signals keep ``run_cli``.
+    ``timeout`` is ``run_cli``'s; here pytest-timeout bounds the test."""
+    from haiku.ingester.cli import main
+
+    argv = [CLI[-1] if len(CLI) == 1 else "haiku-ingester", *(["--config", str(config)] if config else []),
+            "--log-format", "json", *args]
+    started = time.monotonic()
+    done = run_main_in_process(main, argv, env=env)
     return CliResult(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
 
 

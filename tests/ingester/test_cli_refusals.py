@@ -1,4 +1,5 @@
-"""What haiku-ingester refuses before it writes anything (docs/ingester.md)."""
+"""What haiku-ingester refuses before it writes anything (docs/ingester.md), the command run in
+process; the import-time probe and shell completion start real processes."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import subprocess
 import sys
 
 import pytest
-from ingester_support import CLI, fs_source, run_cli, write_ingester_config
+from ingester_support import CLI, fs_source, write_ingester_config
+from ingester_support import invoke as run_cli
 
 
 @pytest.fixture

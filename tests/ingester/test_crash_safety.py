@@ -19,7 +19,7 @@ from ingester_support import fs_source, run_cli, write_files, write_ingester_con
 
 from support import cli_env
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 # Runs `haiku-ingester ARGS`, SIGKILLing itself when the store builds the first document row to commit.
 _KILLED_BEFORE_DOCUMENT_COMMIT = """

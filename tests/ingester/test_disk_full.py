@@ -19,7 +19,7 @@ from ingester_support import fs_source, queue_rows, run_cli, snapshot, write_fil
 
 from support import cli_env
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 # `haiku-ingester ARGS` on a "full disk": MODE lance = the database write fails with ENOSPC and so
 # does recording the failure in the queue; MODE queue = the write succeeds, acknowledging it fails.

@@ -24,7 +24,7 @@ from ingester_support import fs_source, run_cli, write_files, write_ingester_con
 
 from support import cli_env
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "convert"))
 from format_samples import SAMPLES, text_image  # noqa: E402

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from ingester_support import fs_source, run_cli, snapshot, write_files, write_ingester_config
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 LATIN1_NAME = os.fsdecode(b"caf\xe9.md")  # "café.md" in Latin-1: not UTF-8
 

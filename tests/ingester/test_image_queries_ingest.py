@@ -26,6 +26,8 @@ from ingester_support import CliResult, fs_source, run_cli, write_ingester_confi
 from multimodal_server import DIM, MODEL, MultimodalServer, multimodal_embeddings
 from support import cli_env, solid_png, write_config
 
+pytestmark = pytest.mark.slow
+
 RED, BLUE, GREEN = solid_png((255, 0, 0), (200, 150)), solid_png((0, 0, 255), (180, 120)), solid_png((0, 160, 0))
 YELLOW = solid_png((255, 255, 0))  # in no document
 

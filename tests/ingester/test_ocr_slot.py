@@ -7,6 +7,8 @@ import asyncio
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "convert"))
 
 from format_samples import text_image
@@ -14,6 +16,8 @@ from format_samples import text_image
 from haiku.core.convert.ocr_slot import TRACE_ENV
 from haiku.core.embedders import local_model_path
 from haiku.ingester.pipeline.pool import ConversionPool
+
+pytestmark = pytest.mark.slow
 
 
 async def test_two_workers_reading_two_scans_take_turns_and_the_slot_file_goes_with_the_pool(

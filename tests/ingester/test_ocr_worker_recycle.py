@@ -8,6 +8,8 @@ import io
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "convert"))
 
 from format_samples import pdf_with_text_layer, text_image
@@ -15,6 +17,8 @@ from format_samples import pdf_with_text_layer, text_image
 from haiku.core.embedders import local_model_path
 from haiku.ingester.pipeline.pool import ConversionPool
 from haiku.ingester.pipeline.worker import RETIRE_OVER_MIB
+
+pytestmark = pytest.mark.slow
 
 NOTE = b"# Notes\n\nDunlins feed on the mudflats at low tide.\n"
 SLACK_MIB = 8  # the resting size is read after a first file here, at start-up in the worker

@@ -22,6 +22,8 @@ from vision_server import VisionServer, description_of
 
 from support import solid_png
 
+pytestmark = pytest.mark.slow
+
 RED_SIZE, BLUE_SIZE = (200, 150), (180, 120)
 
 

@@ -22,7 +22,7 @@ from haiku.core.scope import DatabaseRef
 from haiku.ingester.checks import ingested_refs
 from support import copy_database
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 OLD_SENTENCE = "The old harbour bell was recast in bronze during the winter of 1887."
 NEW_SENTENCE = "The lighthouse keeper catalogued seventeen migrating albatrosses at dawn."

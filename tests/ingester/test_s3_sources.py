@@ -16,6 +16,8 @@ import yaml
 from ingester_support import queue_rows, run_cli, snapshot, write_ingester_config
 from ray_cluster import RayCluster, free_port, ray_env
 
+pytestmark = pytest.mark.slow
+
 BUCKET = "sources"
 SECRET = "s3cr3t-never-logged"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "haiku-test", "AWS_SECRET_ACCESS_KEY": SECRET, "AWS_DEFAULT_REGION": "us-east-1"}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from ingester_support import fs_source, run_cli, write_files, write_ingester_config
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "convert"))
 from test_structure import SENTENCE, pdf_with_pictures  # noqa: E402

@@ -1,4 +1,4 @@
-"""Helpers for the haiku.rag tests: a tiny corpus, database building, the CLI runner."""
+"""Helpers for the haiku.rag tests: a tiny corpus, database building, the CLI runners."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from haiku.core.config import AppConfig, config_from_dict
 from haiku.core.models import Chunk, Document
 from haiku.core.scope import DatabaseRef
-from support import cli_env
+from support import cli_env, run_main_in_process
 
 # Short texts: the encoder is slow on this machine.
 PAPERS = [
@@ -81,3 +81,21 @@ def cli_all(*calls: tuple[tuple[str, ...], dict[str, Any]]) -> list[subprocess.C
     with ThreadPoolExecutor(max_workers=3) as pool:
         futures = [pool.submit(cli, *args, **kwargs) for args, kwargs in calls]
         return [f.result() for f in futures]
+
+
+def invoke(*args: str, config: Path | None = None, cwd: Path | None = None, input: str | None = None,
+           program: Sequence[str] | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``cli`` run in this process (``support.run_main_in_process``): for tests of what a command
+    prints and its exit status. With ``program`` (another interpreter, a probe of its own) it
+    is ``cli``: start-up, import-time checks, signals and daemons keep a real process."""
+    if program is not None:
+        return cli(*args, config=config, cwd=cwd, input=input, program=program, env=env)
+    from haiku.rag.cli import main
+
+    argv = [str(HAIKU_RAG), *(["--config", str(config)] if config is not None else []), *args]
+    return run_main_in_process(main, argv, env=env, cwd=cwd, input=input)
+
+
+def invoke_all(*calls: tuple[tuple[str, ...], dict[str, Any]]) -> list[subprocess.CompletedProcess[str]]:
+    """``cli_all`` in this process: the invocations one after another."""
+    return [invoke(*args, **kwargs) for args, kwargs in calls]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from rag_support import cli, cli_all, config_data
+from rag_support import config_data
+from rag_support import invoke as cli
+from rag_support import invoke_all as cli_all
 
 from haiku.rag.cli._unknown_commands import unknown_command_message
 from support import write_config

@@ -1,4 +1,5 @@
-"""Lifecycle commands on one database as real subprocesses (docs/storage.md)."""
+"""Lifecycle commands on one database (docs/storage.md): in process where only output and exit
+status count, as real subprocesses where another process holds a lock."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import sys
 
 import pytest
 from filelock import FileLock
-from rag_support import EXTRA, add_document, build_config, cli, cli_all, config_data
+from rag_support import EXTRA, add_document, build_config, config_data
+from rag_support import cli as cli_process
+from rag_support import invoke as cli
+from rag_support import invoke_all as cli_all
 
 from haiku.core.errors import MigrationRequiredError
 from haiku.rag.client import HaikuRAG
@@ -27,7 +31,7 @@ def papers_copy(built, tmp_path):
 def test_vacuum_while_another_process_holds_the_writer_lock_exits_1_naming_the_database(papers_copy):
     lock = FileLock(str(papers_copy["path"] / ".haiku-writer.lock"))
     with lock:
-        result = cli("--db-name", "papers", "vacuum", config=papers_copy["config"])
+        result = cli_process("--db-name", "papers", "vacuum", config=papers_copy["config"])
     assert result.returncode == 1
     assert result.stderr.startswith("Error:") and "'papers'" in result.stderr
     after = cli("--db-name", "papers", "vacuum", "--retention-seconds", "0", config=papers_copy["config"])
@@ -89,9 +93,9 @@ async def test_tag_restore_is_refused_while_an_ingester_owns_the_database_and_fo
     lock = OwnershipLock(DatabaseRef.configured("papers", papers_copy["path"]), "ingester")
     await lock.acquire()
     try:
-        refused = cli("--db-name", "papers", "tag", "restore", "r1", "--yes", config=config)
-        tags_after_refusal = json.loads(cli("--db-name", "papers", "tag", "list", "--json", config=config).stdout)
-        forced = cli("--db-name", "papers", "tag", "restore", "r1", "--yes", "--force", "--json", config=config)
+        refused = cli_process("--db-name", "papers", "tag", "restore", "r1", "--yes", config=config)
+        tags_after_refusal = json.loads(cli_process("--db-name", "papers", "tag", "list", "--json", config=config).stdout)
+        forced = cli_process("--db-name", "papers", "tag", "restore", "r1", "--yes", "--force", "--json", config=config)
     finally:
         lock.release()
     assert (refused.returncode, refused.stderr.count("\n"), "owned by a running haiku-ingester" in refused.stderr,

@@ -1,4 +1,5 @@
-"""The `haiku-rag` CLI as a real subprocess: scope rules, labels, errors (docs/cli.md)."""
+"""The `haiku-rag` CLI: scope rules, labels, errors (docs/cli.md); in process where only output and
+exit status count, real processes for import-time checks and shell completion."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import subprocess
 import sys
 
 import pytest
-from rag_support import HAIKU_RAG, cli, cli_all, config_data
+from rag_support import HAIKU_RAG, config_data
+from rag_support import invoke as cli
+from rag_support import invoke_all as cli_all
 
 from support import copy_database, write_config
 

@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from rag_support import cli, config_data
+from rag_support import config_data
+from rag_support import invoke as cli
 
 from support import copy_database, write_config
 

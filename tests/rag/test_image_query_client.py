@@ -7,7 +7,8 @@ The multimodal endpoint is ``MultimodalServer``, a scripted stand-in on
 from __future__ import annotations
 
 import pytest
-from rag_support import cli, config_data
+from rag_support import config_data
+from rag_support import invoke as cli
 
 from haiku.core.config import config_from_dict
 from haiku.core.errors import ImageQueryError

@@ -24,6 +24,8 @@ from haiku.rag.apps.inspector.app import InspectorApp
 from haiku.rag.apps.inspector.render import NO_PAGE_LAYOUT
 from haiku.rag.client import HaikuRAG
 
+pytestmark = pytest.mark.slow
+
 MANUAL = [
     (["Field manual", "Safety"], [1], "Wear a helmet near the crater rim."),
     (["Field manual", "Safety"], [1, 2], "Carry water and a radio at all times."),

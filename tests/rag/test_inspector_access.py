@@ -18,6 +18,8 @@ from serve_support import screen_until, serving, two_db_config
 
 from support import cli_env
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def two_db_file(built, tmp_path):

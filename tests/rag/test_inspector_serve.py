@@ -17,6 +17,8 @@ from serve_support import screen_until, serving, two_db_config
 
 from support import cli_env
 
+pytestmark = pytest.mark.slow
+
 DOWN = "\x1b[B"
 
 

@@ -14,7 +14,7 @@ import json
 import re
 
 import pytest
-from rag_support import cli
+from rag_support import invoke as cli
 from structure_support import (
     SECTIONS,
     UNIQUE,
@@ -29,7 +29,7 @@ from structure_support import (
 from haiku.core.config import load_config
 from haiku.rag.client import HaikuRAG
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 MAX_CONTEXT = 1200
 
 

@@ -8,7 +8,8 @@ Python and on the command line.
 from __future__ import annotations
 
 import pytest
-from rag_support import build_config, cli, config_data
+from rag_support import build_config, config_data
+from rag_support import invoke as cli
 
 from haiku.core.errors import AmbiguousDatabaseError, NoPageLayoutError, NotFoundError, UnknownDatabaseError
 from haiku.rag.client import HaikuRAG

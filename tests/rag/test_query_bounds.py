@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from rag_support import cli, config_data
+from rag_support import config_data
+from rag_support import invoke as cli
 
 from haiku.core.config import config_from_dict
 from haiku.core.errors import InvalidConfigError, LimitTooLargeError, QueryTooLongError

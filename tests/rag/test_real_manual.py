@@ -17,7 +17,7 @@ from structure_support import ingest_folder, inside, phrase_box
 from haiku.core.config import load_config
 from haiku.rag.client import HaikuRAG
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 MANUAL = Path(__file__).resolve().parent / "documents" / "libtasn1.pdf"
 NOTES = "The header file of this library is libtasn1.h."
 SAME_SECTION = "ASN1_MAX_NAME_SIZE is the maximum number of characters"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from rag_support import cli, config_data
+from rag_support import config_data
+from rag_support import invoke as cli
 
 from haiku.core.masking import mask_log_event, mask_urls
 from support import write_config

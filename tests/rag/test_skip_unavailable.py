@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from rag_support import build_config, cli, config_data
+from rag_support import build_config, config_data
+from rag_support import invoke as cli
 
 from haiku.core.errors import SourceUnavailableError
 from haiku.rag.client import HaikuRAG

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from rag_support import build_config, cli_all, config_data
+from rag_support import build_config, config_data
+from rag_support import invoke_all as cli_all
 
 from haiku.core.errors import NoPageLayoutError
 from haiku.core.models import Box, Chunk, Document, DocumentItem, DocumentStructure, PageImage

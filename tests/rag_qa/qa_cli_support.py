@@ -1,4 +1,4 @@
-"""Running the real `haiku-rag` CLI in a subprocess for the QA tests."""
+"""Running the real `haiku-rag` CLI for the QA tests: in a subprocess, or in process."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from support import cli_env, write_config
+from support import cli_env, run_main_in_process, write_config
 
 CLI = [sys.executable, "-c", "from haiku.rag.cli import main; main()"]
 
@@ -26,3 +26,11 @@ def run_cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subpr
     return subprocess.run(
         [*CLI, *args], input=stdin, capture_output=True, text=True, env=cli_env(), timeout=timeout, cwd="/"
     )
+
+
+def invoke(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``run_cli`` in this process (``support.run_main_in_process``), for tests of what a command
+    prints and its exit status; ``timeout`` is ``run_cli``'s, here pytest-timeout bounds the test."""
+    from haiku.rag.cli import main
+
+    return run_main_in_process(main, [CLI[1], *args], input=stdin, cwd=Path("/"))

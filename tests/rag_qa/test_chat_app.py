@@ -9,7 +9,10 @@ import threading
 import time
 from collections.abc import Callable
 
+import pytest
 from qa_scripted_model import answer, call, chunk_ids_in, last_tool_result, streamed
+
+pytestmark = pytest.mark.slow
 
 
 @contextlib.asynccontextmanager

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from qa_cli_support import run_cli, write_qa_config
+from qa_cli_support import invoke as run_cli
+from qa_cli_support import write_qa_config
 from qa_scripted_model import answer, call, last_tool_result
 
 COUNT = "len(list_documents())"

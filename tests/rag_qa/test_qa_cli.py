@@ -5,7 +5,8 @@ from __future__ import annotations
 import socket
 
 import pytest
-from qa_cli_support import run_cli, write_qa_config
+from qa_cli_support import invoke as run_cli
+from qa_cli_support import write_qa_config
 from qa_scripted_model import answer, call
 
 WHOLE_CHUNK = "Honey bees tell their hive mates where flowers are with the waggle dance."

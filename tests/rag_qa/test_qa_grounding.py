@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from qa_cli_support import run_cli, write_qa_config
+from qa_cli_support import invoke as run_cli
+from qa_cli_support import write_qa_config
 from qa_scripted_model import answer, call, chunk_ids_in, last_tool_result
 
 from haiku.rag.client import HaikuRAG

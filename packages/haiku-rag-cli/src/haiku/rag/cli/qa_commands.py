@@ -53,7 +53,7 @@ def _print_answer(question: str, answer: Answer, *, label: bool, full: bool, con
 
 
 def answer_json(question: str, answer: Answer) -> dict:
-    """``ask --json`` (docs/cli.md#ask-chat-mcp)."""
+    """``ask --json`` (docs/cli.md#ask-chat-analyze-mcp)."""
     return {
         "question": question,
         "answer": answer.text,

@@ -183,7 +183,7 @@ async def test_create_index_on_few_chunks_warns_and_creates_nothing(papers_copy,
     assert "Warning:" in result.stderr and "256" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr  # said once, not also as a log line
     async with HaikuRAG(db_path=papers_copy["path"], config=build_config(tmp_path / "d"), read_only=True) as client:
-        assert (await client.info()).vector_index["exists"] is False
+        assert (await client.database().info()).vector_index["exists"] is False
 
 
 def test_history_lists_versions_newest_first_and_an_unknown_table_exits_1(papers_copy):

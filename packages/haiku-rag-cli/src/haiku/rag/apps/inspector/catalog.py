@@ -153,7 +153,8 @@ class Catalog:
         reader = await self.client.reader_for(entry.name)
         if reader is None:  # the legacy unnamed database: the client is that database
             reader = self.client
-        return DatabaseReport(await reader.info(), await reader.list_tags())
+        database = reader.database()
+        return DatabaseReport(await database.info(), await database.list_tags())
 
     async def pages(self, entry: DatabaseEntry, chunk: Chunk) -> list[PageView]:
         """The chunk's grounding, one view per page it lies on (one view when it names no page)."""

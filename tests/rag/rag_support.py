@@ -47,7 +47,7 @@ def build_config(data_dir: Path, databases: dict[str, Any] | None = None, **sect
 
 async def add_document(store, embedder, title: str, texts: Sequence[str]) -> Document:
     vectors = await embedder.embed_documents(list(texts))
-    return await store.upsert_document(
+    return await store.writer().documents.upsert_document(
         Document(uri=f"file:///corpus/{store.name}/{title.replace(' ', '-')}.md", title=title, content="\n\n".join(texts)),
         [Chunk(content=text, order=i) for i, text in enumerate(texts)],
         vectors,

@@ -94,7 +94,7 @@ async def test_client_info_is_the_store_report_plus_where_it_is_configured(two_d
 
     async with HaikuRAG(config=two_db, sources=["papers"], read_only=True) as client:
         info = await client.database().info()
-        report = await client.store.info()
+        report = await client.store.report.info()
     # Each field is declared once: the client's report is the store's, with two more.
     assert isinstance(info, StoreInfo)
     added = {f.name for f in dataclasses.fields(DatabaseInfo)} - {f.name for f in dataclasses.fields(StoreInfo)}
@@ -112,7 +112,7 @@ async def test_info_json_the_info_lines_and_the_inspector_show_the_recorded_proc
     recorded = {"processing.chunk_size": 128, "processing.ocr": "auto", "converter.rules": 3, "formats.md": "md"}
     store = await Store.open(DatabaseRef.configured("papers", path), build_config(tmp_path / "data"))
     try:
-        await store.record_processing(recorded)
+        await store.writer().processing.record(recorded)
     finally:
         await store.close()
     async with HaikuRAG(db_path=path, config=build_config(tmp_path / "data"), read_only=True) as client:
@@ -158,13 +158,13 @@ async def test_store_counts_orphan_chunks_as_no_reader_shows_them(built, tmp_pat
     path = copy_database(built["papers"], tmp_path / "papers.lancedb")
     store = await Store.open(DatabaseRef.at(path), build_config(tmp_path / "data"), skip_validation=True)
     try:
-        assert await store.count_orphan_chunks() == 0
-        (document, *_) = await store.list_documents()
-        chunks = await store.count_chunks()
+        assert await store.reads.count_orphan_chunks() == 0
+        (document, *_) = await store.reads.list_documents()
+        chunks = await store.reads.count_chunks()
         await store.table("documents").delete(f"id = '{document.id}'")
-        orphans = await store.count_orphan_chunks()
-        assert orphans > 0 and await store.count_chunks() == chunks
-        shown = [len(await store.get_chunks(d.id)) for d in await store.list_documents()]
+        orphans = await store.reads.count_orphan_chunks()
+        assert orphans > 0 and await store.reads.count_chunks() == chunks
+        shown = [len(await store.reads.get_chunks(d.id)) for d in await store.reads.list_documents()]
         assert orphans == chunks - sum(shown)
     finally:
         await store.close()

@@ -36,7 +36,7 @@ async def test_count_chunks_sums_the_selected_databases_as_each_store_counts_the
         each = {}
         for name in ("papers", "wiki"):
             reader = await client.reader_for(name)
-            each[name] = await reader.store.count_chunks()
+            each[name] = await reader.store.reads.count_chunks()
         assert await client.count_chunks() == each["papers"] + each["wiki"] > 0
         assert await client.count_chunks(sources=["wiki"]) == each["wiki"]
         assert await client.count_chunks(sources=[]) == 0

@@ -32,13 +32,13 @@ async def manual(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dic
     config = config_from_dict({"storage": {"data_dir": str(root / "data")}})
     store = await Store.open(DatabaseRef.configured("manual", path), config, create=True)
     try:
-        stored = await store.upsert_document(
+        stored = await store.writer().documents.upsert_document(
             Document(uri="file:///manual/pump.pdf", title="Pump manual", content=f"{PRIME}\n\n{CLOSE}"),
             [Chunk(order=0, content=PRIME, page_numbers=[3]), Chunk(order=1, content=CLOSE, page_numbers=[4])],
             await embedder.embed_documents([PRIME, CLOSE]),
         )
         assert stored.id is not None
-        ids = [c.id for c in await store.get_chunks(stored.id)]
+        ids = [c.id for c in await store.reads.get_chunks(stored.id)]
     finally:
         await store.close()
     return {"path": path, "root": root, "prime": ids[0], "close": ids[1]}

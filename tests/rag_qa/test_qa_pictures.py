@@ -62,8 +62,8 @@ async def atlas(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dict
         vectors = await embedder.embed_documents([text for text, _ in parts])
         chunks = [Chunk(order=i, content=text, headings=["Herons"], item_refs=refs) for i, (text, refs) in enumerate(parts)]
         document = Document(uri="file:///atlas/herons.pdf", title="Herons", content="\n\n".join(t for t, _ in parts))
-        [stored] = await store.upsert_documents([(document, chunks, vectors, structure)])
-        chunk_ids = [c.id for c in await store.get_chunks(stored.id)]
+        [stored] = await store.writer().documents.upsert_documents([(document, chunks, vectors, structure)])
+        chunk_ids = [c.id for c in await store.reads.get_chunks(stored.id)]
     finally:
         await store.close()
     return {"location": location, "document_id": stored.id, "chunk_ids": chunk_ids}

@@ -241,7 +241,7 @@ class IngesterApp:
         async def open_one(name: str) -> None:
             runtime = self.databases[name]
             await runtime.attach(await Store.open(runtime.ref, self.config, create=True))
-            self.log.info("database open", database=name, documents=await runtime.store.count_documents())
+            self.log.info("database open", database=name, documents=await runtime.store.reads.count_documents())
             assert self.queue is not None
             await check_processing(
                 name, runtime.store, self.queue, processing_identity(self.config), warn=self.warns_processing

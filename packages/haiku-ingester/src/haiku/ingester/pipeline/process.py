@@ -167,7 +167,7 @@ class JobProcessor:
                 if converted is not None:
                     break
                 async with self._writing(job.database):
-                    updated = await store.update_document_metadata(state.document_id, metadata)
+                    updated = await store.writer().documents.update_document_metadata(state.document_id, metadata)
                 if updated is not False:
                     return Outcome("revision", SyncUpdate(facts.revision, digest, state.document_id), state.document_id)
                 reuse = False
@@ -210,20 +210,20 @@ class JobProcessor:
         return Outcome("skipped", update, skip=reason)
 
     async def _drop_own_document(self, job: Job, store: WritableStore) -> None:
-        document = await store.get_document_by_uri(job.uri)
+        document = await store.reads.get_document_by_uri(job.uri)
         if document is not None and document.id is not None and document.metadata.get(SOURCE_ID) == job.source_id:
             async with self._writing(job.database):
-                await store.delete_document(document.id)
+                await store.writer().documents.delete_document(document.id)
 
     async def delete(self, job: Job, source: Source, store: WritableStore) -> Outcome:
         path = source.path_for(job.uri)
         if await asyncio.to_thread(source.present, path):
             return Outcome("skipped", None)  # the file is back; its upsert keeps the document
-        document = await store.get_document_by_uri(job.uri)
+        document = await store.reads.get_document_by_uri(job.uri)
         if document is None or document.id is None:
             return Outcome("deleted", SyncUpdate(delete=True))
         if document.metadata.get(SOURCE_ID) != job.source_id:
             return Outcome("skipped", SyncUpdate(delete=True))  # another source's document: not ours to delete
         async with self._writing(job.database):
-            removed = await store.delete_document(document.id)
+            removed = await store.writer().documents.delete_document(document.id)
         return Outcome("deleted", SyncUpdate(delete=True), document.id, removed or 0)

@@ -63,7 +63,7 @@ async def stored_vectors(
     """The stored document's vectors by the text they embed; empty where reuse is not exact."""
     if not document_id or not reuse_allowed(store, identity):
         return {}
-    chunks = await store.get_chunks(document_id, with_vectors=True)
+    chunks = await store.reads.get_chunks(document_id, with_vectors=True)
     return {
         embed_text(chunk.headings, chunk.content): chunk.vector
         for chunk in chunks

@@ -92,7 +92,7 @@ class _DatabaseWriter:
 
     async def _write(self, batch: list[_Write]) -> None:
         try:
-            stored = await self.store.upsert_documents([w.item for w in batch])
+            stored = await self.store.writer().documents.upsert_documents([w.item for w in batch])
         except asyncio.CancelledError:
             for write in batch:
                 if not write.future.done():

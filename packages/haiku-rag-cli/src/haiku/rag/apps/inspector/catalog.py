@@ -176,7 +176,7 @@ class Catalog:
             return "no_layout", None
         reader = await self.client.reader_for(entry.name) or self.client
         pages = sorted({box.page for box in chunk.boxes})
-        stored = await reader.store.get_page_images(chunk.document_id, pages)
+        stored = await reader.store.structure.get_page_images(chunk.document_id, pages)
         if all(page in stored for page in pages):
             return "stored", None
         document = await reader.get_document_by_id(chunk.document_id)

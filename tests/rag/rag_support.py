@@ -54,6 +54,14 @@ async def add_document(store, embedder, title: str, texts: Sequence[str]) -> Doc
     )
 
 
+async def add_document_at(path: Path, config: AppConfig, embedder, title: str, texts: Sequence[str]) -> Document:
+    """Write a document as the ingester would, through a store of its own (a client's refuses the writer)."""
+    from haiku.core.store import Store
+
+    async with await Store.open(DatabaseRef.at(path), config) as store:
+        return await add_document(store, embedder, title, texts)
+
+
 async def build_database(path: Path, name: str, docs, embedder, config: AppConfig) -> dict[str, Document]:
     from haiku.core.store import Store
 

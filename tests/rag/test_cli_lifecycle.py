@@ -9,7 +9,7 @@ import sys
 
 import pytest
 from filelock import FileLock
-from rag_support import EXTRA, add_document, build_config, cli, cli_all, config_data
+from rag_support import EXTRA, add_document_at, build_config, cli, cli_all, config_data
 
 from haiku.core.errors import MigrationRequiredError
 from haiku.rag.client import HaikuRAG
@@ -63,7 +63,8 @@ async def test_tag_restore_returns_to_the_tagged_state_and_keeps_a_safety_tag(pa
     app_config = build_config(tmp_path / "data")
     async with HaikuRAG(db_path=papers_copy["path"], config=app_config) as client:
         at_r1 = {d.id for d in await client.list_documents()}
-        await add_document(client.store, embedder, *EXTRA)
+    await add_document_at(papers_copy["path"], app_config, embedder, *EXTRA)
+    async with HaikuRAG(db_path=papers_copy["path"], config=app_config) as client:
         assert await client.count_documents() == 4
 
     declined = cli("--db-name", "papers", "tag", "restore", "r1", config=config, input="n\n")

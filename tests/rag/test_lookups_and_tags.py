@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from rag_support import EXTRA, add_document, build_config
+from rag_support import EXTRA, add_document_at, build_config
 
 from haiku.core.errors import ReadOnlyError, TagError, UnknownDatabaseError
 from haiku.rag.client import HaikuRAG
@@ -139,7 +139,8 @@ async def test_vacuum_with_zero_retention_keeps_tagged_versions_readable(built, 
     config = build_config(tmp_path / "data")
     async with HaikuRAG(db_path=path, config=config) as client:
         await client.database().create_tag("r1")
-        await add_document(client.store, embedder, *EXTRA)
+    await add_document_at(path, config, embedder, *EXTRA)
+    async with HaikuRAG(db_path=path, config=config) as client:
         assert await client.database().vacuum(retention_seconds=0)
     async with HaikuRAG(db_path=path, config=config, tag="r1") as client:
         titles = {d.title for d in await client.list_documents()}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
@@ -15,11 +16,14 @@ DIM = 384
 
 
 class CountingStore:
-    """The real store, counting the batch writes it is handed (the count is what these tests read)."""
+    """The real store, counting the batch writes its writer is handed (the count is what these tests read)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.batches: list[int] = []
+
+    def writer(self):
+        return dataclasses.replace(self.store.writer(), documents=self)
 
     async def upsert_documents(self, items):
         self.batches.append(len(items))

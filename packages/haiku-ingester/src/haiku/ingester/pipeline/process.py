@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from haiku.core.models import Chunk, Document
 from haiku.ingester.errors import SkippedFileError, SymlinkOutsideRootError
@@ -40,6 +40,10 @@ from haiku.ingester.queue import Job, SyncState, SyncUpdate
 from haiku.ingester.skips import SkipReason
 from haiku.ingester.sources import Source
 
+if TYPE_CHECKING:
+    from haiku.core.store.reads import Reads
+    from haiku.core.store.writer import StoreWriter
+
 # Metadata keys the pipeline owns on every document it writes.
 SOURCE_ID = "source_id"
 CONTENT_TYPE = "content_type"
@@ -49,11 +53,9 @@ LANGUAGE = "language"  # code and data files: the language the format table name
 
 
 class WritableStore(Protocol):
-    async def get_document_by_uri(self, uri: str) -> Document | None: ...
-    async def get_chunks(self, document_id: str, *, with_vectors: bool = False) -> list[Chunk]: ...
-    async def upsert_documents(self, items: Any) -> list[Document]: ...
-    async def update_document_metadata(self, document_id: str, metadata: dict[str, Any]) -> Any: ...
-    async def delete_document(self, document_id: str) -> int | None: ...
+    reads: Reads
+
+    def writer(self) -> StoreWriter: ...
 
 
 class JobReleased(Exception):

@@ -1,5 +1,5 @@
 """``haiku-rag`` never writes a document: no document or chunk write is reachable from
-``HaikuRAG`` (docs/design.md, "Rules of the house"; docs/storage.md, "Parts and the writer").
+``HaikuRAG`` (docs/design.md, "Three packages, one namespace"; docs/storage.md, "Parts and the writer").
 
 Two checks: every store a client opens refuses the writer, and no module of
 ``haiku.rag`` asks for one, names a document write or imports a writing part.

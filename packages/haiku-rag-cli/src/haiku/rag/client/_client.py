@@ -366,7 +366,7 @@ class HaikuRAG:
         ``source`` is required on a client covering several databases."""
         return await _pictures.visualize_chunk(self._reach(), chunk_id, source)
 
-    # --- one database, and conversion (docs/client.md, "One database", "Conversion") ---------
+    # --- one database, and conversion (docs/client.md, "One-database operations", "Conversion")
 
     def database(self, name: str | None = None) -> Database:
         """One covered database's lifecycle verbs (vacuum, migrate, tags, history, info…);

@@ -1,4 +1,4 @@
-"""One covered database's lifecycle through a client (docs/client.md, "One database").
+"""One covered database's lifecycle through a client (docs/client.md, "One-database operations").
 
 ``client.database(name)`` hands out a ``Database``: vacuum, migrations, the
 vector index, tags, history and ``info`` act on that one database through its

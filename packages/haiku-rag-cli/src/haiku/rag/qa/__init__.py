@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from haiku.core.errors import EmptyQueryError
-from haiku.core.store.filters import check_document_filter
 from haiku.rag.llm.errors import ModelResponseError, ModelUnavailableError, QAError, RequestLimitError
 from haiku.rag.qa.analyze import analyze
 
@@ -38,6 +37,7 @@ async def ask(
     The question, the filter and ``sources`` (by name) are checked before any model request;
     ``[]`` answers with no evidence.
     """
+    from haiku.core.store.filters import check_document_filter  # the store loads on use, not on import
     from haiku.rag.capability import RAGState, create_capability
 
     EmptyQueryError.check(question)

@@ -211,7 +211,7 @@ async def chunk_texts(root: Path) -> list[str]:
     for i in range(FOLDERS):
         store = await Store.open(DatabaseRef.configured(f"db{i}", root / f"db{i}.lancedb"), AppConfig(), read_only=True)
         try:
-            async for batch in store.iter_chunk_batches():
+            async for batch in store.writer().rebuild.iter_chunk_batches():
                 texts.extend(embed_text(c.headings, c.content) for c in batch)
         finally:
             await store.close()

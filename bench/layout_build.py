@@ -59,13 +59,13 @@ async def fill_database(
 
     store = await Store.open(DatabaseRef.configured(name, location), config, create=True)
     try:
-        present = {d.uri for d in await store.list_documents()}
-        await store.load_documents(
+        present = {d.uri for d in await store.reads.list_documents()}
+        await store.writer().documents.load_documents(
             (item for item in items if item[0].uri not in present),
             progress=lambda written: log(f"[{name}] {written} documents written"),
         )
         await store.vacuum(retention_seconds=0)
-        return {"documents": await store.count_documents(), "chunks": await store.count_chunks()}
+        return {"documents": await store.reads.count_documents(), "chunks": await store.reads.count_chunks()}
     finally:
         await store.close()
 

@@ -61,7 +61,7 @@ async def build(location: Path, documents: int, pngs: list[tuple[int, int, bytes
                     if pngs else None
                 )
                 document = Document(uri=f"file:///manual-{n}.pdf", title=f"Manual {n}", content=f"manual {n} round {round_}")
-                await store.upsert_documents([(document, chunks, vectors, structure)])
+                await store.writer().documents.upsert_documents([(document, chunks, vectors, structure)])
         return {"page_images_rows": await store.table("page_images").count_rows()}
     finally:
         await store.close()

@@ -66,7 +66,7 @@ async def _stored_bytes(root: Path, converted, with_structure: bool) -> dict[str
     store = await Store.open(ref, config, create=True)
     try:
         empty = {name: _tree_bytes(location / f"{name}.lance") for name in TABLES}
-        await store.upsert_documents([(document, chunks, vectors, converted.structure if with_structure else None)])
+        await store.writer().documents.upsert_documents([(document, chunks, vectors, converted.structure if with_structure else None)])
         await store.vacuum(retention_seconds=0)
         return {
             name: _tree_bytes(location / f"{name}.lance") - empty[name] for name in TABLES

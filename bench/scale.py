@@ -145,7 +145,7 @@ async def build(root: Path, size: int, corpus: Corpus, *, quiet: bool = False) -
     store = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
     try:
         documents = size // CHUNKS_PER_DOCUMENT
-        await store.load_documents(
+        await store.writer().documents.load_documents(
             corpus.items(0, documents), batch_size=1024,
             progress=lambda n: log(f"  {n * CHUNKS_PER_DOCUMENT:,} of {size:,} chunks written")
             if n % 8192 == 0 and not quiet else None,
@@ -223,11 +223,11 @@ async def measure_writes(root: Path, corpus: Corpus, size: int) -> dict[str, Any
     config = config_for(root)
     store = await Store.open(DatabaseScope.resolve(config).databases[0], config)
     try:
-        if await store.tag_info(BEFORE_WRITES) is None:
-            await store.create_tag(BEFORE_WRITES)
+        if await store.tags.tag_info(BEFORE_WRITES) is None:
+            await store.tags.create_tag(BEFORE_WRITES)
         first = size // CHUNKS_PER_DOCUMENT + 1_000_000  # numbers no loaded document has
         times = await timed_writes(store, corpus, first, WRITE_BATCH, WRITE_BATCHES)
-        state = (await store.index_state())["fts"]
+        state = (await store.indexes.index_state())["fts"]
     finally:
         await store.close()
     return {"batch_documents": WRITE_BATCH, "batch_chunks": WRITE_BATCH * CHUNKS_PER_DOCUMENT,
@@ -245,10 +245,10 @@ async def restore_state(root: Path) -> None:
     config = config_for(root)
     store = await Store.open(DatabaseScope.resolve(config).databases[0], config)
     try:
-        if await store.tag_info(BEFORE_WRITES) is not None:
-            safety = await store.restore_tag(BEFORE_WRITES)
-            await store.delete_tag(safety)
-            await store.delete_tag(BEFORE_WRITES)
+        if await store.tags.tag_info(BEFORE_WRITES) is not None:
+            safety = await store.tags.restore_tag(BEFORE_WRITES)
+            await store.tags.delete_tag(safety)
+            await store.tags.delete_tag(BEFORE_WRITES)
         await store.vacuum(retention_seconds=0)
     finally:
         await store.close()

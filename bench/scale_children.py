@@ -49,7 +49,7 @@ async def index(args: dict[str, Any]) -> dict[str, Any]:
     store = await _open(args["root"], read_only=False)
     before = round(peak_rss_mib())
     started = time.perf_counter()
-    await store.create_index()
+    await store.indexes.create_index()
     seconds = time.perf_counter() - started
     await store.close()
     return {"seconds": round(seconds, 2), "peak_rss_mib": round(peak_rss_mib()), "rss_before_mib": before}
@@ -92,7 +92,7 @@ async def reader(args: dict[str, Any]) -> dict[str, Any]:
         turn += 1
         try:
             hits = await store.search(texts[k], query_vector=vectors[k].tolist(), search_type="hybrid", limit=10)
-            chunks = await store.get_chunks(hits[0].document_id) if hits else []
+            chunks = await store.reads.get_chunks(hits[0].document_id) if hits else []
             if len(chunks) != args["chunks_per_document"]:
                 partial += 1
             else:

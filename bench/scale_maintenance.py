@@ -42,7 +42,7 @@ async def timed_writes(store: Any, corpus: Any, first_document: int, batch: int,
             break
         items = list(corpus.items(first_document + number * batch, batch))
         started = time.perf_counter()
-        await store.upsert_documents(items)
+        await store.writer().documents.upsert_documents(items)
         times.append(time.perf_counter() - started)
     return times
 
@@ -57,8 +57,8 @@ async def measure_auto_maintenance(root: Path, corpus: Any, first_document: int,
     ref = DatabaseScope.resolve(config).databases[0]
     store = await Store.open(ref, config)
     try:
-        if await store.tag_info(tag) is None:
-            await store.create_tag(tag)
+        if await store.tags.tag_info(tag) is None:
+            await store.tags.create_tag(tag)
         alone = await timed_writes(store, corpus, first_document, batch, batches)
         run = asyncio.create_task(store.maintenance.auto_maintain())
         waits: list[float] = []

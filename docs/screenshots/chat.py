@@ -61,7 +61,7 @@ async def build(root: Path) -> dict[str, Path]:
             for title, text in documents.items():
                 uri = f"file:///{name}/{title.lower().replace(' ', '-')}.md"
                 chunks = [Chunk(order=0, content=text, headings=[title])]
-                await store.upsert_document(
+                await store.writer().documents.upsert_document(
                     Document(uri=uri, title=title, content=f"# {title}\n\n{text}"),
                     chunks,
                     await embedder.embed_documents([text]),

@@ -80,7 +80,7 @@ async def build(root: Path) -> Path:
         try:
             for title, chunks in documents:
                 texts = [t for _, _, t in chunks]
-                await store.upsert_document(
+                await store.writer().documents.upsert_document(
                     Document(uri=f"file:///srv/{name}/{title.lower().replace(' ', '-')}.pdf", title=title,
                              content="\n\n".join(texts)),
                     [Chunk(content=t, order=i, headings=h, page_numbers=p) for i, (h, p, t) in enumerate(chunks)],

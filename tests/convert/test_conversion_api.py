@@ -4,6 +4,7 @@ what a file becomes, with nothing written and no database opened. The commands r
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -33,7 +34,7 @@ def _config(tmp_path: Path) -> Path:
     )
 
 
-def test_a_federated_client_converts_chunks_and_titles_a_file_writing_nothing(tmp_path):
+async def test_a_federated_client_converts_chunks_and_titles_a_file_writing_nothing(tmp_path):
     from haiku.core.config import load_config
     from haiku.rag.client import HaikuRAG
 
@@ -41,12 +42,28 @@ def test_a_federated_client_converts_chunks_and_titles_a_file_writing_nothing(tm
     (tmp_path / "notes.md").write_text(MARKDOWN)
     client = HaikuRAG(config=load_config(config))
     assert client.covers_multiple
-    document = client.convert(tmp_path / "notes.md")
-    chunks = client.chunk(document)
-    assert client.generate_title(document) == "Kestrel notes"
+    document = await client.convert(tmp_path / "notes.md")
+    chunks = await client.chunk(document)
+    assert await client.generate_title(document) == "Kestrel notes"
     assert "set a `top_n`." in document.content
     assert [c.headings for c in chunks] == [["Kestrel notes"], ["Kestrel notes", "Diet"]]
     assert not (tmp_path / "a.lancedb").exists() and not (tmp_path / "b.lancedb").exists()
+
+
+async def test_conversion_runs_off_the_event_loop(tmp_path):
+    """Building the converter and reading a file take a worker thread: the loop keeps turning meanwhile."""
+    from haiku.core.config import load_config
+    from haiku.core.convert import AsyncFileConverter
+
+    (tmp_path / "notes.md").write_text(MARKDOWN)
+    files = AsyncFileConverter(load_config(_config(tmp_path)))
+    ticks = 0
+    converting = asyncio.ensure_future(files.convert(tmp_path / "notes.md"))
+    while not converting.done():
+        ticks += 1
+        await asyncio.sleep(0.001)
+    assert (await converting).content.startswith("# Kestrel notes")
+    assert ticks >= 2, "the loop stood still while the file was converted"
 
 
 def test_haiku_ingester_convert_prints_title_markdown_and_chunks_as_json(tmp_path):

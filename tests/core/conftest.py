@@ -105,7 +105,7 @@ def write_doc(fake_embed) -> Callable[..., Any]:
     async def write(store, uri: str, *texts: str, title: str | None = None, metadata: dict | None = None):
         chunks = [Chunk(content=text, order=i) for i, text in enumerate(texts)]
         document = Document(uri=uri, title=title or uri, content="\n\n".join(texts), metadata=metadata or {})
-        return await store.upsert_document(document, chunks, [fake_embed(t) for t in texts])
+        return await store.writer().documents.upsert_document(document, chunks, [fake_embed(t) for t in texts])
 
     return write
 

@@ -27,7 +27,7 @@ async def store(tmp_path_factory, fake_embed):
     opened = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
     for title in ("Secret Title", "it's; here"):
         document = Document(uri=f"file:///{len(title)}.md", title=title, content="words")
-        await opened.upsert_document(document, [Chunk(content="words", order=0)], [fake_embed("words")])
+        await opened.writer().documents.upsert_document(document, [Chunk(content="words", order=0)], [fake_embed("words")])
     yield opened
     await opened.close()
 
@@ -36,8 +36,8 @@ async def store(tmp_path_factory, fake_embed):
 async def test_a_filter_failing_on_the_rows_says_so_without_paths_or_values(store, filter):
     await check_document_filter(filter)  # it plans: only the stored rows make it fail
     reads = {
-        "list": lambda: store.list_documents(filter=filter),
-        "count": lambda: store.count_documents(filter),
+        "list": lambda: store.reads.list_documents(filter=filter),
+        "count": lambda: store.reads.count_documents(filter),
         "search": lambda: store.search("words", search_type="fts", filter=filter),
     }
     for read in reads.values():
@@ -56,16 +56,16 @@ async def test_a_filter_holding_a_second_statement_is_refused_before_and_inside_
     with pytest.raises(InvalidFilterError, match="text after ';' would be ignored"):
         await check_document_filter(filter)
     with pytest.raises(InvalidFilterError, match="text after ';' would be ignored"):
-        await store.list_documents(filter=filter)
+        await store.reads.list_documents(filter=filter)
     with pytest.raises(InvalidFilterError, match="text after ';' would be ignored"):
-        await store.count_documents("title = 'x';")
-    assert await store.count_documents() == 2
+        await store.reads.count_documents("title = 'x';")
+    assert await store.reads.count_documents() == 2
 
 
 async def test_a_semicolon_inside_a_quoted_string_is_part_of_the_value(store):
     for filter in ("title = 'it''s; here'", "title LIKE '%;%'"):
         await check_document_filter(filter)
-        assert [d.title for d in await store.list_documents(filter=filter)] == ["it's; here"]
+        assert [d.title for d in await store.reads.list_documents(filter=filter)] == ["it's; here"]
 
 
 async def test_a_filter_the_engine_cannot_plan_is_refused_in_one_line_without_its_source_places():

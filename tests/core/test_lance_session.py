@@ -28,7 +28,7 @@ async def test_writes_fill_the_process_session_only_up_to_its_configured_bounds(
             for n in range(25):
                 chunks = [Chunk(order=k, content=f"version {n} chunk {k} " + "word " * 40) for k in range(3)]
                 vectors = [[rng.random() for _ in range(store.vector_dim)] for _ in chunks]
-                await store.upsert_documents([(Document(uri=f"file:///notes/{n % 5}.md", content=f"v{n}"), chunks, vectors)])
+                await store.writer().documents.upsert_documents([(Document(uri=f"file:///notes/{n % 5}.md", content=f"v{n}"), chunks, vectors)])
                 peak = max(peak, session.size_bytes)
         finally:
             await store.close()

@@ -69,7 +69,7 @@ async def _write(store: Store, uri: str, pictures: dict[str, bytes], *, vectors:
     chunks = [Chunk(content="Herons nest in colonies.", order=0, item_refs=["#/texts/0"])]
     chunks += [Chunk(content=f"Figure {i}", order=i, item_refs=[ref]) for i, ref in enumerate(refs, start=1)]
     document = Document(uri=uri, title=uri, content="Herons")
-    [stored] = await store.upsert_documents(
+    [stored] = await store.writer().documents.upsert_documents(
         [(document, chunks, [text_vector(c.content) for c in chunks], _structure(pictures, vectors=vectors))]
     )
     return stored
@@ -163,7 +163,7 @@ async def test_updates_and_deletes_carry_the_picture_vectors(store):
     [found] = await store.picture_candidates(image_vector(RED), limit=5)
     assert found.picture_ref == "#/pictures/0" and found.document_id == doc.id
     assert found.score < 0.9  # the red picture is gone: only the green one is left
-    await store.delete_document(doc.id)
+    await store.writer().documents.delete_document(doc.id)
     assert await store.count_picture_vectors() == 0
     assert await store.picture_candidates(image_vector(GREEN), limit=5) == []
 
@@ -182,13 +182,13 @@ async def test_a_version_3_database_migrates_to_picture_vectors_and_resumes(mm_c
     await as_schema_version(location, 3)
     store = await _open(mm_config, skip_validation=True)
     try:
-        assert [v for v, _ in store.pending_migrations()] == [4]
+        assert [v for v, _ in store.migrator.pending_migrations()] == [4]
         assert await store.count_picture_vectors() == 0  # no table yet: read as none
-        assert await store.migrate() == [
+        assert await store.migrator.migrate() == [
             "4: stored pictures keep a vector from a multimodal embedder, for image queries"
         ]
         assert store.schema_version == 4 and store.handles.picture_vectors is not None
-        assert len(await store.list_documents()) == 1
+        assert len(await store.reads.list_documents()) == 1
         await _write(store, "file:///herons.docx", {"#/pictures/0": RED})
         assert await store.count_picture_vectors() == 1
     finally:
@@ -197,12 +197,12 @@ async def test_a_version_3_database_migrates_to_picture_vectors_and_resumes(mm_c
 
 async def test_replacing_picture_vectors_rewrites_them_in_one_commit(store):
     doc = await _write(store, "file:///herons.docx", {"#/pictures/0": RED, "#/pictures/1": BLUE})
-    pictures = [entry async for batch in store.iter_pictures() for entry in batch]
+    pictures = [entry async for batch in store.writer().pictures.iter_pictures() for entry in batch]
     assert sorted(key for key, _ in pictures) == [(doc.id, "#/pictures/0"), (doc.id, "#/pictures/1")]
     assert dict(pictures)[(doc.id, "#/pictures/1")] == BLUE
     swapped = {key: image_vector(GREEN) for key, _ in pictures}
-    assert await store.replace_picture_vectors(swapped, DIM) == 2
+    assert await store.writer().pictures.replace_picture_vectors(swapped, DIM) == 2
     [first, second] = await store.picture_candidates(image_vector(GREEN), limit=2)
     assert first.score == pytest.approx(1.0, abs=1e-4) and second.score == pytest.approx(1.0, abs=1e-4)
-    assert await store.replace_picture_vectors({}, DIM) == 0
+    assert await store.writer().pictures.replace_picture_vectors({}, DIM) == 0
     assert await store.count_picture_vectors() == 0

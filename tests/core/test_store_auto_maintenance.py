@@ -82,11 +82,11 @@ async def test_a_write_during_auto_maintenance_waits_for_one_step_not_for_the_ru
     assert report.steps == len(steps_logged(logs)) > steps_before_the_write_returned
     assert {entry["kind"] for entry in steps_logged(logs)} >= {"compaction", "index deltas"}
     assert len(await fragments(store)) < len(before)
-    assert await store.count_chunks() == 2 * WRITES + 1
+    assert await store.reads.count_chunks() == 2 * WRITES + 1
     found = await store.search("maintenance", search_type="fts", limit=3)
     assert [r.document_uri for r in found] == ["file:///during.md"]
     for n in range(WRITES):
-        assert len(await store.get_chunks((await store.get_document_by_uri(f"file:///w{n}.md")).id)) == 2
+        assert len(await store.reads.get_chunks((await store.reads.get_document_by_uri(f"file:///w{n}.md")).id)) == 2
 
 
 async def bulk_with_deletions(store, fake_embed, deleted: int) -> int:
@@ -95,11 +95,11 @@ async def bulk_with_deletions(store, fake_embed, deleted: int) -> int:
 
     bulk = [(Document(uri=f"file:///{n}.md", content=f"bulk text {n}"), [Chunk(content=f"bulk text {n}", order=0)],
              [fake_embed(f"bulk text {n}")]) for n in range(30)]
-    await store.load_documents(bulk)
+    await store.writer().documents.load_documents(bulk)
     await store.vacuum(retention_seconds=0)
     (large,) = [fid for fid, rows in (await fragments(store)).items() if rows == 30]
     for n in range(deleted):  # past a tenth of its rows: Lance's threshold for rewriting a fragment
-        await store.delete_document((await store.get_document_by_uri(f"file:///{n}.md")).id)
+        await store.writer().documents.delete_document((await store.reads.get_document_by_uri(f"file:///{n}.md")).id)
     return large
 
 
@@ -119,7 +119,7 @@ async def test_auto_maintenance_leaves_the_bulk_to_vacuum_which_still_does_the_f
     assert vacuumed is not None and vacuumed.versions_removed > 0
     assert list((await fragments(store)).values()) == [37]  # everything rewritten into one, deleted rows gone
     assert await fts_parts(store) == 1
-    assert await store.count_chunks() == 37
+    assert await store.reads.count_chunks() == 37
 
 
 async def test_a_compacting_write_leaves_a_large_fragment_alone_even_with_deleted_rows(store, write_doc, fake_embed,
@@ -130,7 +130,7 @@ async def test_a_compacting_write_leaves_a_large_fragment_alone_even_with_delete
     await write_notes(store, write_doc, 6)  # crosses the compaction after writes
     after = await fragments(store)
     assert after[large] == 30 and len([rows for rows in after.values() if rows < 20]) < 4
-    assert await store.count_chunks() == 24 + 12
+    assert await store.reads.count_chunks() == 24 + 12
 
 
 async def test_closing_maintains_in_bounded_steps_and_stops_a_background_run(db_config, write_doc, small_steps,
@@ -154,7 +154,7 @@ async def test_closing_maintains_in_bounded_steps_and_stops_a_background_run(db_
     monkeypatch.setattr(maintenance, "AUTO_MAINTENANCE_INTERVAL_S", 3600.0)
     reopened = await Store.open(ref, config)
     try:
-        assert await reopened.count_chunks() == 2 * WRITES + 1
+        assert await reopened.reads.count_chunks() == 2 * WRITES + 1
         parts = await fts_rows_per_part(reopened)
         assert parts[0] == parts_before[0]  # the main index never rewritten
         assert 1 < len(parts) < len(parts_before)  # the deltas writes left merged
@@ -227,10 +227,10 @@ def test_a_process_killed_during_auto_maintenance_leaves_a_readable_database(db_
     async def check() -> None:
         store = await Store.open(ref, config)
         try:
-            assert await store.count_chunks() == 2 * WRITES
+            assert await store.reads.count_chunks() == 2 * WRITES
             for n in range(WRITES):
-                document = await store.get_document_by_uri(f"file:///w{n}.md")
-                assert document is not None and len(await store.get_chunks(document.id)) == 2
+                document = await store.reads.get_document_by_uri(f"file:///w{n}.md")
+                assert document is not None and len(await store.reads.get_chunks(document.id)) == 2
             assert len(await store.search("note", search_type="fts", limit=100)) == WRITES
             report = await store.maintenance.auto_maintain()  # the next run takes up what was left
             assert report.finished

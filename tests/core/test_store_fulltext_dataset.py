@@ -26,7 +26,7 @@ async def store(tmp_path, fake_embed):
     opened = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
     for i, text in enumerate(TEXTS):
         document = Document(uri=f"file:///{i}.md", title=f"t{i}", content=text)
-        await opened.upsert_document(document, [Chunk(content=text, order=0)], [fake_embed(text)])
+        await opened.writer().documents.upsert_document(document, [Chunk(content=text, order=0)], [fake_embed(text)])
     yield opened
     await opened.close()
 
@@ -51,7 +51,7 @@ async def test_a_new_version_drops_the_prepared_handle(store, fake_embed):
     for _ in range(2):
         await store.fts_candidates("stars", limit=3)
     assert store.searcher.text_dataset._held is not None
-    await store.upsert_document(
+    await store.writer().documents.upsert_document(
         Document(uri="file:///new.md", title="new", content="stars again"), [Chunk(content="stars again", order=0)],
         [fake_embed("stars again")],
     )  # fmt: skip

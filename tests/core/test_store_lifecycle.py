@@ -81,14 +81,14 @@ async def test_a_version_1_database_is_migrated_to_revisions_and_its_documents_s
         await Store.open(ref, config, read_only=True)
     store = await Store.open(ref, config, skip_validation=True)
     try:
-        assert [line.split(":")[0] for line in await store.migrate()] == ["2", "3", "4"]
-        document = await store.get_document_by_uri("file:///a.md")
-        assert [c.content for c in await store.get_chunks(document.id)] == ["alpha text", "beta text"]
+        assert [line.split(":")[0] for line in await store.migrator.migrate()] == ["2", "3", "4"]
+        document = await store.reads.get_document_by_uri("file:///a.md")
+        assert [c.content for c in await store.reads.get_chunks(document.id)] == ["alpha text", "beta text"]
         found = await store.search("alpha", search_type="fts", limit=5)
         assert [r.content for r in found] == ["alpha text"]
         await write_doc(store, "file:///a.md", "gamma text")  # an update after the migration
-        assert [c.content for c in await store.get_chunks(document.id)] == ["gamma text"]
-        assert await store.count_chunks() == 1
+        assert [c.content for c in await store.reads.get_chunks(document.id)] == ["gamma text"]
+        assert await store.reads.count_chunks() == 1
     finally:
         await store.close()
 
@@ -99,15 +99,15 @@ async def test_info_lists_pending_steps_and_migrate_applies_them_once(wiki, regi
     registered_steps(BASE + 1, "add language column")
     store = await Store.open(ref, config, skip_validation=True)
     try:
-        info = await store.info()
+        info = await store.report.info()
         assert info.pending_migrations == [{"version": BASE + 1, "description": "add language column"}]
-        assert await store.migrate() == [f"{BASE + 1}: add language column"]
-        assert await store.migrate() == []
+        assert await store.migrator.migrate() == [f"{BASE + 1}: add language column"]
+        assert await store.migrator.migrate() == []
         assert registered_steps.applied == [BASE + 1]
     finally:
         await store.close()
     reopened = await Store.open(ref, config, read_only=True)
-    assert reopened.schema_version == BASE + 1 and reopened.pending_migrations() == []
+    assert reopened.schema_version == BASE + 1 and reopened.migrator.pending_migrations() == []
     await reopened.close()
 
 
@@ -119,9 +119,9 @@ async def test_steps_apply_in_ascending_order_and_a_failure_keeps_the_version_re
     store = await Store.open(ref, config, skip_validation=True)
     try:
         with pytest.raises(RuntimeError, match=f"step {BASE + 2} broke"):
-            await store.migrate()
+            await store.migrator.migrate()
         assert registered_steps.applied == [BASE + 1]
-        assert store.pending_migrations() == [(BASE + 2, "third")]
+        assert store.migrator.pending_migrations() == [(BASE + 2, "third")]
     finally:
         await store.close()
 
@@ -133,7 +133,7 @@ async def test_migrate_on_a_read_only_store_raises_read_only_error(wiki, registe
     store = await Store.open(ref, config, read_only=True, skip_validation=True)
     try:
         with pytest.raises(ReadOnlyError):
-            await store.migrate()
+            await store.migrator.migrate()
     finally:
         await store.close()
 
@@ -149,11 +149,11 @@ async def test_a_new_database_gets_the_current_schema_version(wiki, registered_s
 async def test_a_tag_taken_before_a_migration_cannot_be_read(wiki, registered_steps):
     config, ref = wiki
     store = await Store.open(ref, config, create=True)
-    await store.create_tag("old")
+    await store.tags.create_tag("old")
     await store.close()
     registered_steps(BASE + 1)
     store = await Store.open(ref, config, skip_validation=True)
-    await store.migrate()
+    await store.migrator.migrate()
     await store.close()
     with pytest.raises(MigrationRequiredError, match="copy"):
         await Store.open(ref, config, tag="old")
@@ -181,10 +181,10 @@ async def test_create_index_below_256_chunks_returns_false_and_creates_nothing(w
     try:
         await write_doc(store, "file:///a.md", "one", "two")
         with capture_logs() as logs:
-            assert await store.create_index() is False
+            assert await store.indexes.create_index() is False
         # the caller words the warning (the CLI's `Warning:` line); the log only records it
         assert [e["log_level"] for e in logs if e["event"] == "store.vector_index_skipped"] == ["info"]
-        assert (await store.info()).vector_index["exists"] is False
+        assert (await store.report.info()).vector_index["exists"] is False
     finally:
         await store.close()
 
@@ -194,13 +194,13 @@ async def test_create_index_with_enough_chunks_builds_an_ivf_sq_index_searches_u
     store = await Store.open(ref, config, create=True)
     try:
         texts = [f"chunk number {i} about topic{i % 17} and theme{i % 5}" for i in range(300)]
-        await store.upsert_document(
+        await store.writer().documents.upsert_document(
             Document(uri="file:///big.md"),
             [Chunk(content=t, order=i) for i, t in enumerate(texts)],
             [fake_embed(t) for t in texts],
         )
-        assert await store.create_index() is True
-        state = (await store.info()).vector_index
+        assert await store.indexes.create_index() is True
+        state = (await store.report.info()).vector_index
         assert state["exists"] and state["indexed_rows"] == 300 and state["type"] == "IvfSq"
         results = await store.search("", query_vector=fake_embed(texts[42]), search_type="vector", limit=3)
         assert len(results) == 3 and all(r.document_uri == "file:///big.md" for r in results)
@@ -247,7 +247,7 @@ async def test_closing_after_writes_maintains_once(db_config, write_doc):
             await write_doc(store, f"file:///{auto}-{i}.md", "words")
         await store.close()
         reader = await Store.open(ref, config, read_only=True)
-        counts[auto] = len((await reader.history(table="chunks"))["chunks"])
+        counts[auto] = len((await reader.tags.history(table="chunks"))["chunks"])
         await reader.close()
     assert counts[True] < counts[False]
 
@@ -272,8 +272,8 @@ async def test_info_reports_what_haiku_rag_info_prints(wiki, write_doc):
     store = await Store.open(ref, config, create=True)
     try:
         await write_doc(store, "file:///a.md", "alpha", "beta")
-        await store.create_tag("t1")
-        info = await store.info()
+        await store.tags.create_tag("t1")
+        info = await store.report.info()
     finally:
         await store.close()
     assert info.name == "wiki" and info.location == str(ref.location.resolve())
@@ -298,12 +298,12 @@ async def test_recording_a_new_embedder_retrains_an_existing_vector_index(wiki, 
     store = await Store.open(ref, config, create=True)
     try:
         texts = [f"entry {i} on subject{i % 13}" for i in range(260)]
-        await store.upsert_document(
+        await store.writer().documents.upsert_document(
             Document(uri="file:///big.md"),
             [Chunk(content=t, order=i) for i, t in enumerate(texts)],
             [fake_embed(t) for t in texts],
         )
-        await store.create_index()
+        await store.indexes.create_index()
 
         async def vector_index_uuid():
             return next(
@@ -311,7 +311,7 @@ async def test_recording_a_new_embedder_retrains_an_existing_vector_index(wiki, 
             )
 
         before = await vector_index_uuid()
-        await store.record_identity(EmbedderIdentity("openai", "nomic-embed-text", 384))
+        await store.writer().rebuild.record_identity(EmbedderIdentity("openai", "nomic-embed-text", 384))
         assert await vector_index_uuid() != before
     finally:
         await store.close()

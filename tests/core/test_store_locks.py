@@ -64,12 +64,12 @@ async def test_a_second_process_cannot_write_while_the_first_holds_the_writer_lo
         store = await Store.open(ref, config)
         try:
             with pytest.raises(DatabaseLockedError) as caught:
-                await store.create_tag("r1")
+                await store.tags.create_tag("r1")
             assert "'papers'" in str(caught.value) and caught.value.database == "papers"
             holder.stdin.write("\n")
             holder.stdin.flush()
             await asyncio.to_thread(holder.wait, 30)
-            info = await store.create_tag("r1")  # free again once the holder let go
+            info = await store.tags.create_tag("r1")  # free again once the holder let go
             assert info.complete
         finally:
             await store.close()
@@ -88,7 +88,7 @@ async def test_two_stores_in_one_process_take_turns_on_the_writer_lock(papers, w
             with pytest.raises(DatabaseLockedError, match="'papers'"):
                 await write_doc(second, "file:///a.md", "words")
         await write_doc(second, "file:///a.md", "words")
-        assert await first.count_documents() == 1
+        assert await first.reads.count_documents() == 1
     finally:
         await second.close()
         await first.close()
@@ -100,8 +100,8 @@ async def test_the_writer_lock_is_reentrant_for_the_task_holding_it(papers, writ
     try:
         async with store.writer_lock():
             await write_doc(store, "file:///a.md", "words")
-            await store.create_tag("inside")
-        assert [t.name for t in await store.list_tags()] == ["inside"]
+            await store.tags.create_tag("inside")
+        assert [t.name for t in await store.tags.list_tags()] == ["inside"]
     finally:
         await store.close()
 
@@ -114,7 +114,7 @@ async def test_writes_from_concurrent_tasks_on_one_store_serialise(papers, write
     store = await Store.open(ref, config, create=True)
     try:
         await asyncio.gather(*(write_doc(store, f"file:///{i}.md", f"text {i}") for i in range(4)))
-        assert await store.count_documents() == 4
+        assert await store.reads.count_documents() == 4
     finally:
         await store.close()
 
@@ -141,7 +141,7 @@ async def test_an_ownership_lock_does_not_block_the_writer_lock(papers, write_do
             with pytest.raises(DatabaseLockedError):  # it is held: a second owner is refused
                 await OwnershipLock(ref, "ingester").acquire()
             await write_doc(store, "file:///a.md", "words")
-            assert await store.count_documents() == 1
+            assert await store.reads.count_documents() == 1
     finally:
         await store.close()
 

@@ -174,7 +174,7 @@ async def test_open_and_close_without_writes_writes_nothing(db_config, tmp_path)
     await (await Store.open(ref, config, create=True)).close()
     before = snapshot(tmp_path / "papers.lancedb")
     store = await Store.open(ref, config)
-    await store.count_documents()
+    await store.reads.count_documents()
     await store.close()
     assert snapshot(tmp_path / "papers.lancedb") == before
 
@@ -195,7 +195,7 @@ async def test_close_is_idempotent_and_a_closed_store_refuses_reads(db_config):
     await store.close()
     await store.close()
     with pytest.raises(RuntimeError, match="closed"):
-        await store.count_documents()
+        await store.reads.count_documents()
 
 
 async def test_read_only_store_refuses_document_writes(db_config, write_doc):

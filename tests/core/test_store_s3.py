@@ -27,7 +27,7 @@ async def test_s3_database_is_created_written_searched_tagged_and_vacuumed(s3_co
     try:
         assert store.created and store.location == ref.location
         await write_doc(store, "file:///a.md", "clouds hold water vapour", title="Weather")
-        await store.create_tag("r1")
+        await store.tags.create_tag("r1")
         await write_doc(store, "file:///b.md", "rivers flow to the sea", title="Rivers")
         hits = await store.search("water", query_vector=fake_embed("water"), search_type="hybrid", limit=2)
         assert hits[0].document_title == "Weather" and hits[0].source == "remote"
@@ -38,7 +38,7 @@ async def test_s3_database_is_created_written_searched_tagged_and_vacuumed(s3_co
     snapshot = await Store.open(ref, config, tag="r1")
     try:
         assert snapshot.read_only
-        assert [d.title for d in await snapshot.list_documents()] == ["Weather"]
+        assert [d.title for d in await snapshot.reads.list_documents()] == ["Weather"]
         fts = await snapshot.search("clouds", search_type="fts")
         assert [r.content for r in fts] == ["clouds hold water vapour"]
     finally:
@@ -46,6 +46,6 @@ async def test_s3_database_is_created_written_searched_tagged_and_vacuumed(s3_co
 
     live = await Store.open(ref, config, read_only=True)
     try:
-        assert await live.count_documents() == 2
+        assert await live.reads.count_documents() == 2
     finally:
         await live.close()

@@ -60,7 +60,7 @@ async def test_the_processing_identity_is_recorded_once_and_survives_reopening(w
     store = await Store.open(ref, config, create=True)
     try:
         await write_doc(store, "file:///a.md", "alpha text")
-        await store.record_processing(IDENTITY)
+        await store.writer().processing.record(IDENTITY)
         assert store.processing_identity == IDENTITY
     finally:
         await store.close()
@@ -69,7 +69,7 @@ async def test_the_processing_identity_is_recorded_once_and_survives_reopening(w
         assert reader.processing_identity == IDENTITY
         assert reader.identity is not None  # the embedder identity beside it is kept
         with pytest.raises(ReadOnlyError):
-            await reader.record_processing({"other": 1})
+            await reader.writer().processing.record({"other": 1})
     finally:
         await reader.close()
 
@@ -80,21 +80,21 @@ async def test_a_version_2_database_migrates_to_version_3_keeping_its_documents(
         await Store.open(ref, config, read_only=True)
     store = await Store.open(ref, config, skip_validation=True)
     try:
-        assert [line.split(":")[0] for line in await store.migrate()] == ["3", "4"]
+        assert [line.split(":")[0] for line in await store.migrator.migrate()] == ["3", "4"]
         assert store.schema_version == 4 and store.processing_identity is None
-        document = await store.get_document_by_uri("file:///a.md")
-        assert [c.content for c in await store.get_chunks(document.id)] == ["alpha text", "beta text"]
+        document = await store.reads.get_document_by_uri("file:///a.md")
+        assert [c.content for c in await store.reads.get_chunks(document.id)] == ["alpha text", "beta text"]
         assert [r.content for r in await store.search("beta", search_type="fts", limit=5)] == ["beta text"]
-        assert not await store.has_structure(document.id)  # written before the step
+        assert not await store.structure.has_structure(document.id)  # written before the step
         await write_doc(store, "file:///a.md", "gamma text")  # an update after the migration
-        assert [c.content for c in await store.get_chunks(document.id)] == ["gamma text"]
-        await store.record_processing(IDENTITY)
+        assert [c.content for c in await store.reads.get_chunks(document.id)] == ["gamma text"]
+        await store.writer().processing.record(IDENTITY)
     finally:
         await store.close()
     reopened = await Store.open(ref, config, read_only=True)
     try:
-        assert reopened.pending_migrations() == [] and reopened.processing_identity == IDENTITY
-        assert set((await reopened.info()).table_versions) == {
+        assert reopened.migrator.pending_migrations() == [] and reopened.processing_identity == IDENTITY
+        assert set((await reopened.report.info()).table_versions) == {
             "documents", "chunks", "document_items", "page_images", "picture_vectors", "settings",
         }  # fmt: skip
     finally:
@@ -104,27 +104,27 @@ async def test_a_version_2_database_migrates_to_version_3_keeping_its_documents(
 async def test_a_tag_taken_before_the_migration_still_reads_read_only(old_wiki, write_doc):
     config, ref = old_wiki
     old = await Store.open(ref, config, skip_validation=True)
-    await old.create_tag("before")  # taken by the version 2 layout: three tables
-    await old.migrate()
+    await old.tags.create_tag("before")  # taken by the version 2 layout: three tables
+    await old.migrator.migrate()
     await write_doc(old, "file:///b.md", "gamma text")
     await old.close()
 
     snapshot = await Store.open(ref, config, tag="before")
     try:
         assert snapshot.read_only and snapshot.schema_version == 2
-        assert [d.uri for d in await snapshot.list_documents()] == ["file:///a.md"]
-        [document] = await snapshot.list_documents()
-        assert [c.content for c in await snapshot.get_chunks(document.id)] == ["alpha text", "beta text"]
+        assert [d.uri for d in await snapshot.reads.list_documents()] == ["file:///a.md"]
+        [document] = await snapshot.reads.list_documents()
+        assert [c.content for c in await snapshot.reads.get_chunks(document.id)] == ["alpha text", "beta text"]
         assert [r.content for r in await snapshot.search("alpha", search_type="fts", limit=5)] == ["alpha text"]
         assert not snapshot.handles.structured
-        assert not await snapshot.has_structure(document.id)
-        assert await snapshot.get_document_items(document.id) == []
-        assert await snapshot.get_page_images(document.id, [1]) == {}
+        assert not await snapshot.structure.has_structure(document.id)
+        assert await snapshot.structure.get_document_items(document.id) == []
+        assert await snapshot.structure.get_page_images(document.id, [1]) == {}
     finally:
         await snapshot.close()
     live = await Store.open(ref, config)
     try:
-        [info] = await live.list_tags()
+        [info] = await live.tags.list_tags()
         assert info.name == "before" and info.complete and set(info.versions) == {"documents", "chunks", "settings"}
     finally:
         await live.close()
@@ -134,9 +134,9 @@ async def test_restoring_a_tag_from_before_the_migration_asks_for_it_again(old_w
     config, ref = old_wiki
     store = await Store.open(ref, config, skip_validation=True)
     try:
-        await store.create_tag("before")
-        await store.migrate()
-        await store.restore_tag("before")
+        await store.tags.create_tag("before")
+        await store.migrator.migrate()
+        await store.tags.restore_tag("before")
         assert store.schema_version == 2 and not store.handles.structured
     finally:
         await store.close()
@@ -144,8 +144,8 @@ async def test_restoring_a_tag_from_before_the_migration_asks_for_it_again(old_w
         await Store.open(ref, config, read_only=True)
     store = await Store.open(ref, config, skip_validation=True)
     try:
-        assert [line.split(":")[0] for line in await store.migrate()] == ["3", "4"]
-        [document] = await store.list_documents()
-        assert [c.content for c in await store.get_chunks(document.id)] == ["alpha text", "beta text"]
+        assert [line.split(":")[0] for line in await store.migrator.migrate()] == ["3", "4"]
+        [document] = await store.reads.list_documents()
+        assert [c.content for c in await store.reads.get_chunks(document.id)] == ["alpha text", "beta text"]
     finally:
         await store.close()

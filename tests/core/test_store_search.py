@@ -39,7 +39,7 @@ async def store(tmp_path_factory, fake_embed):
     for uri, (title, texts, meta) in CORPUS.items():
         chunks = [Chunk(content=text, order=i) for i, text in enumerate(texts)]
         document = Document(uri=uri, title=title, content="\n\n".join(texts), metadata=meta)
-        await opened.upsert_document(document, chunks, [fake_embed(t) for t in texts])
+        await opened.writer().documents.upsert_document(document, chunks, [fake_embed(t) for t in texts])
     yield opened
     await opened.close()
 
@@ -112,8 +112,8 @@ async def test_document_filter_is_applied_before_chunk_retrieval(store, fake_emb
 
 
 async def test_document_filter_over_metadata_and_dates(store):
-    assert await store.count_documents("metadata LIKE '%space%'") == 1
-    assert await store.count_documents("created_at > TIMESTAMP '2000-01-01 00:00:00'") == 3
+    assert await store.reads.count_documents("metadata LIKE '%space%'") == 1
+    assert await store.reads.count_documents("created_at > TIMESTAMP '2000-01-01 00:00:00'") == 3
 
 
 async def test_filter_matching_no_document_returns_nothing(store, fake_embed):
@@ -139,21 +139,21 @@ async def test_with_vectors_returns_the_stored_vectors(store, fake_embed):
 
 
 async def test_list_documents_orders_by_creation_and_windows(store):
-    all_docs = await store.list_documents()
+    all_docs = await store.reads.list_documents()
     assert [d.title for d in all_docs] == ["Biology", "Astronomy", "Cooking"]
     assert all(d.content == "" and d.source == "papers" for d in all_docs)
-    window = await store.list_documents(limit=1, offset=1, include_content=True)
+    window = await store.reads.list_documents(limit=1, offset=1, include_content=True)
     assert [d.title for d in window] == ["Astronomy"] and window[0].content
-    assert [d.title for d in await store.list_documents(filter="title = 'Cooking'")] == ["Cooking"]
+    assert [d.title for d in await store.reads.list_documents(filter="title = 'Cooking'")] == ["Cooking"]
 
 
 async def test_lookups_by_id_uri_and_chunk(store):
-    doc = await store.get_document_by_uri("file:///astro.md")
-    assert (await store.get_document_by_id(doc.id)).uri == "file:///astro.md"
-    assert await store.get_document_by_id("nope") is None
-    chunks = await store.get_chunks(doc.id)
-    assert (await store.get_chunk_by_id(chunks[1].id)).content == "planets orbit stars"
-    assert set(await store.get_documents_by_ids([doc.id, "nope"])) == {doc.id}
+    doc = await store.reads.get_document_by_uri("file:///astro.md")
+    assert (await store.reads.get_document_by_id(doc.id)).uri == "file:///astro.md"
+    assert await store.reads.get_document_by_id("nope") is None
+    chunks = await store.reads.get_chunks(doc.id)
+    assert (await store.reads.get_chunk_by_id(chunks[1].id)).content == "planets orbit stars"
+    assert set(await store.reads.get_documents_by_ids([doc.id, "nope"])) == {doc.id}
 
 
 async def test_enrich_fills_document_fields_and_drops_results_of_deleted_documents(db_config, write_doc):
@@ -168,7 +168,7 @@ async def test_enrich_fills_document_fields_and_drops_results_of_deleted_documen
         ]
         enriched = await own.enrich(bare)
         assert [r.document_title for r in enriched] == ["Astronomy"]
-        await own.delete_document(bare[0].document_id)
+        await own.writer().documents.delete_document(bare[0].document_id)
         assert await own.enrich(bare) == []
     finally:
         await own.close()
@@ -233,7 +233,7 @@ async def test_search_with_the_real_embedder_finds_the_relevant_chunk(db_config,
             "Compilers translate code.",
         ]
         vectors = await embedder.embed_documents(texts)
-        await store.upsert_document(
+        await store.writer().documents.upsert_document(
             Document(uri="file:///x.md"), [Chunk(content=t, order=i) for i, t in enumerate(texts)], vectors
         )
         query = await embedder.embed_query("How does blood circulate?")
@@ -252,12 +252,12 @@ async def test_expand_context_grows_results_with_neighbours_and_merges_overlaps(
     store = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
     try:
         texts = [f"c{i} " + "x" * 8 for i in range(6)]  # 11 characters each
-        doc = await store.upsert_document(
+        doc = await store.writer().documents.upsert_document(
             Document(uri="file:///long.md"),
             [Chunk(content=t, order=i, page_numbers=[i + 1]) for i, t in enumerate(texts)],
             [fake_embed(t) for t in texts],
         )
-        chunks = await store.get_chunks(doc.id)
+        chunks = await store.reads.get_chunks(doc.id)
         hits = [
             SearchResult(content=chunks[1].content, score=0.9, chunk_id=chunks[1].id, document_id=doc.id),
             SearchResult(content=chunks[2].content, score=0.5, chunk_id=chunks[2].id, document_id=doc.id),

@@ -55,7 +55,7 @@ async def write(store, fake_embed, uri: str = "file:///tides.pdf", structure: Do
         )
     ]  # fmt: skip
     document = Document(uri=uri, title="Tides", content="# Tides\n\nThe estuary fills twice a day.")
-    [stored] = await store.upsert_documents([(document, chunks, [fake_embed(c.content) for c in chunks], structure)])
+    [stored] = await store.writer().documents.upsert_documents([(document, chunks, [fake_embed(c.content) for c in chunks], structure)])
     return stored
 
 
@@ -66,8 +66,8 @@ async def rows(store, table: str) -> int:
 async def test_a_written_structure_reads_back_items_pictures_pages_and_chunk_boxes(store, fake_embed):
     written = structure()
     document = await write(store, fake_embed, structure=written)
-    assert await store.has_structure(document.id) and await store.has_page_layout(document.id)
-    items = await store.get_document_items(document.id)
+    assert await store.structure.has_structure(document.id) and await store.structure.has_page_layout(document.id)
+    items = await store.structure.get_document_items(document.id)
     assert [(i.self_ref, i.label, i.document_id) for i in items] == [
         ("#/texts/0", "section_header", document.id),
         ("#/texts/1", "text", document.id),
@@ -75,32 +75,32 @@ async def test_a_written_structure_reads_back_items_pictures_pages_and_chunk_box
     ]
     assert items[1].boxes == written.items[1].boxes and items[1].parent_ref == "#/texts/0"
     assert items[2].has_image and items[2].caption == "A curlew" and not items[0].has_image
-    assert await store.get_picture_bytes(document.id, "#/pictures/0") == written.images["#/pictures/0"]
-    pages = await store.get_page_images(document.id, [2, 1, 9])
+    assert await store.structure.get_picture_bytes(document.id, "#/pictures/0") == written.images["#/pictures/0"]
+    pages = await store.structure.get_page_images(document.id, [2, 1, 9])
     assert sorted(pages) == [1, 2] and (pages[2].width, pages[2].height, pages[2].scale) == (612, 792, 1.0)
     assert Image.open(io.BytesIO(pages[1].png)).size == (612, 792)
-    [chunk] = await store.get_chunks(document.id)
+    [chunk] = await store.reads.get_chunks(document.id)
     assert chunk.item_refs == ["#/texts/1"] and chunk.boxes == written.items[1].boxes
     [hit] = await store.search("estuary", search_type="fts", limit=1)
     assert hit.item_refs == ["#/texts/1"] and [b.page for b in hit.boxes] == [1, 2]
-    docling, version = await store.get_docling_document(document.id)
+    docling, version = await store.structure.get_docling_document(document.id)
     assert docling == {"name": "tides"} and version == "2.0-test"
 
 
 async def test_a_missing_picture_or_document_raises_a_named_error(store, fake_embed):
     document = await write(store, fake_embed, structure=structure())
     with pytest.raises(PictureNotFoundError, match="no stored picture '#/texts/0'"):
-        await store.get_picture_bytes(document.id, "#/texts/0")  # an item, but not a picture
+        await store.structure.get_picture_bytes(document.id, "#/texts/0")  # an item, but not a picture
     with pytest.raises(PictureNotFoundError, match="holds no document 'nope'"):
-        await store.get_picture_bytes("nope", "#/pictures/0")
+        await store.structure.get_picture_bytes("nope", "#/pictures/0")
 
 
 async def test_a_document_without_structure_reports_none(store, fake_embed):
     document = await write(store, fake_embed, structure=None)
-    assert not await store.has_structure(document.id) and not await store.has_page_layout(document.id)
-    assert await store.get_document_items(document.id) == []
-    assert await store.get_page_images(document.id, [1]) == {}
-    assert await store.get_docling_document(document.id) is None
+    assert not await store.structure.has_structure(document.id) and not await store.structure.has_page_layout(document.id)
+    assert await store.structure.get_document_items(document.id) == []
+    assert await store.structure.get_page_images(document.id, [1]) == {}
+    assert await store.structure.get_docling_document(document.id) is None
 
 
 async def test_a_structure_with_no_page_layout_has_structure_but_no_page_layout(store, fake_embed):
@@ -108,9 +108,9 @@ async def test_a_structure_with_no_page_layout_has_structure_but_no_page_layout(
     flat.items = [item.model_copy(update={"boxes": [], "page_numbers": []}) for item in flat.items]
     flat.pages = []
     document = await write(store, fake_embed, structure=flat)
-    assert await store.has_structure(document.id)  # markdown, HTML, Word: items without a layout
-    assert not await store.has_page_layout(document.id)
-    assert [i.text for i in await store.get_document_items(document.id)] == TEXTS
+    assert await store.structure.has_structure(document.id)  # markdown, HTML, Word: items without a layout
+    assert not await store.structure.has_page_layout(document.id)
+    assert [i.text for i in await store.structure.get_document_items(document.id)] == TEXTS
 
 
 async def test_an_update_with_the_same_structure_keeps_its_rows_and_another_replaces_them(store, fake_embed):
@@ -123,21 +123,21 @@ async def test_an_update_with_the_same_structure_keeps_its_rows_and_another_repl
 
     await write(store, fake_embed, structure=structure(colour="blue", heading="Currents"))
     assert (await rows(store, "page_images"), await rows(store, "document_items")) == (2, 3)
-    assert (await store.get_document_items(document.id))[0].text == "Currents"
-    blue = await store.get_page_images(document.id, [1])
+    assert (await store.structure.get_document_items(document.id))[0].text == "Currents"
+    blue = await store.structure.get_page_images(document.id, [1])
     assert Image.open(io.BytesIO(blue[1].png)).getpixel((0, 0)) == (0, 0, 255)
 
     await write(store, fake_embed, structure=None)  # converted now without structure
     assert (await rows(store, "page_images"), await rows(store, "document_items")) == (0, 0)
-    assert not await store.has_structure(document.id)
+    assert not await store.structure.has_structure(document.id)
 
 
 async def test_deleting_a_document_removes_its_items_and_page_images(store, fake_embed):
     kept = await write(store, fake_embed, uri="file:///kept.pdf", structure=structure())
     gone = await write(store, fake_embed, uri="file:///gone.pdf", structure=structure(colour="green"))
-    assert await store.delete_document(gone.id) == 1
+    assert await store.writer().documents.delete_document(gone.id) == 1
     assert (await rows(store, "page_images"), await rows(store, "document_items")) == (2, 3)
-    assert await store.has_structure(kept.id) and not await store.has_structure(gone.id)
+    assert await store.structure.has_structure(kept.id) and not await store.structure.has_structure(gone.id)
 
 
 async def test_rows_of_an_update_cut_short_are_never_read_and_the_next_write_removes_them(
@@ -151,14 +151,14 @@ async def test_rows_of_an_update_cut_short_are_never_read_and_the_next_write_rem
         # What a crash after commit 1 of an update leaves: items of a revision no row names.
         stray = item_rows(document.id, structure(heading="Half written"), "crashed-revision")
         await store.table("document_items").add(pa.Table.from_pylist(stray, schema=document_items_schema()))
-        assert [i.text for i in await store.get_document_items(document.id)] == TEXTS
+        assert [i.text for i in await store.structure.get_document_items(document.id)] == TEXTS
     finally:
         await store.close()
     store = await Store.open(ref, config)  # a new store: its first write removes what no row points at
     try:
         await write(store, fake_embed, uri="file:///other.md", structure=None)
         assert await rows(store, "document_items") == 3
-        assert [i.text for i in await store.get_document_items(document.id)] == TEXTS
+        assert [i.text for i in await store.structure.get_document_items(document.id)] == TEXTS
     finally:
         await store.close()
 
@@ -171,7 +171,7 @@ async def test_vacuum_reclaims_the_page_images_of_deleted_documents(db_config, f
         document = await write(store, fake_embed, structure=structure())
         pages_dir = ref.location / "page_images.lance"
         before = sum(f.stat().st_size for f in pages_dir.rglob("*") if f.is_file())
-        await store.delete_document(document.id)
+        await store.writer().documents.delete_document(document.id)
         await store.vacuum(retention_seconds=0)
         after = sum(f.stat().st_size for f in pages_dir.rglob("*") if f.is_file())
         assert after < before - 2 * len(structure().pages[0].png) // 2

@@ -28,7 +28,7 @@ async def _store(root, fake_embed, **search):
     store = await Store.open(DatabaseScope.resolve(config).databases[0], config, create=True)
     for i, text in enumerate(TEXTS):
         document = Document(uri=f"file:///{i}.md", title=f"t{i}", content=text)
-        await store.upsert_document(document, [Chunk(content=text, order=0)], [fake_embed(text)])
+        await store.writer().documents.upsert_document(document, [Chunk(content=text, order=0)], [fake_embed(text)])
     return store
 
 
@@ -66,7 +66,7 @@ async def test_the_first_query_of_a_version_loads_nothing_and_a_new_version_drop
         await store.vector_candidates(query, limit=3)
         held = memory._loaded
         assert held is not None and held.matrix.shape == (len(TEXTS), store.handles.vector_dim)
-        await store.upsert_document(
+        await store.writer().documents.upsert_document(
             Document(uri="file:///new.md", title="new", content="comets"), [Chunk(content="comets", order=0)],
             [fake_embed("comets")],
         )  # fmt: skip

@@ -51,7 +51,7 @@ def _words(texts) -> list[str]:
 
 async def _counted(store, words) -> dict[str, int]:
     """Each word's chunks as a one-word index query counts them (what a search would count)."""
-    chunks = await store.count_chunks()
+    chunks = await store.reads.count_chunks()
     return {word: await fulltext._count_matches(store.handles.chunks, word, chunks) for word in words}
 
 
@@ -94,11 +94,11 @@ async def test_a_word_is_found_by_spelling_and_tokenised_only_when_no_chunk_spel
 async def test_statistics_follow_updates_and_deletes(store, write_doc):
     await write_doc(store, "file:///cells.md", "stars and cells and more stars")  # an update
     await write_doc(store, "file:///new.md", "yeast cells")
-    doc = await store.get_document_by_uri("file:///planets.md")
-    await store.delete_document(doc.id)
+    doc = await store.reads.get_document_by_uri("file:///planets.md")
+    await store.writer().documents.delete_document(doc.id)
     await store.word_stats.settle()
     words = [*_words(TEXTS), "more"]
-    assert await _kept(store, words) == (await store.count_chunks(), await _counted(store, words))
+    assert await _kept(store, words) == (await store.reads.count_chunks(), await _counted(store, words))
 
 
 async def test_statistics_are_brought_to_the_version_a_vacuum_leaves(store):

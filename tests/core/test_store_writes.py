@@ -19,7 +19,7 @@ async def test_upsert_of_a_new_uri_assigns_a_uuid4_and_sets_source(store, write_
     doc = await write_doc(store, "file:///a.md", "alpha", "beta")
     assert uuid.UUID(doc.id).version == 4
     assert doc.source == "papers"
-    stored = await store.get_document_by_uri("file:///a.md")
+    stored = await store.reads.get_document_by_uri("file:///a.md")
     assert stored is not None and stored.id == doc.id and stored.source == "papers"
 
 
@@ -28,8 +28,8 @@ async def test_upsert_of_the_same_uri_keeps_the_id_and_replaces_the_chunks(store
     second = await write_doc(store, "file:///a.md", "new one")
     assert second.id == first.id
     assert second.created_at == first.created_at
-    assert [c.content for c in await store.get_chunks(first.id)] == ["new one"]
-    assert await store.count_chunks() == 1
+    assert [c.content for c in await store.reads.get_chunks(first.id)] == ["new one"]
+    assert await store.reads.count_chunks() == 1
 
 
 async def test_chunks_come_back_in_order_with_headings_pages_and_metadata(store, fake_embed):
@@ -39,10 +39,10 @@ async def test_chunks_come_back_in_order_with_headings_pages_and_metadata(store,
         ),
         Chunk(content="first", order=0, headings=["Intro"], page_numbers=[1]),
     ]
-    doc = await store.upsert_document(
+    doc = await store.writer().documents.upsert_document(
         Document(uri="file:///h.md", content="x"), chunks, [fake_embed(c.content) for c in chunks]
     )
-    got = await store.get_chunks(doc.id)
+    got = await store.reads.get_chunks(doc.id)
     assert [(c.order, c.content, c.headings, c.page_numbers) for c in got] == [
         (0, "first", ["Intro"], [1]),
         (1, "second", ["Intro", "Detail"], [2, 3]),
@@ -52,31 +52,31 @@ async def test_chunks_come_back_in_order_with_headings_pages_and_metadata(store,
 
 async def test_headings_are_searchable_by_full_text(store, fake_embed):
     chunk = Chunk(content="body text only", headings=["Photosynthesis"])
-    await store.upsert_document(Document(uri="file:///p.md"), [chunk], [fake_embed("body text only")])
+    await store.writer().documents.upsert_document(Document(uri="file:///p.md"), [chunk], [fake_embed("body text only")])
     results = await store.search("photosynthesis", search_type="fts")
     assert [r.content for r in results] == ["body text only"]
 
 
 async def test_upsert_rejects_vectors_of_the_wrong_dimension(store):
     with pytest.raises(ValueError, match="384"):
-        await store.upsert_document(Document(uri="file:///a.md"), [Chunk(content="x")], [[0.1, 0.2]])
+        await store.writer().documents.upsert_document(Document(uri="file:///a.md"), [Chunk(content="x")], [[0.1, 0.2]])
 
 
 async def test_delete_document_removes_the_document_and_its_chunks(store, write_doc):
     doc = await write_doc(store, "file:///a.md", "alpha", "beta")
     await write_doc(store, "file:///b.md", "gamma")
-    assert await store.delete_document(doc.id) == 2  # the chunks it removed
-    assert await store.get_document_by_id(doc.id) is None
-    assert await store.count_chunks() == 1
-    assert await store.delete_document(doc.id) is None
+    assert await store.writer().documents.delete_document(doc.id) == 2  # the chunks it removed
+    assert await store.reads.get_document_by_id(doc.id) is None
+    assert await store.reads.count_chunks() == 1
+    assert await store.writer().documents.delete_document(doc.id) is None
 
 
 async def test_update_document_metadata_keeps_chunks(store, write_doc):
     doc = await write_doc(store, "file:///a.md", "alpha", metadata={"rev": "1"})
-    assert await store.update_document_metadata(doc.id, {"rev": "2"}) is True
-    assert (await store.get_document_by_id(doc.id)).metadata == {"rev": "2"}
-    assert [c.content for c in await store.get_chunks(doc.id)] == ["alpha"]
-    assert await store.update_document_metadata("no-such-id", {}) is False
+    assert await store.writer().documents.update_document_metadata(doc.id, {"rev": "2"}) is True
+    assert (await store.reads.get_document_by_id(doc.id)).metadata == {"rev": "2"}
+    assert [c.content for c in await store.reads.get_chunks(doc.id)] == ["alpha"]
+    assert await store.writer().documents.update_document_metadata("no-such-id", {}) is False
 
 
 async def _add_orphan(store, fake_embed, document_id: str | None = None) -> str:
@@ -99,7 +99,7 @@ async def _add_orphan(store, fake_embed, document_id: str | None = None) -> str:
 async def test_reads_skip_chunks_whose_document_row_is_absent(store, write_doc, fake_embed):
     await write_doc(store, "file:///a.md", "kept words")
     orphan_id = await _add_orphan(store, fake_embed)
-    assert await store.get_chunk_by_id(orphan_id) is None
+    assert await store.reads.get_chunk_by_id(orphan_id) is None
     for kind in ("fts", "vector", "hybrid"):
         results = await store.search(
             "orphaned words", query_vector=fake_embed("orphaned words"), search_type=kind, limit=5
@@ -114,17 +114,17 @@ async def test_chunk_counts_count_each_documents_current_chunks_in_one_call(stor
     await _add_orphan(store, fake_embed)  # a document that does not exist
     await _add_orphan(store, fake_embed, document_id=one.id)  # not of the document's revision
     missing = str(uuid.uuid4())
-    assert await store.chunk_counts([three.id, one.id, missing]) == {three.id: 3, one.id: 1}
-    assert await store.chunk_counts([]) == {}
+    assert await store.reads.chunk_counts([three.id, one.id, missing]) == {three.id: 3, one.id: 1}
+    assert await store.reads.chunk_counts([]) == {}
 
 
 async def test_remove_orphan_chunks_deletes_only_orphans(store, write_doc, fake_embed):
     await write_doc(store, "file:///a.md", "kept words")
     await _add_orphan(store, fake_embed)
-    assert await store.count_chunks() == 2
-    assert await store.remove_orphan_chunks() == 1
-    assert await store.count_chunks() == 1
-    assert await store.remove_orphan_chunks() == 0
+    assert await store.reads.count_chunks() == 2
+    assert await store.writer().orphans.remove_orphan_chunks() == 1
+    assert await store.reads.count_chunks() == 1
+    assert await store.writer().orphans.remove_orphan_chunks() == 0
 
 
 async def test_the_first_write_of_an_open_store_removes_orphans(db_config, write_doc, fake_embed):
@@ -136,7 +136,7 @@ async def test_the_first_write_of_an_open_store_removes_orphans(db_config, write
     store = await Store.open(ref, config)
     try:
         await write_doc(store, "file:///a.md", "fresh")
-        assert await store.count_chunks() == 1
+        assert await store.reads.count_chunks() == 1
     finally:
         await store.close()
 
@@ -145,9 +145,9 @@ async def test_iter_chunk_batches_and_replace_vectors_rewrite_every_vector(store
     await write_doc(store, "file:///a.md", "one", "two", "three")
     await write_doc(store, "file:///b.md", "four")
     seen: list[str] = []
-    async for batch in store.iter_chunk_batches(batch_size=3):
+    async for batch in store.writer().rebuild.iter_chunk_batches(batch_size=3):
         assert len(batch) <= 3
-        await store.replace_vectors({c.id: fake_embed("replaced " + c.content) for c in batch})
+        await store.writer().rebuild.replace_vectors({c.id: fake_embed("replaced " + c.content) for c in batch})
         seen.extend(c.content for c in batch)
     assert sorted(seen) == ["four", "one", "three", "two"]
     results = await store.search("", query_vector=fake_embed("replaced four"), search_type="vector", limit=1)
@@ -156,21 +156,21 @@ async def test_iter_chunk_batches_and_replace_vectors_rewrite_every_vector(store
 
 async def test_replace_vectors_with_a_new_dimension_must_cover_every_chunk(store, write_doc):
     await write_doc(store, "file:///a.md", "one", "two")
-    chunks = [c async for batch in store.iter_chunk_batches() for c in batch]
+    chunks = [c async for batch in store.writer().rebuild.iter_chunk_batches() for c in batch]
     with pytest.raises(ValueError, match="every chunk"):
-        await store.replace_vectors({chunks[0].id: [1.0] * 8})
-    await store.replace_vectors({c.id: [1.0] + [0.0] * 7 for c in chunks})
+        await store.writer().rebuild.replace_vectors({chunks[0].id: [1.0] * 8})
+    await store.writer().rebuild.replace_vectors({c.id: [1.0] + [0.0] * 7 for c in chunks})
     assert store.vector_dim == 8
-    assert [c.content for c in await store.get_chunks(chunks[0].document_id)] == ["one", "two"]
+    assert [c.content for c in await store.reads.get_chunks(chunks[0].document_id)] == ["one", "two"]
 
 
 async def test_a_dimension_change_drops_orphan_chunks_instead_of_refusing(store, write_doc, fake_embed):
     await write_doc(store, "file:///a.md", "one")
     await _add_orphan(store, fake_embed)
-    chunks = [c async for batch in store.iter_chunk_batches() for c in batch]
+    chunks = [c async for batch in store.writer().rebuild.iter_chunk_batches() for c in batch]
     assert [c.content for c in chunks] == ["one"]
-    await store.replace_vectors({chunks[0].id: [0.5] * 16})
-    assert store.vector_dim == 16 and await store.count_chunks() == 1
+    await store.writer().rebuild.replace_vectors({chunks[0].id: [0.5] * 16})
+    assert store.vector_dim == 16 and await store.reads.count_chunks() == 1
 
 
 async def test_record_identity_is_what_the_next_open_reads(db_config):
@@ -178,7 +178,7 @@ async def test_record_identity_is_what_the_next_open_reads(db_config):
     ref = DatabaseScope.resolve(config).databases[0]
     store = await Store.open(ref, config, create=True)
     new = EmbedderIdentity(provider="openai", model="nomic", vector_dim=384)
-    await store.record_identity(new)
+    await store.writer().rebuild.record_identity(new)
     await store.close()
     reopened = await Store.open(ref, config, skip_validation=True)
     try:
@@ -188,10 +188,10 @@ async def test_record_identity_is_what_the_next_open_reads(db_config):
 
 
 async def test_rebuild_marker_is_reported_by_info_until_cleared(store):
-    await store.set_rebuild_marker({"target": "openai/nomic"})
-    assert (await store.info()).rebuild_marker == {"target": "openai/nomic"}
-    await store.set_rebuild_marker(None)
-    assert (await store.info()).rebuild_marker is None
+    await store.writer().rebuild.set_rebuild_marker({"target": "openai/nomic"})
+    assert (await store.report.info()).rebuild_marker == {"target": "openai/nomic"}
+    await store.writer().rebuild.set_rebuild_marker(None)
+    assert (await store.report.info()).rebuild_marker is None
 
 
 async def test_a_reader_never_sees_a_document_with_a_mixed_or_partial_set_of_chunks(
@@ -213,7 +213,7 @@ async def test_a_reader_never_sees_a_document_with_a_mixed_or_partial_set_of_chu
 
     async def write(n: int):
         texts = version_chunks(n)
-        return await writer.upsert_document(
+        return await writer.writer().documents.upsert_document(
             Document(uri="file:///doc.md", content=str(n)),
             [Chunk(content=t, order=i) for i, t in enumerate(texts)],
             [fake_embed(t) for t in texts],
@@ -223,7 +223,7 @@ async def test_a_reader_never_sees_a_document_with_a_mixed_or_partial_set_of_chu
     observed: list[list[str]] = []
 
     async def read():
-        chunks = [c.content for c in await reader.get_chunks(doc.id)]
+        chunks = [c.content for c in await reader.reads.get_chunks(doc.id)]
         hits = await reader.search(
             "shared words", query_vector=fake_embed("shared words"), search_type="hybrid", limit=20
         )
@@ -249,7 +249,7 @@ async def test_many_writes_keep_the_tables_compacted(store, write_doc, monkeypat
         await write_doc(store, f"file:///{i}.md", f"text number {i}")
     stats = await store.table("chunks").stats()
     assert stats["fragment_stats"]["num_fragments"] < 4
-    assert await store.count_documents() == 10
+    assert await store.reads.count_documents() == 10
     assert len(await store.search("number", search_type="fts", limit=20)) == 10
 
 
@@ -265,7 +265,7 @@ async def test_a_reader_whose_chunk_view_lags_its_document_view_reads_again_inst
     reader = await Store.open(ref, config, read_only=True)
 
     async def write(*texts: str) -> Document:
-        return await writer.upsert_document(
+        return await writer.writer().documents.upsert_document(
             Document(uri="file:///doc.md", content=" ".join(texts)),
             [Chunk(content=t, order=i) for i, t in enumerate(texts)],
             [fake_embed(t) for t in texts],
@@ -275,10 +275,10 @@ async def test_a_reader_whose_chunk_view_lags_its_document_view_reads_again_inst
         doc = await write("old words one", "old words two")
         await reader.table("documents").checkout_latest()
         await reader.table("chunks").checkout_latest()
-        assert [c.content for c in await reader.get_chunks(doc.id)] == ["old words one", "old words two"]
+        assert [c.content for c in await reader.reads.get_chunks(doc.id)] == ["old words one", "old words two"]
         await write("new words one")
         await reader.table("documents").checkout_latest()  # only the documents handle moves on
-        assert [c.content for c in await reader.get_chunks(doc.id)] == ["new words one"]
+        assert [c.content for c in await reader.reads.get_chunks(doc.id)] == ["new words one"]
         hits = await reader.search("words", query_vector=fake_embed("words"), search_type="hybrid", limit=5)
         assert [h.content for h in hits] == ["new words one"]
     finally:

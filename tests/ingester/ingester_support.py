@@ -138,8 +138,8 @@ async def snapshot(location: Path, name: str = "db") -> dict[str, DocState]:
     store = await Store.open(DatabaseRef.configured(name, location), AppConfig(), read_only=True)
     try:
         out: dict[str, DocState] = {}
-        for document in await store.list_documents():
-            chunks = await store.get_chunks(document.id)
+        for document in await store.reads.list_documents():
+            chunks = await store.reads.get_chunks(document.id)
             out[document.uri] = DocState(
                 id=document.id,
                 title=document.title,
@@ -160,9 +160,9 @@ async def remove_document(location: Path, name: str, uri: str) -> None:
 
     store = await Store.open(DatabaseRef.configured(name, location), AppConfig())
     try:
-        document = await store.get_document_by_uri(uri)
+        document = await store.reads.get_document_by_uri(uri)
         assert document is not None, uri
-        await store.delete_document(document.id)
+        await store.writer().documents.delete_document(document.id)
     finally:
         await store.close()
 

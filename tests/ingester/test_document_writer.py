@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
@@ -15,15 +16,18 @@ DIM = 384
 
 
 class CountingStore:
-    """The real store, counting the batch writes it is handed (the count is what these tests read)."""
+    """The real store, counting the batch writes its writer is handed (the count is what these tests read)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.batches: list[int] = []
 
+    def writer(self):
+        return dataclasses.replace(self.store.writer(), documents=self)
+
     async def upsert_documents(self, items):
         self.batches.append(len(items))
-        return await self.store.upsert_documents(items)
+        return await self.store.writer().documents.upsert_documents(items)
 
 
 @pytest.fixture
@@ -56,7 +60,7 @@ async def test_documents_handed_in_together_are_written_in_one_call(store):
     stored = await asyncio.gather(*(writer.write("papers", store, *document(n)) for n in range(6)))
     assert store.batches == [6]
     assert [d.uri for d in stored] == [f"file:///{n}.md" for n in range(6)]
-    assert await store.store.count_documents() == 6
+    assert await store.store.reads.count_documents() == 6
 
 
 async def test_a_batch_holds_at_most_max_batch_documents(store):
@@ -85,4 +89,4 @@ async def test_a_failed_batch_fails_only_the_job_whose_document_is_bad(store):
     )
     assert isinstance(results[1], ValueError)
     assert [r.uri for r in (results[0], results[2])] == ["file:///0.md", "file:///2.md"]
-    assert await store.store.count_documents() == 2
+    assert await store.store.reads.count_documents() == 2

@@ -63,7 +63,7 @@ async def test_a_tag_restored_under_serve_is_reconciled_with_the_folder_without_
         both = {keep.as_uri(), gone.as_uri()}
         assert await async_wait_until(lambda: _has(location, both), PICKUP_S), serve.log_text()
         assert wait_until(lambda: _jobs_done(serve) == 2, PICKUP_S), serve.log_text()
-        await _on_store(location, lambda store: store.create_tag("before"))
+        await _on_store(location, lambda store: store.tags.create_tag("before"))
         gone.unlink()
         write_files(folder, {"late.md": "# Late\n\nWritten after the tag.\n"})
         after = {keep.as_uri(), late.as_uri()}
@@ -74,8 +74,8 @@ async def test_a_tag_restored_under_serve_is_reconciled_with_the_folder_without_
 
         async def restore(store) -> None:  # brings gone.md back and removes late.md
             async with store.writer_lock():  # serve reconciles once it is free: read what the restore left first
-                await store.restore_tag("before")
-                restored.update(document.uri for document in await store.list_documents())
+                await store.tags.restore_tag("before")
+                restored.update(document.uri for document in await store.reads.list_documents())
 
         await _on_store(location, restore)
         assert restored == both

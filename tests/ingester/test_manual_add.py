@@ -40,8 +40,8 @@ async def _documents(config: Any, name: str) -> dict[str, Any]:
 
     ref = DatabaseScope.resolve(config, database_name=name).databases[0]
     async with await Store.open(ref, config, read_only=True) as store:
-        docs = await store.list_documents()
-        orphans = await store.count_orphan_chunks()
+        docs = await store.reads.list_documents()
+        orphans = await store.reads.count_orphan_chunks()
     return {
         "orphans": orphans,
         **{d.uri: (d.id, d.title, d.metadata.get("source_id"), d.metadata) for d in docs},

@@ -124,6 +124,6 @@ async def test_an_add_killed_mid_way_then_run_again_leaves_one_document_and_no_o
     loaded = load_config(config)
     ref = DatabaseScope.resolve(loaded, database_name="papers").databases[0]
     async with await Store.open(ref, loaded, read_only=True) as store:
-        assert await store.count_orphan_chunks() == 0
-        assert await store.count_documents() == 1
+        assert await store.reads.count_orphan_chunks() == 0
+        assert await store.reads.count_documents() == 1
     assert queue_rows(queue, "SELECT COUNT(*) FROM jobs WHERE status IN ('queued', 'claimed')") == [(0,)]

@@ -35,7 +35,7 @@ async def test_a_write_failing_on_text_that_is_not_utf8_leaves_no_chunk_behind(t
     try:
         document = Document(uri="file:///docs/caf%E9.md", title=CAFE, content="plain text about coffee")
         with pytest.raises(UnicodeEncodeError):
-            await store.upsert_documents([(document, [Chunk(order=0, content="plain text")], [[0.1] * 384])])
+            await store.writer().documents.upsert_documents([(document, [Chunk(order=0, content="plain text")], [[0.1] * 384])])
     finally:
         await store.close()
     assert await chunk_document_ids(location) == []

@@ -62,9 +62,9 @@ async def _read(location: Path) -> tuple[list[str], dict[str, str | None]]:
     config = config_from_dict({"storage": {"data_dir": str(location.parent / "read-data")}})
     store = await Store.open(DatabaseRef.configured("db", location), config, read_only=True)
     try:
-        [document] = await store.list_documents()
-        chunks = [c.content for c in await store.get_chunks(document.id)]
-        items = await store.get_document_items(document.id)
+        [document] = await store.reads.list_documents()
+        chunks = [c.content for c in await store.reads.get_chunks(document.id)]
+        items = await store.structure.get_document_items(document.id)
     finally:
         await store.close()
     return chunks, {i.self_ref: i.caption for i in items if i.label == "picture"}

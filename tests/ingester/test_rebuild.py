@@ -38,8 +38,8 @@ async def rebuilt(batch_world, tmp_path_factory):
     ref = DatabaseRef.configured("a", location)
     store = await Store.open(ref, config, skip_validation=True)
     try:
-        ids = [c.id async for batch in store.iter_chunk_batches() for c in batch]
-        await store.replace_vectors({chunk_id: [0.0] * 384 for chunk_id in ids})
+        ids = [c.id async for batch in store.writer().rebuild.iter_chunk_batches() for c in batch]
+        await store.writer().rebuild.replace_vectors({chunk_id: [0.0] * 384 for chunk_id in ids})
     finally:
         await store.close()
 
@@ -47,14 +47,14 @@ async def rebuilt(batch_world, tmp_path_factory):
     result = run_cli(["rebuild", "--db-name", "a"], config=config_path)
     store = await Store.open(ref, config)  # writable, with the identity check
     try:
-        chunks = [c async for batch in store.iter_chunk_batches(with_vectors=True) for c in batch]
+        chunks = [c async for batch in store.writer().rebuild.iter_chunk_batches(with_vectors=True) for c in batch]
         facts = {
             "before": before,
             "result": result,
             "identity": store.identity,
             "marker": store.rebuild_marker,
             "chunks": chunks,
-            "count": await store.count_chunks(),
+            "count": await store.reads.count_chunks(),
         }
     finally:
         await store.close()
@@ -123,9 +123,9 @@ async def test_rebuild_back_to_the_recorded_embedder_after_an_interrupted_one_em
     _, config, ref = copy_of_a(batch_world, tmp_path)
     store = await Store.open(ref, config)
     try:
-        total = await store.count_chunks()
+        total = await store.reads.count_chunks()
         other = EmbedderIdentity("sentence-transformers", "another-model", 384)
-        await store.set_rebuild_marker({"to": other.to_dict(), "from": store.identity.to_dict(), "started_at": "x"})
+        await store.writer().rebuild.set_rebuild_marker({"to": other.to_dict(), "from": store.identity.to_dict(), "started_at": "x"})
     finally:
         await store.close()
     with EncoderCount(embedder) as count:

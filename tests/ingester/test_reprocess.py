@@ -106,8 +106,8 @@ async def database_state(config: Any, name: str = "notes") -> tuple[dict[str, li
     store = await Store.open(ingested_refs(config, [name])[name], config, read_only=True)
     try:
         texts = {
-            document.uri: [embed_text(c.headings, c.content) for c in await store.get_chunks(document.id)]
-            for document in await store.list_documents()
+            document.uri: [embed_text(c.headings, c.content) for c in await store.reads.get_chunks(document.id)]
+            for document in await store.reads.list_documents()
         }
         return texts, store.processing_identity
     finally:
@@ -328,7 +328,7 @@ async def test_a_database_with_documents_and_no_record_is_reported_unknown_and_n
     store = await Store.open(ingested_refs(config, ["old"])["old"], config, create=True)
     try:
         document = Document(uri="file:///elsewhere/a.md", title="A", content="Alpha.", metadata={"source_id": "other"})
-        await store.upsert_document(document, [Chunk(content="Alpha.", order=0)], [[0.1] * 384])
+        await store.writer().documents.upsert_document(document, [Chunk(content="Alpha.", order=0)], [[0.1] * 384])
     finally:
         await store.close()
 

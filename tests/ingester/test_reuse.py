@@ -70,8 +70,8 @@ async def stored_chunks(config: Any, name: str) -> list[tuple[str, list[float]]]
 
     store = await Store.open(ingested_refs(config, [name])[name], config, read_only=True)
     try:
-        [document] = await store.list_documents()
-        return [(embed_text(c.headings, c.content), c.vector) for c in await store.get_chunks(document.id, with_vectors=True)]
+        [document] = await store.reads.list_documents()
+        return [(embed_text(c.headings, c.content), c.vector) for c in await store.reads.get_chunks(document.id, with_vectors=True)]
     finally:
         await store.close()
 

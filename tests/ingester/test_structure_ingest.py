@@ -41,21 +41,21 @@ async def test_a_pdf_is_ingested_with_items_a_picture_and_a_page_image_per_page_
     assert batch.returncode == 0, batch.stderr[-3000:]
     store = await _open(config)
     try:
-        documents = {d.uri.rsplit("/", 1)[-1]: d for d in await store.list_documents()}
+        documents = {d.uri.rsplit("/", 1)[-1]: d for d in await store.reads.list_documents()}
         pdf = documents["birds.pdf"]
         notes = documents["notes.md"].id
-        assert await store.has_page_layout(pdf.id) and not await store.has_page_layout(notes)  # markdown: no pages
-        assert await store.has_structure(pdf.id) and await store.has_structure(notes)
-        assert [i.label for i in await store.get_document_items(notes)] == ["title", "text"]
-        pages = await store.get_page_images(pdf.id, [1, 2, 3])
+        assert await store.structure.has_page_layout(pdf.id) and not await store.structure.has_page_layout(notes)  # markdown: no pages
+        assert await store.structure.has_structure(pdf.id) and await store.structure.has_structure(notes)
+        assert [i.label for i in await store.structure.get_document_items(notes)] == ["title", "text"]
+        pages = await store.structure.get_page_images(pdf.id, [1, 2, 3])
         assert [(p.page, p.width, p.height, p.scale) for p in pages.values()] == [
             (n, 306, 396, 0.5) for n in (1, 2, 3)
         ]
-        [picture] = [i for i in await store.get_document_items(pdf.id) if i.label == "picture"]
-        assert Image.open(io.BytesIO(await store.get_picture_bytes(pdf.id, picture.self_ref))).width >= 64
-        chunks = await store.get_chunks(pdf.id)
+        [picture] = [i for i in await store.structure.get_document_items(pdf.id) if i.label == "picture"]
+        assert Image.open(io.BytesIO(await store.structure.get_picture_bytes(pdf.id, picture.self_ref))).width >= 64
+        chunks = await store.reads.get_chunks(pdf.id)
         assert all(c.item_refs and c.boxes for c in chunks)
-        assert await store.get_page_images(notes, [1]) == {}  # markdown has no pages
+        assert await store.structure.get_page_images(notes, [1]) == {}  # markdown has no pages
     finally:
         await store.close()
 

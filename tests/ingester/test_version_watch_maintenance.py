@@ -25,7 +25,7 @@ VECTOR = [1.0] + [0.0] * 383
 
 async def write(store: Store, n: int) -> None:
     text = f"note number {n}"
-    await store.upsert_document(Document(uri=f"file:///{n}.md", content=text), [Chunk(content=text, order=0)],
+    await store.writer().documents.upsert_document(Document(uri=f"file:///{n}.md", content=text), [Chunk(content=text, order=0)],
                                 [VECTOR])
 
 
@@ -80,10 +80,10 @@ async def test_a_write_that_waited_for_a_restore_from_outside_leaves_the_restore
     watch, reconciled = watching(runtime)
     other = await Store.open(ref, config)
     try:
-        await other.create_tag("before")
+        await other.tags.create_tag("before")
         await write(store, 6)
         async with other.writer_lock("restoring tag 'before'"):
-            await other.restore_tag("before")  # brings back the state without 6.md
+            await other.tags.restore_tag("before")  # brings back the state without 6.md
             job = asyncio.create_task(write(store, 7))  # the ingester's next job, waiting for the lock
             await asyncio.sleep(0.3)
             assert not job.done()
@@ -102,10 +102,10 @@ async def test_a_restore_from_outside_between_two_maintenance_steps_stays_to_rec
 
     def restore_after_the_first_step(commits) -> None:
         if not restores:  # told under the writer lock: the restore takes it between two steps
-            restores.append(asyncio.create_task(other.restore_tag("before")))
+            restores.append(asyncio.create_task(other.tags.restore_tag("before")))
 
     try:
-        await other.create_tag("before")
+        await other.tags.create_tag("before")
         await write(store, 6)
         store.tell_commits(restore_after_the_first_step)
         report = await store.maintenance.auto_maintain()
@@ -132,7 +132,7 @@ async def test_a_restore_from_outside_is_reconciled_from_what_it_left_though_the
     async def job(n: int) -> None:  # a job's write, its sync state recorded from what the database holds
         text = f"note number {n}"
         document = Document(uri=f"file:///{n}.md", content=text, metadata={SOURCE_ID: "notes"})
-        await runtime.store.upsert_document(document, [Chunk(content=text, order=0)], [VECTOR])
+        await runtime.store.writer().documents.upsert_document(document, [Chunk(content=text, order=0)], [VECTOR])
         await reconcile("notes", runtime.store, queue.sync, {"notes"})
 
     app = SimpleNamespace(databases={"notes": runtime}, wake=SimpleNamespace(set=lambda: None),
@@ -140,9 +140,9 @@ async def test_a_restore_from_outside_is_reconciled_from_what_it_left_though_the
     other = await Store.open(ref, config)
     try:
         await job(1)
-        await other.create_tag("before")
+        await other.tags.create_tag("before")
         await job(2)
-        await other.restore_tag("before")  # 2.md is gone from the database
+        await other.tags.restore_tag("before")  # 2.md is gone from the database
         assert await VersionWatch(app).check() == ["notes"]
         assert set(uri for _, uri in queue.sync.records("notes")) == {"file:///1.md"}
         assert await VersionWatch(app).check() == []  # its own reconcile's commits are its own

@@ -121,7 +121,7 @@ async def build_databases(root: Path, embedder: Any) -> None:
             store = await Store.open(ref, config, create=True)
             try:
                 for doc_id in part:
-                    await store.upsert_document(
+                    await store.writer().documents.upsert_document(
                         Document(uri=f"fixture://{doc_id}", title=doc_id, content=DOCUMENTS[doc_id]),
                         [Chunk(order=0, content=DOCUMENTS[doc_id])],
                         [vectors[doc_id]],

@@ -43,7 +43,7 @@ async def papers_tagged(built, corpus_dir, embedder) -> dict:
     config = build_config(corpus_dir / "data")
     store = await Store.open(DatabaseRef.configured("papers", path), config)
     try:
-        await store.create_tag("r1")
+        await store.tags.create_tag("r1")
         extra = await add_document(store, embedder, *EXTRA)
     finally:
         await store.close()
@@ -58,7 +58,7 @@ async def _recorded_as(source: Path, target: Path, corpus_dir: Path, **identity)
     path = copy_database(source, target)
     store = await Store.open(DatabaseRef.at(path), build_config(corpus_dir / "data"), skip_validation=True)
     try:
-        await store.record_identity(EmbedderIdentity(**identity))
+        await store.writer().rebuild.record_identity(EmbedderIdentity(**identity))
     finally:
         await store.close()
     return path

@@ -47,11 +47,19 @@ def build_config(data_dir: Path, databases: dict[str, Any] | None = None, **sect
 
 async def add_document(store, embedder, title: str, texts: Sequence[str]) -> Document:
     vectors = await embedder.embed_documents(list(texts))
-    return await store.upsert_document(
+    return await store.writer().documents.upsert_document(
         Document(uri=f"file:///corpus/{store.name}/{title.replace(' ', '-')}.md", title=title, content="\n\n".join(texts)),
         [Chunk(content=text, order=i) for i, text in enumerate(texts)],
         vectors,
     )
+
+
+async def add_document_at(path: Path, config: AppConfig, embedder, title: str, texts: Sequence[str]) -> Document:
+    """Write a document as the ingester would, through a store of its own (a client's refuses the writer)."""
+    from haiku.core.store import Store
+
+    async with await Store.open(DatabaseRef.at(path), config) as store:
+        return await add_document(store, embedder, title, texts)
 
 
 async def build_database(path: Path, name: str, docs, embedder, config: AppConfig) -> dict[str, Document]:

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from filelock import FileLock
-from rag_support import EXTRA, add_document, build_config, config_data
+from rag_support import EXTRA, add_document_at, build_config, config_data
 from rag_support import cli as cli_process
 from rag_support import invoke as cli
 from rag_support import invoke_all as cli_all
@@ -67,7 +67,8 @@ async def test_tag_restore_returns_to_the_tagged_state_and_keeps_a_safety_tag(pa
     app_config = build_config(tmp_path / "data")
     async with HaikuRAG(db_path=papers_copy["path"], config=app_config) as client:
         at_r1 = {d.id for d in await client.list_documents()}
-        await add_document(client.store, embedder, *EXTRA)
+    await add_document_at(papers_copy["path"], app_config, embedder, *EXTRA)
+    async with HaikuRAG(db_path=papers_copy["path"], config=app_config) as client:
         assert await client.count_documents() == 4
 
     declined = cli("--db-name", "papers", "tag", "restore", "r1", config=config, input="n\n")
@@ -187,7 +188,7 @@ async def test_create_index_on_few_chunks_warns_and_creates_nothing(papers_copy,
     assert "Warning:" in result.stderr and "256" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr  # said once, not also as a log line
     async with HaikuRAG(db_path=papers_copy["path"], config=build_config(tmp_path / "d"), read_only=True) as client:
-        assert (await client.info()).vector_index["exists"] is False
+        assert (await client.database().info()).vector_index["exists"] is False
 
 
 def test_history_lists_versions_newest_first_and_an_unknown_table_exits_1(papers_copy):

@@ -35,5 +35,5 @@ def test_no_command_reaches_a_store_or_a_private_attribute():
 
 def test_the_scan_sees_a_store_and_a_private_attribute(tmp_path):
     sample = tmp_path / "cmd.py"
-    sample.write_text("n = client.store.count_chunks()\nm = client._order\nk = self._config\n")
+    sample.write_text("n = client.store.reads.count_chunks()\nm = client._order\nk = self._config\n")
     assert sorted(_reaches_past_the_client(sample)) == ["cmd.py:1 client.store", "cmd.py:2 client._order"]

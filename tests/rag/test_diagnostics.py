@@ -82,7 +82,7 @@ def test_identity_check_fails_another_dimension_warns_another_model_and_passes_t
 
 async def test_client_info_is_a_typed_report_with_the_configured_location_and_package_versions(two_db, built):
     async with HaikuRAG(config=two_db, sources=["papers"], read_only=True) as client:
-        info = await client.info()
+        info = await client.database().info()
     assert isinstance(info, DatabaseInfo)
     assert (info.name, info.documents, info.configured_location) == ("papers", 3, str(built["papers"]))
     assert "haiku-core" in info.packages
@@ -93,8 +93,8 @@ async def test_client_info_is_the_store_report_plus_where_it_is_configured(two_d
     from haiku.core.store import StoreInfo
 
     async with HaikuRAG(config=two_db, sources=["papers"], read_only=True) as client:
-        info = await client.info()
-        report = await client.store.info()
+        info = await client.database().info()
+        report = await client.store.report.info()
     # Each field is declared once: the client's report is the store's, with two more.
     assert isinstance(info, StoreInfo)
     added = {f.name for f in dataclasses.fields(DatabaseInfo)} - {f.name for f in dataclasses.fields(StoreInfo)}
@@ -112,11 +112,11 @@ async def test_info_json_the_info_lines_and_the_inspector_show_the_recorded_proc
     recorded = {"processing.chunk_size": 128, "processing.ocr": "auto", "converter.rules": 3, "formats.md": "md"}
     store = await Store.open(DatabaseRef.configured("papers", path), build_config(tmp_path / "data"))
     try:
-        await store.record_processing(recorded)
+        await store.writer().processing.record(recorded)
     finally:
         await store.close()
     async with HaikuRAG(db_path=path, config=build_config(tmp_path / "data"), read_only=True) as client:
-        info = await client.info()
+        info = await client.database().info()
     _print_info(info)
     described = "chunk_size 128, ocr auto, conversion rules 3"
     panel = [" ".join(line.split()) for line in report_text(DatabaseReport(info, [])).plain.splitlines()]
@@ -131,7 +131,7 @@ async def test_info_of_a_database_with_documents_and_no_processing_record_says_s
     from haiku.core.processing_identity import describe_recorded
 
     async with HaikuRAG(config=two_db, sources=["papers"], read_only=True) as client:
-        info = await client.info()
+        info = await client.database().info()
     assert (info.as_dict()["processing"], describe_recorded(None, documents=info.documents)) == (
         None, "not recorded (written by an older haiku-ingester; `haiku-ingester reprocess` records it)"
     )
@@ -140,12 +140,12 @@ async def test_info_of_a_database_with_documents_and_no_processing_record_says_s
 async def test_client_history_returns_the_notices_with_the_versions(built, tmp_path):
     path = copy_database(built["papers"], tmp_path / "papers.lancedb")
     async with HaikuRAG(db_path=path, config=build_config(tmp_path / "data")) as client:
-        await client.create_tag("r1")
+        await client.database().create_tag("r1")
     # A tag file that cannot be parsed: the history comes back without tags, and says so.
     (tag_file,) = (path / "chunks.lance" / "_refs" / "tags").glob("*.json")
     tag_file.write_text("{not json", encoding="utf-8")
     async with HaikuRAG(db_path=path, config=build_config(tmp_path / "data"), read_only=True) as client:
-        history = await client.history(table="chunks")
+        history = await client.database().history(table="chunks")
     assert isinstance(history, History)
     assert list(history.tables) == ["chunks"] and isinstance(history.tables["chunks"][0].timestamp, datetime)
     assert len(history.notices) == 1 and "tags of table chunks could not be read" in history.notices[0]
@@ -158,13 +158,13 @@ async def test_store_counts_orphan_chunks_as_no_reader_shows_them(built, tmp_pat
     path = copy_database(built["papers"], tmp_path / "papers.lancedb")
     store = await Store.open(DatabaseRef.at(path), build_config(tmp_path / "data"), skip_validation=True)
     try:
-        assert await store.count_orphan_chunks() == 0
-        (document, *_) = await store.list_documents()
-        chunks = await store.count_chunks()
+        assert await store.reads.count_orphan_chunks() == 0
+        (document, *_) = await store.reads.list_documents()
+        chunks = await store.reads.count_chunks()
         await store.table("documents").delete(f"id = '{document.id}'")
-        orphans = await store.count_orphan_chunks()
-        assert orphans > 0 and await store.count_chunks() == chunks
-        shown = [len(await store.get_chunks(d.id)) for d in await store.list_documents()]
+        orphans = await store.reads.count_orphan_chunks()
+        assert orphans > 0 and await store.reads.count_chunks() == chunks
+        shown = [len(await store.reads.get_chunks(d.id)) for d in await store.reads.list_documents()]
         assert orphans == chunks - sum(shown)
     finally:
         await store.close()

@@ -27,7 +27,7 @@ async def _cosines(client, results, query_vector):
     out = []
     for r in results:
         reader = await client.reader_for(r.source)
-        chunk = await reader.store.get_chunk_by_id(r.chunk_id, with_vector=True)
+        chunk = await reader.store.reads.get_chunk_by_id(r.chunk_id, with_vector=True)
         v = np.asarray(chunk.vector)
         out.append(float(v @ q / (np.linalg.norm(v) * np.linalg.norm(q))))
     return out
@@ -151,7 +151,7 @@ async def _chunks_holding(path, word: str, tmp_path) -> tuple[int, int]:
     """(chunks, chunks containing ``word`` as a whole word), read through the client, not the index."""
     async with HaikuRAG(db_path=path, config=build_config(tmp_path / "count"), read_only=True) as client:
         store = client.store
-        texts = [c.content for doc in await client.list_documents() for c in await store.get_chunks(doc.id)]
+        texts = [c.content for doc in await client.list_documents() for c in await store.reads.get_chunks(doc.id)]
     return len(texts), sum(1 for text in texts if word in re.findall(r"\w+", text.lower()))
 
 
@@ -288,7 +288,7 @@ async def test_an_orphan_among_federated_survivors_is_dropped_and_the_ranking_is
         with_orphan = {kind: await client.search(QUERY, limit=3, search_type=kind) for kind in kinds}
     store = await Store.open(ref, config)
     try:
-        assert await store.remove_orphan_chunks() == 1
+        assert await store.writer().orphans.remove_orphan_chunks() == 1
     finally:
         await store.close()
     async with HaikuRAG(config=config) as client:

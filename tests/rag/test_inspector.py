@@ -42,7 +42,7 @@ async def manual_db(corpus_dir, embedder) -> Path:
     store = await Store.open(DatabaseRef.configured("manual", path), build_config(corpus_dir / "data"), create=True)
     try:
         texts = [text for _, _, text in MANUAL]
-        await store.upsert_document(
+        await store.writer().documents.upsert_document(
             Document(uri="file:///corpus/manual/field-manual.pdf", title="Field manual", content="\n\n".join(texts)),
             [Chunk(content=text, order=i, headings=h, page_numbers=p) for i, (h, p, text) in enumerate(MANUAL)],
             await embedder.embed_documents(texts),

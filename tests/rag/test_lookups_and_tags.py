@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from rag_support import EXTRA, add_document, build_config
+from rag_support import EXTRA, add_document_at, build_config
 
 from haiku.core.errors import ReadOnlyError, TagError, UnknownDatabaseError
 from haiku.rag.client import HaikuRAG
@@ -36,7 +36,7 @@ async def test_count_chunks_sums_the_selected_databases_as_each_store_counts_the
         each = {}
         for name in ("papers", "wiki"):
             reader = await client.reader_for(name)
-            each[name] = await reader.store.count_chunks()
+            each[name] = await reader.store.reads.count_chunks()
         assert await client.count_chunks() == each["papers"] + each["wiki"] > 0
         assert await client.count_chunks(sources=["wiki"]) == each["wiki"]
         assert await client.count_chunks(sources=[]) == 0
@@ -127,7 +127,7 @@ async def test_a_client_at_a_tag_is_read_only_and_sees_the_documents_of_then(pap
         assert client.is_read_only
         titles = {d.title for d in await client.list_documents()}
         with pytest.raises(ReadOnlyError):
-            await client.vacuum()
+            await client.database().vacuum()
     assert EXTRA[0] not in titles and len(titles) == 3
     with pytest.raises(TagError, match="absent"):
         async with HaikuRAG(db_path=papers_tagged["path"], config=config, tag="absent"):
@@ -138,9 +138,10 @@ async def test_vacuum_with_zero_retention_keeps_tagged_versions_readable(built, 
     path = copy_database(built["wiki"], tmp_path / "wiki.lancedb")
     config = build_config(tmp_path / "data")
     async with HaikuRAG(db_path=path, config=config) as client:
-        await client.create_tag("r1")
-        await add_document(client.store, embedder, *EXTRA)
-        assert await client.vacuum(retention_seconds=0)
+        await client.database().create_tag("r1")
+    await add_document_at(path, config, embedder, *EXTRA)
+    async with HaikuRAG(db_path=path, config=config) as client:
+        assert await client.database().vacuum(retention_seconds=0)
     async with HaikuRAG(db_path=path, config=config, tag="r1") as client:
         titles = {d.title for d in await client.list_documents()}
         assert await client.search("pasta", search_type="fts")

@@ -67,7 +67,7 @@ async def test_a_pdf_chunk_is_drawn_on_its_page_with_its_boxes_around_its_own_te
     _, elsewhere = phrase_box(guides["pdf"], UNIQUE["reeds"])
     async with HaikuRAG(config=load_config(guides["config"])) as client:
         [drawn] = await client.visualize_chunk(hit.chunk_id)
-        plain = (await client.store.get_page_images(hit.document_id, [page]))[page]
+        plain = (await client.store.structure.get_page_images(hit.document_id, [page]))[page]
     assert drawn.info["page"] == page and drawn.size == (plain.width, plain.height)
     assert inside(printed, hit.boxes, page), (printed, hit.boxes)
     assert not inside(elsewhere, hit.boxes, page)  # the box is the chunk's region, not the page

@@ -44,7 +44,7 @@ async def test_visualize_boxes_the_region_where_the_chunk_is_printed(manual):
     page, printed = phrase_box(MANUAL, NOTES)
     async with HaikuRAG(config=load_config(manual)) as client:
         drawn = await client.visualize_chunk(hit.chunk_id)
-        stored = (await client.store.get_page_images(hit.document_id, [page]))[page]
+        stored = (await client.store.structure.get_page_images(hit.document_id, [page]))[page]
     assert [image.info["page"] for image in drawn] == sorted({box.page for box in hit.boxes})
     assert inside(printed, hit.boxes, page), (page, printed, hit.boxes)
     covered = sum((b.right - b.left) * (b.bottom - b.top) for b in hit.boxes if b.page == page)
@@ -55,7 +55,7 @@ async def test_every_stored_item_lies_on_its_page(manual):
     async with HaikuRAG(config=load_config(manual)) as client:
         [document] = await client.list_documents()
         items = await client.get_document_items(document.id)
-        pages = await client.store.get_page_images(document.id, range(1, 37))
+        pages = await client.store.structure.get_page_images(document.id, range(1, 37))
     assert sorted(pages) == list(range(1, 37))
     for item in items:
         for box in item.boxes:

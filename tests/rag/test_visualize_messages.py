@@ -51,8 +51,8 @@ async def _write(path: Path, name: str, documents: list[tuple[str, str, Document
             chunk = Chunk(content="Tides.", order=0, page_numbers=[1] if boxes else [], item_refs=["#/texts/0"], boxes=boxes)
             document = Document(uri=uri, title=uri, content="Tides.", metadata={"content_type": content_type})
             writes.append((document, [chunk], [[0.1] * 384], structure))
-        stored = await store.upsert_documents(writes)
-        return [(await store.get_chunks(document.id))[0].id for document in stored]  # type: ignore[misc]
+        stored = await store.writer().documents.upsert_documents(writes)
+        return [(await store.reads.get_chunks(document.id))[0].id for document in stored]  # type: ignore[misc]
     finally:
         await store.close()
 

@@ -64,14 +64,14 @@ async def _build(name: str, path: Path, spec: list, embedder: Any, config: Any) 
             content = "\n\n".join(f"{'#' * len(h)} {h[-1]}\n\n{text}" for h, text in parts)
             texts = [text for _, text in parts]
             vectors = await embedder.embed_documents(texts)
-            stored = await store.upsert_document(
+            stored = await store.writer().documents.upsert_document(
                 Document(uri=f"file:///{name}/{title.lower().replace(' ', '-')}.md", title=title, content=content),
                 [Chunk(order=i, content=text, headings=list(h)) for i, (h, text) in enumerate(parts)],
                 vectors,
             )
             assert stored.id is not None
             documents[title] = stored.id
-            chunks[title] = [c.id for c in await store.get_chunks(stored.id) if c.id]
+            chunks[title] = [c.id for c in await store.reads.get_chunks(stored.id) if c.id]
     finally:
         await store.close()
     return documents, chunks

@@ -9,6 +9,8 @@ from qa_cli_support import invoke as run_cli
 from qa_cli_support import write_qa_config
 from qa_scripted_model import answer, call, last_tool_result
 
+from haiku.rag.qa import analyze
+
 COUNT = "len(list_documents())"
 
 
@@ -17,7 +19,7 @@ async def test_analyze_returns_the_answer_and_every_program_with_its_output(open
 
     model.play(call("execute_code", code=COUNT), call("execute_code", code="print('bees')"), answer("Five."))
     async with open_client("papers", "wiki") as client:
-        analysis = await client.analyze("How many documents are there?")
+        analysis = await analyze(client, "How many documents are there?")
     assert (analysis.question, analysis.answer, analysis.programs) == (
         "How many documents are there?",
         "Five.",
@@ -28,21 +30,21 @@ async def test_analyze_returns_the_answer_and_every_program_with_its_output(open
 async def test_analyze_offers_the_model_execute_code_only(open_client, model):
     model.play(answer("Nothing to run."))
     async with open_client("papers", "wiki") as client:
-        await client.analyze("How many?")
+        await analyze(client, "How many?")
     assert [t["function"]["name"] for t in model.requests[0]["tools"]] == ["execute_code"]
 
 
 async def test_analyze_over_sources_mounts_only_their_documents(open_client, model, qa_databases):
     model.play(call("execute_code", code="import os\nsorted(os.listdir('/documents'))"), answer("Two."))
     async with open_client("papers", "wiki") as client:
-        analysis = await client.analyze("Which documents?", sources=["wiki"])
+        analysis = await analyze(client, "Which documents?", sources=["wiki"])
     assert analysis.programs[0].output == repr(sorted(qa_databases.documents["wiki"].values()))
 
 
 async def test_a_failing_program_is_kept_with_its_error_and_shown_to_the_model(open_client, model):
     model.play(call("execute_code", code="1/0"), answer("It failed."))
     async with open_client("wiki") as client:
-        analysis = await client.analyze("Divide?")
+        analysis = await analyze(client, "Divide?")
     program = analysis.programs[0]
     assert ("ZeroDivisionError" in (program.error or ""), "ZeroDivisionError" in last_tool_result(model.requests[1])) == (
         True,
@@ -58,7 +60,7 @@ async def test_analyze_over_databases_sharing_a_document_id_is_refused_before_th
     model.play(answer("Should not be asked."))
     async with open_client("papers", "mirror") as client:
         with pytest.raises(SharedDocumentIdError, match="papers and mirror"):
-            await client.analyze("How many?")
+            await analyze(client, "How many?")
     assert model.requests == []
 
 
@@ -67,7 +69,7 @@ async def test_analyze_with_an_unknown_source_is_refused_before_the_model_is_ask
 
     async with open_client("papers", "wiki") as client:
         with pytest.raises(UnknownDatabaseError, match="nope"):
-            await client.analyze("How many?", sources=["nope"])
+            await analyze(client, "How many?", sources=["nope"])
     assert model.requests == []
 
 

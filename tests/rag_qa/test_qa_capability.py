@@ -9,6 +9,7 @@ from qa_scripted_model import COLLECTION, answer, call, chunk_ids_in, last_tool_
 
 from haiku.core.errors import AmbiguousDatabaseError, UnknownDatabaseError
 from haiku.rag.capability import RAGCapability, RAGState, create_capability
+from haiku.rag.qa import ask
 
 
 def _search_parameters(request) -> dict:
@@ -23,21 +24,21 @@ def _system(request) -> str:
 async def test_over_a_set_the_search_tool_takes_sources(open_client, model):
     model.play(answer("Hello."))
     async with open_client("papers", "wiki") as client:
-        await client.ask("Hi?")
+        await ask(client, "Hi?")
     assert "sources" in _search_parameters(model.requests[0])
 
 
 async def test_over_a_set_the_instructions_name_the_collections(open_client, model):
     model.play(answer("Hello."))
     async with open_client("papers", "wiki") as client:
-        await client.ask("Hi?")
+        await ask(client, "Hi?")
     assert "Collections in this run: papers, wiki." in _system(model.requests[0])
 
 
 async def test_over_one_database_the_search_tool_has_no_sources_parameter(open_client, model):
     model.play(answer("Hello."))
     async with open_client("wiki") as client:
-        await client.ask("Hi?")
+        await ask(client, "Hi?")
     assert ("sources" in _search_parameters(model.requests[0]), "Collections in this run" in _system(model.requests[0])) == (
         False,
         False,
@@ -47,28 +48,28 @@ async def test_over_one_database_the_search_tool_has_no_sources_parameter(open_c
 async def test_a_question_narrowed_to_one_database_has_no_sources_parameter(open_client, model):
     model.play(answer("Hello."))
     async with open_client("papers", "wiki") as client:
-        await client.ask("Hi?", sources=["wiki"])
+        await ask(client, "Hi?", sources=["wiki"])
     assert "sources" not in _search_parameters(model.requests[0])
 
 
 async def test_a_search_outside_the_question_selection_fails_listing_the_run_collections(open_client, model):
     model.play(call("search", query="vaccines", sources=["mirror"]), answer("Cannot."))
     async with open_client("papers", "wiki", "mirror") as client:
-        await client.ask("Vaccines?", sources=["papers", "wiki"])
+        await ask(client, "Vaccines?", sources=["papers", "wiki"])
     assert last_tool_result(model.requests[1]) == "Error: Unknown collection(s): mirror. This run covers: papers, wiki."
 
 
 async def test_a_search_with_empty_sources_returns_no_results(open_client, model):
     model.play(call("search", query="vaccines", sources=[]), answer("Nothing."))
     async with open_client("papers", "wiki") as client:
-        await client.ask("Vaccines?")
+        await ask(client, "Vaccines?")
     assert last_tool_result(model.requests[1]) == "No results found."
 
 
 async def test_over_several_collections_every_result_has_a_collection_line_even_narrowed_to_one(open_client, model):
     model.play(call("search", query="bees volcano", sources=["wiki"]), answer("Bees."))
     async with open_client("papers", "wiki") as client:
-        await client.ask("Bees?")
+        await ask(client, "Bees?")
     shown = last_tool_result(model.requests[1])
     assert COLLECTION.findall(shown) == ["wiki"] * len(chunk_ids_in(shown)) and chunk_ids_in(shown)
 
@@ -76,7 +77,7 @@ async def test_over_several_collections_every_result_has_a_collection_line_even_
 async def test_over_one_database_results_have_no_collection_line(open_client, model):
     model.play(call("search", query="bees volcano"), answer("Bees."))
     async with open_client("wiki") as client:
-        await client.ask("Bees?")
+        await ask(client, "Bees?")
     shown = last_tool_result(model.requests[1])
     assert (chunk_ids_in(shown) != [], re.search(r"^Collection:", shown, re.MULTILINE)) == (True, None)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from qa_scripted_model import answer, call, chunk_ids_in, last_tool_result, tool_results
 
 from haiku.rag.capability import RAGState, create_capability
+from haiku.rag.qa import ask
 
 
 def _cite_first_result(request):
@@ -22,7 +23,7 @@ async def test_citing_an_id_search_returned_from_two_databases_is_sent_back_as_a
         answer("Plants make glucose."),
     )
     async with open_client("papers", "mirror") as client:
-        _, citations = await client.ask("How do plants make sugar?")
+        _, citations = await ask(client, "How do plants make sugar?")
     retry = last_tool_result(model.requests[2])
     assert (retry.startswith("Error: chunk id"), "more than one database (papers, mirror)" in retry, citations) == (
         True,
@@ -35,7 +36,7 @@ async def test_an_unreturned_id_held_by_one_selected_database_is_cited_from_it(o
     bees = qa_databases.chunk("wiki", "Honey bees")
     model.play(call("cite", chunk_ids=[bees]), answer("Bees dance."))
     async with open_client("papers", "wiki") as client:
-        _, citations = await client.ask("Bees?")
+        _, citations = await ask(client, "Bees?")
     assert [(c.source, c.chunk_id, c.document_title) for c in citations] == [("wiki", bees, "Honey bees")]
 
 
@@ -45,7 +46,7 @@ async def test_an_unreturned_id_held_by_two_selected_databases_is_sent_back_as_a
     shared = qa_databases.chunk("papers", "Vaccines")
     model.play(call("cite", chunk_ids=[shared]), call("cite", chunk_ids=[]), answer("Unsure."))
     async with open_client("papers", "mirror") as client:
-        _, citations = await client.ask("Vaccines?")
+        _, citations = await ask(client, "Vaccines?")
     assert ("more than one database (papers, mirror)" in last_tool_result(model.requests[1]), citations) == (True, [])
 
 
@@ -56,7 +57,7 @@ async def test_the_cite_fallback_never_asks_a_database_outside_the_question_sour
     shared = qa_databases.chunk("papers", "Vaccines")
     model.play(call("cite", chunk_ids=[shared]), answer("Vaccines train immunity."))
     async with open_client("papers", "mirror", "wiki") as client:
-        _, citations = await client.ask("Vaccines?", sources=["papers", "wiki"])
+        _, citations = await ask(client, "Vaccines?", sources=["papers", "wiki"])
     assert [(c.source, c.chunk_id) for c in citations] == [("papers", shared)]
 
 
@@ -68,7 +69,7 @@ async def test_a_shared_id_that_nothing_cites_causes_no_error(open_client, model
         answer("Bees dance."),
     )
     async with open_client("papers", "mirror", "wiki") as client:
-        _, citations = await client.ask("Vaccines and bees?")
+        _, citations = await ask(client, "Vaccines and bees?")
     shown = chunk_ids_in(last_tool_result(model.requests[1]))
     assert len(shown) > len(set(shown))  # the search did show a shared id
     assert ([c.source for c in citations], last_tool_result(model.requests[2]).startswith("Recorded")) == (
@@ -104,7 +105,7 @@ async def test_an_id_within_similarity_of_one_retrieved_id_is_snapped_to_it(open
 
     model.play(call("search", query="waggle dance hive", limit=1), cite_with_a_typo, answer("Bees dance."))
     async with open_client("wiki") as client:
-        _, citations = await client.ask("Bees?")
+        _, citations = await ask(client, "Bees?")
     shown = chunk_ids_in(last_tool_result(model.requests[1]))
     assert [c.chunk_id for c in citations] == shown[:1]
 
@@ -112,14 +113,14 @@ async def test_an_id_within_similarity_of_one_retrieved_id_is_snapped_to_it(open
 async def test_an_id_matching_nothing_is_sent_back_asking_for_verbatim_ids(open_client, model):
     model.play(call("cite", chunk_ids=["not-a-chunk"]), call("cite", chunk_ids=[]), answer("Unsure."))
     async with open_client("wiki") as client:
-        await client.ask("Bees?")
+        await ask(client, "Bees?")
     assert "verbatim" in last_tool_result(model.requests[1])
 
 
 async def test_cite_with_no_ids_declares_the_answer_ungrounded(open_client, model):
     model.play(call("cite", chunk_ids=[]), answer("I do not know."))
     async with open_client("wiki") as client:
-        _, citations = await client.ask("What is the capital of Mars?")
+        _, citations = await ask(client, "What is the capital of Mars?")
     assert (tool_results(model.requests[1]), citations) == (
         ["Recorded: the answer is not grounded in the documents."],
         [],

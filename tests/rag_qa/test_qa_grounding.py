@@ -13,6 +13,7 @@ from qa_cli_support import write_qa_config
 from qa_scripted_model import answer, call, chunk_ids_in, last_tool_result
 
 from haiku.rag.client import HaikuRAG
+from haiku.rag.qa import ask
 
 # A PDF-like document: two chunks on pages 3 and 4, short enough that a search
 # result is expanded with its neighbour.
@@ -32,13 +33,13 @@ async def manual(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dic
     config = config_from_dict({"storage": {"data_dir": str(root / "data")}})
     store = await Store.open(DatabaseRef.configured("manual", path), config, create=True)
     try:
-        stored = await store.upsert_document(
+        stored = await store.writer().documents.upsert_document(
             Document(uri="file:///manual/pump.pdf", title="Pump manual", content=f"{PRIME}\n\n{CLOSE}"),
             [Chunk(order=0, content=PRIME, page_numbers=[3]), Chunk(order=1, content=CLOSE, page_numbers=[4])],
             await embedder.embed_documents([PRIME, CLOSE]),
         )
         assert stored.id is not None
-        ids = [c.id for c in await store.get_chunks(stored.id)]
+        ids = [c.id for c in await store.reads.get_chunks(stored.id)]
     finally:
         await store.close()
     return {"path": path, "root": root, "prime": ids[0], "close": ids[1]}
@@ -72,7 +73,7 @@ async def test_a_cited_search_hit_carries_its_own_text_and_pages_and_the_expande
 ):
     model.play(_search_prime(), call("cite", chunk_ids=[manual["prime"]]), answer("Fill it with water."))
     async with manual_client() as client:
-        _, citations = await client.ask("How do I prime the pump?")
+        _, citations = await ask(client, "How do I prime the pump?")
     shown = last_tool_result(model.requests[1])
     assert (PRIME in shown and CLOSE in shown) is True  # the model read the expanded passage
     (citation,) = citations
@@ -91,14 +92,14 @@ async def test_a_chunk_the_model_saw_only_as_a_neighbour_is_cited_with_its_own_t
 
     model.play(_search_prime(), cite_the_neighbour, answer("Close the valve."))
     async with manual_client() as client:
-        _, citations = await client.ask("What after priming?")
+        _, citations = await ask(client, "What after priming?")
     assert [(c.chunk_id, c.content, c.page_numbers) for c in citations] == [(manual["close"], CLOSE, [4])]
 
 
 async def test_the_cite_tool_confirms_each_citation_with_its_database(manual, manual_client, model):
     model.play(_search_prime(), call("cite", chunk_ids=[manual["prime"]]), answer("Water."))
     async with manual_client() as client:
-        await client.ask("Prime?")
+        await ask(client, "Prime?")
     assert last_tool_result(model.requests[2]) == "Recorded citations:\n[1] Pump manual (database: manual)"
 
 
@@ -141,7 +142,7 @@ async def test_an_answer_that_cites_nothing_says_it_is_ungrounded_and_why(
 ):
     model.play(*script, answer("From memory."))
     async with manual_client() as client:
-        result = await client.ask("Prime?")
+        result = await ask(client, "Prime?")
     reply, citations = result
     assert (reply, citations, result.grounded, result.grounding, result.note) == (
         "From memory.", [], False, grounding, note

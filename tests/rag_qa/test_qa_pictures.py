@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from qa_scripted_model import answer, call
 
+from haiku.rag.qa import ask
 from support import solid_png
 
 MAP_CAPTION = "Figure 1: the heron colony on the north shore"
@@ -61,8 +62,8 @@ async def atlas(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> dict
         vectors = await embedder.embed_documents([text for text, _ in parts])
         chunks = [Chunk(order=i, content=text, headings=["Herons"], item_refs=refs) for i, (text, refs) in enumerate(parts)]
         document = Document(uri="file:///atlas/herons.pdf", title="Herons", content="\n\n".join(t for t, _ in parts))
-        [stored] = await store.upsert_documents([(document, chunks, vectors, structure)])
-        chunk_ids = [c.id for c in await store.get_chunks(stored.id)]
+        [stored] = await store.writer().documents.upsert_documents([(document, chunks, vectors, structure)])
+        chunk_ids = [c.id for c in await store.reads.get_chunks(stored.id)]
     finally:
         await store.close()
     return {"location": location, "document_id": stored.id, "chunk_ids": chunk_ids}
@@ -113,7 +114,7 @@ def _images(parts: list[dict[str, Any]]) -> list[bytes]:
 async def test_a_model_reading_images_is_sent_each_retrieved_picture_labelled_with_its_collection(open_atlas, model):
     model.play(call("search", query=HERON_QUERY, limit=5), answer("A map and a sketch of herons."))
     async with open_atlas("atlas", "wiki", images=True) as client:
-        await client.ask("What do the heron pictures show?")
+        await ask(client, "What do the heron pictures show?")
     parts = _shown(model.requests[1])
     assert sorted(_images(parts)) == sorted([MAP_PNG, SKETCH_PNG])
     labels = [p["text"] for p in parts if p["type"] == "text"]
@@ -126,7 +127,7 @@ async def test_a_model_reading_images_is_sent_each_retrieved_picture_labelled_wi
 async def test_over_one_database_the_picture_labels_name_no_collection(open_atlas, model):
     model.play(call("search", query=HERON_QUERY, limit=5), answer("Herons."))
     async with open_atlas("atlas", images=True) as client:
-        await client.ask("What do the heron pictures show?")
+        await ask(client, "What do the heron pictures show?")
     labels = [p["text"] for p in _shown(model.requests[1]) if p["type"] == "text"]
     assert labels and not any("Collection" in label for label in labels)
 
@@ -138,7 +139,7 @@ async def test_at_most_max_images_pictures_reach_the_model_per_answer_each_once(
         answer("Herons."),
     )
     async with open_atlas("atlas", images=True, max_images=1) as client:
-        await client.ask("What do the heron pictures show?")
+        await ask(client, "What do the heron pictures show?")
     # The last request carries the whole conversation: one picture, shown once over both searches.
     sent = [image for message in model.requests[2]["messages"] if isinstance(message.get("content"), list)
             for image in _images(message["content"])]
@@ -149,7 +150,7 @@ async def test_at_most_max_images_pictures_reach_the_model_per_answer_each_once(
 async def test_a_text_only_model_reads_the_captions_and_is_sent_no_image(open_atlas, model):
     model.play(call("search", query=HERON_QUERY, limit=5), answer("Herons."))
     async with open_atlas("atlas", "wiki", images=False) as client:
-        await client.ask("What do the heron pictures show?")
+        await ask(client, "What do the heron pictures show?")
     request = model.requests[1]
     assert all(isinstance(m.get("content"), str | None) for m in request["messages"])
     result = request["messages"][-1]["content"]
@@ -162,7 +163,7 @@ async def test_a_text_only_model_reads_the_captions_and_is_sent_no_image(open_at
 async def test_max_images_zero_shows_no_pictures(open_atlas, model):
     model.play(call("search", query=HERON_QUERY, limit=5), answer("Herons."))
     async with open_atlas("atlas", images=True, max_images=0) as client:
-        await client.ask("What do the heron pictures show?")
+        await ask(client, "What do the heron pictures show?")
     last = model.requests[1]["messages"][-1]
     assert last["role"] == "tool" and "Pictures:" not in last["content"]
 

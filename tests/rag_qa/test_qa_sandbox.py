@@ -9,6 +9,7 @@ import threading
 import pytest
 from qa_scripted_model import answer, call, last_tool_result
 
+from haiku.rag.qa import ask
 from haiku.rag.sandbox import execute_code
 
 
@@ -149,14 +150,14 @@ async def test_sandbox_exception_returns_its_traceback(open_client):
 async def test_the_execute_code_tool_reports_a_shared_document_id_to_the_model(open_client, model):
     model.play(call("execute_code", code="1"), answer("Could not run."))
     async with open_client("papers", "mirror") as client:
-        await client.ask("Count documents?")
+        await ask(client, "Count documents?")
     assert "papers and mirror" in last_tool_result(model.requests[1])
 
 
 async def test_the_execute_code_tool_mounts_only_the_question_sources(open_client, model):
     model.play(call("execute_code", code="import os\nlen(os.listdir('/documents'))"), answer("Two."))
     async with open_client("papers", "mirror", "wiki") as client:
-        await client.ask("How many documents?", sources=["wiki"])
+        await ask(client, "How many documents?", sources=["wiki"])
     assert last_tool_result(model.requests[1]) == "2"
 
 

@@ -154,7 +154,7 @@ class IngesterApp:
         async def open_one(name: str) -> None:
             runtime = self.databases[name]
             await runtime.attach(await Store.open(runtime.ref, self.config, create=True))
-            self.log.info("database open", database=name, documents=await runtime.store.count_documents())
+            self.log.info("database open", database=name, documents=await runtime.store.reads.count_documents())
             await check_processing(
                 name, runtime.store, queue, processing_identity(self.config), warn=self.warn_processing
             )

@@ -37,7 +37,7 @@ async def stored_records(config: AppConfig, ref: DatabaseRef) -> dict[str, dict[
             return {}
         raise
     try:
-        documents = await store.list_documents()
+        documents = await store.reads.list_documents()
     finally:
         await store.close()
     records: dict[str, dict[str, SyncRecord]] = defaultdict(dict)

@@ -57,7 +57,7 @@ async def _chunk_count(runtime: DatabaseRuntime) -> int | None:
     if runtime.store is None:
         return None
     try:
-        return await asyncio.wait_for(runtime.store.count_chunks(), CHUNK_COUNT_TIMEOUT_S)
+        return await asyncio.wait_for(runtime.store.reads.count_chunks(), CHUNK_COUNT_TIMEOUT_S)
     except Exception:  # a database that cannot answer shows in readiness, not here
         return None
 

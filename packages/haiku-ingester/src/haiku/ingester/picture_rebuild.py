@@ -19,7 +19,7 @@ async def rebuild_picture_vectors(store: Store, embedder: Embedder, vector_dim: 
     """Replace the database's picture vectors with ``embedder``'s; returns how many it holds now."""
     vectors: dict[tuple[str, str], list[float]] = {}
     if is_multimodal(embedder):
-        async for batch in store.iter_pictures():
+        async for batch in store.writer().pictures.iter_pictures():
             embedded = await embedder.embed_images([png for _, png in batch])  # type: ignore[attr-defined]
             vectors.update((key, vector) for (key, _), vector in zip(batch, embedded, strict=True))
-    return await store.replace_picture_vectors(vectors, vector_dim)
+    return await store.writer().pictures.replace_picture_vectors(vectors, vector_dim)

@@ -34,10 +34,10 @@ async def check_processing(
     name: str, store: Any, queue: IngestQueue, configured: dict[str, Any], *, warn: bool = True
 ) -> ProcessingDrift:
     """Compare, adopt when empty, note for ``status``, warn once; returns the drift found."""
-    documents = await store.count_documents()
+    documents = await store.reads.count_documents()
     recorded = store.processing_identity
     if recorded is None and documents == 0:
-        await store.record_processing(configured)
+        await store.writer().processing.record(configured)
         recorded = configured
     queue.processing.note(name, recorded, documents)
     drift = compare_processing(recorded, configured, documents=documents)

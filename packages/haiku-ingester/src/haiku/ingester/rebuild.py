@@ -55,11 +55,11 @@ async def rebuild(
             # An interrupted rebuild to this embedder that had recorded it has replaced every vector.
             if previous == identity and (marker is None or marker.get("to") == identity.to_dict()):
                 if marker is not None:
-                    await store.set_rebuild_marker(None)
+                    await store.writer().rebuild.set_rebuild_marker(None)
                 log.info("rebuild not needed: the vectors already come from this embedder", identity=identity.describe())
                 return RebuildReport(database=name, chunks=0, identity=identity, previous=previous, unchanged=True)
-            total = await store.count_chunks()
-            await store.set_rebuild_marker(
+            total = await store.reads.count_chunks()
+            await store.writer().rebuild.set_rebuild_marker(
                 {
                     "to": identity.to_dict(),
                     "from": previous.to_dict() if previous else None,
@@ -71,23 +71,23 @@ async def rebuild(
             same_dimension = store.vector_dim == identity.vector_dim
             held: dict[str, list[float]] = {}
             done = 0
-            async for batch in store.iter_chunk_batches(batch_size=4 * embedder.batch_size):
+            async for batch in store.writer().rebuild.iter_chunk_batches(batch_size=4 * embedder.batch_size):
                 vectors = await embedder.embed_documents([embed_text(c.headings, c.content) for c in batch])
                 replaced = {c.id: v for c, v in zip(batch, vectors, strict=True) if c.id}
                 if same_dimension:
-                    await store.replace_vectors(replaced)
+                    await store.writer().rebuild.replace_vectors(replaced)
                 else:
                     held.update(replaced)
                 done += len(batch)
                 if on_progress is not None:
                     on_progress(done, total)
             if held:
-                await store.replace_vectors(held)
+                await store.writer().rebuild.replace_vectors(held)
             pictures = await rebuild_picture_vectors(store, embedder, identity.vector_dim)
             if pictures:
                 log.info("picture vectors rebuilt", pictures=pictures)
-            await store.record_identity(identity)
-            await store.set_rebuild_marker(None)
+            await store.writer().rebuild.record_identity(identity)
+            await store.writer().rebuild.set_rebuild_marker(None)
             log.info("rebuild complete", chunks=done, identity=identity.describe())
             return RebuildReport(database=name, chunks=done, identity=identity, previous=previous)
         finally:

@@ -24,7 +24,7 @@ class ReconcileReport:
 
 
 async def reconcile(database: str, store, sync: SyncState, source_ids: Collection[str]) -> ReconcileReport:
-    documents = await store.list_documents()
+    documents = await store.reads.list_documents()
     records = sync.records(database)
     present: dict[tuple[str, str], SyncUpdate] = {}
     for document in documents:
@@ -54,5 +54,5 @@ async def reconcile(database: str, store, sync: SyncState, source_ids: Collectio
             dropped += 1
     if changes:
         sync.put_many(database, changes)
-    orphans = await store.remove_orphan_chunks()
+    orphans = await store.writer().orphans.remove_orphan_chunks()
     return ReconcileReport(documents=len(documents), restored=restored, dropped=dropped, orphan_chunks=orphans)

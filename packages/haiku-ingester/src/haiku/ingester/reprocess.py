@@ -142,7 +142,7 @@ async def _plan(runtime: DatabaseRuntime) -> _Plan:
     """Which documents' files can be read again, and which documents are kept (and why)."""
     files: dict[str, list[tuple[str, str | None]]] = defaultdict(list)
     kept: list[KeptDocument] = []
-    for document in await runtime.store.list_documents():
+    for document in await runtime.store.reads.list_documents():
         source_id = document.metadata.get(SOURCE_ID)
         source = runtime.source_for(source_id) if source_id else None  # `manual` too: documents added by hand
         if not document.uri:
@@ -205,7 +205,7 @@ async def _queue_database(app: IngesterApp, name: str, target: dict[str, Any]) -
     queue, runtime = app.pipeline.queue, app.databases[name]
     store = runtime.store
     previous = store.processing_identity
-    drift = compare_processing(previous, target, documents=await store.count_documents())
+    drift = compare_processing(previous, target, documents=await store.reads.count_documents())
     report = ReprocessReport(name, target, previous, list(drift.changes))
     run = queue.processing.run_of(name)
     report.resumed = run is not None and run.target == target
@@ -243,8 +243,8 @@ async def _finish_database(app: IngesterApp, report: ReprocessReport, tally: Tal
         FailedDocument(j.source_id, j.uri, error) for j, error in tally.dead_jobs if j.forced and j.database == name
     ]
     if not report.interrupted and not report.failed:
-        await store.record_processing(report.identity)
-        queue.processing.note(name, report.identity, await store.count_documents())
+        await store.writer().processing.record(report.identity)
+        queue.processing.note(name, report.identity, await store.reads.count_documents())
         queue.processing.run_finished(name)
         report.recorded = True
         get_logger(database=name).info("reprocess complete", **report.jobs.as_dict(), kept=len(report.kept))

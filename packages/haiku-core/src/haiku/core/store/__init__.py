@@ -2,9 +2,10 @@
 
     from haiku.core.store import Store, SearchType, TagInfo
 
-``Store.open(ref, config, …)`` opens one LanceDB database: its search and
-lookups, the document writes the ingester makes, tags, history, vacuum,
-migrations and indexes. Its hybrid search fuses with ``haiku.core.fusion``,
+``Store.open(ref, config, …)`` opens one LanceDB database and publishes its
+parts (``reads``, ``structure``, ``tags``, ``indexes``, ``migrator``,
+``report``…); the document writes the ingester makes sit behind
+``store.writer()``, a ``StoreWriter`` that a read-only store refuses. Its hybrid search fuses with ``haiku.core.fusion``,
 the module the federating client fuses several databases with.
 ``OwnershipLock`` is the long-lived per-database lock an ingester holds.
 """
@@ -34,6 +35,7 @@ from haiku.core.store.schema import (
 from haiku.core.store.search import SearchType
 from haiku.core.store.store import Store
 from haiku.core.store.tags import History, HistoryEntry, TagInfo
+from haiku.core.store.writer import StoreWriter
 
 __all__ = [
     "BASE_SCHEMA_VERSION",
@@ -54,6 +56,7 @@ __all__ = [
     "Store",
     "StoreInfo",
     "StoreSettings",
+    "StoreWriter",
     "TagInfo",
     "VacuumReport",
     "WriterLock",

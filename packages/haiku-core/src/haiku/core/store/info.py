@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from haiku.core.store._failures import names_read_failures
 from haiku.core.store.handles import Handles
 from haiku.core.store.indexes import Indexes
 from haiku.core.store.migrations import Migrator, current_schema_version
@@ -20,6 +21,7 @@ class InfoReport:
         self.tags = tags
         self.migrator = migrator
 
+    @names_read_failures
     async def info(self) -> StoreInfo:
         handles = self.handles
         handles.require_open()

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from haiku.core.models import Chunk, Document
 from haiku.core.sql import sql_in, sql_string
 from haiku.core.store._document_rows import KeptDocumentRows
+from haiku.core.store._failures import names_read_failures
 from haiku.core.store.filters import check_single_expression, filter_error
 from haiku.core.store.handles import Handles
 from haiku.core.store.schema import DOCUMENT_FIELDS, REVISION, chunk_from_row, document_from_row
@@ -133,14 +134,17 @@ class Reads:
         return found
 
     # --- documents ----------------------------------------------------------------
+    @names_read_failures
     async def count_documents(self, filter: str | None = None) -> int:
         self.handles.require_open()
         return await self.filtered(lambda: self.handles.documents.count_rows(filter), filter)
 
+    @names_read_failures
     async def count_chunks(self) -> int:
         self.handles.require_open()
         return await self.handles.chunks.count_rows()
 
+    @names_read_failures
     async def count_orphan_chunks(self) -> int:
         """Chunks no reader shows (see the module docstring); the next write removes them."""
         self.handles.require_open()
@@ -149,6 +153,7 @@ class Reads:
         documents = await self.document_rows(row["document_id"] for row in chunks)
         return sum(1 for row in chunks if not is_current(row.get(REVISION), documents.get(row["document_id"])))
 
+    @names_read_failures
     async def list_documents(
         self,
         limit: int | None = None,
@@ -177,9 +182,11 @@ class Reads:
         rows = await self.filtered(query.to_list, filter)
         return [document_from_row(row, self.name) for row in rows]
 
+    @names_read_failures
     async def get_document_by_id(self, document_id: str) -> Document | None:
         return await self._document_where(f"id = {sql_string(document_id)}")
 
+    @names_read_failures
     async def get_document_by_uri(self, uri: str) -> Document | None:
         return await self._document_where(f"uri = {sql_string(uri)}")
 
@@ -188,12 +195,14 @@ class Reads:
         rows = await self.handles.documents.query().where(where).limit(1).to_list()
         return document_from_row(rows[0], self.name) if rows else None
 
+    @names_read_failures
     async def get_documents_by_ids(self, ids: Sequence[str]) -> dict[str, Document]:
         self.handles.require_open()
         rows = await self.document_rows(ids, include_content=True)
         return {doc_id: document_from_row(row, self.name) for doc_id, row in rows.items()}
 
     # --- chunks -------------------------------------------------------------------
+    @names_read_failures
     @consistent_read
     async def get_chunk_by_id(self, chunk_id: str, *, with_vector: bool = False) -> Chunk | None:
         self.handles.require_open()
@@ -210,6 +219,7 @@ class Reads:
                 return chunk_from_row(row, self.name)
         return None
 
+    @names_read_failures
     @consistent_read
     async def chunk_counts(self, document_ids: Sequence[str]) -> dict[str, int]:
         """Each document's current chunks counted, reading only the chunks' document ids
@@ -225,6 +235,7 @@ class Reads:
                     counts[row["document_id"]] += 1
         return counts
 
+    @names_read_failures
     @consistent_read
     async def get_chunks(self, document_id: str, *, with_vectors: bool = False) -> list[Chunk]:
         """The document's current chunks by ``order``; none when the document row is absent."""

@@ -1,4 +1,4 @@
-"""The shapes of what a store reports about itself: ``Store.info()`` and ``Store.index_state()``.
+"""The shapes of what a store reports about itself: ``store.report.info()`` and ``store.indexes.index_state()``.
 
 The index states are plain dicts, typed so a caller knows each key; the info
 report is a frozen dataclass whose ``as_dict()`` is what ``haiku-rag info

@@ -17,6 +17,7 @@ from typing import Any
 from haiku.core.errors import PictureNotFoundError
 from haiku.core.models import DocumentItem, PageImage
 from haiku.core.sql import sql_string
+from haiku.core.store._failures import names_read_failures
 from haiku.core.store.handles import Handles
 from haiku.core.store.schema import (
     DOCLING_DOCUMENT,
@@ -91,6 +92,7 @@ class StructureReads:
             await self.handles.refresh_to_latest()
         return exists, revision, rows
 
+    @names_read_failures
     async def has_structure(self, document_id: str) -> bool:
         """Whether the document has stored structure: items ``get_document_items`` returns, in any
         format (PDF, Word, markdown, HTML…), which section expansion reads.
@@ -101,6 +103,7 @@ class StructureReads:
         _, _, rows = await self._current_rows(DOCUMENT_ITEMS, document_id, ["self_ref"], None, limit=1)
         return bool(rows)
 
+    @names_read_failures
     async def has_page_layout(self, document_id: str) -> bool:
         """Whether the document's items are placed on pages (boxes: a PDF), which ``visualize`` needs.
         Implies ``has_structure``; false for formats with no pages (markdown, HTML, Word…)."""
@@ -108,11 +111,13 @@ class StructureReads:
         _, _, rows = await self._current_rows(DOCUMENT_ITEMS, document_id, ["self_ref"], where, limit=1)
         return bool(rows)
 
+    @names_read_failures
     async def get_document_items(self, document_id: str) -> list[DocumentItem]:
         """The document's items in document order; none for a document without stored structure."""
         _, _, rows = await self._current_rows(DOCUMENT_ITEMS, document_id, ITEM_COLUMNS)
         return sorted((item_from_row(row) for row in rows), key=lambda item: item.order)
 
+    @names_read_failures
     async def get_picture_bytes(self, document_id: str, self_ref: str) -> bytes:
         """The PNG of one picture item; ``PictureNotFoundError`` when the document or picture is not there."""
         where = f"self_ref = {sql_string(self_ref)} AND image IS NOT NULL"
@@ -121,6 +126,7 @@ class StructureReads:
             raise PictureNotFoundError.of(self.handles.label, document_id, self_ref, document_exists=exists)
         return bytes(rows[0]["image"])
 
+    @names_read_failures
     async def get_page_images(self, document_id: str, pages: Sequence[int]) -> dict[int, PageImage]:
         """The stored images of ``pages`` (1-based) by page number; pages without one are left out."""
         wanted = sorted({int(p) for p in pages})
@@ -140,6 +146,7 @@ class StructureReads:
             for row in rows
         }
 
+    @names_read_failures
     async def get_docling_document(self, document_id: str) -> tuple[dict[str, Any], str] | None:
         """The stored docling document as its JSON object, with the docling version that made it; or ``None``."""
         if not self.handles.structured:

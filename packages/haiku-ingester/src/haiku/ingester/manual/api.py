@@ -254,10 +254,10 @@ def _one(results: list[AddResult]) -> AddResult:
 
 async def _deletable(store: Any, argument: str, database: str) -> str:
     """The uri of the document added by hand that ``argument`` names (id, uri or path); else why not."""
-    document = await store.get_document_by_id(argument)
+    document = await store.reads.get_document_by_id(argument)
     if document is None:
         uri = argument if "://" in argument else Path(argument).expanduser().resolve().as_uri()
-        document = await store.get_document_by_uri(uri)
+        document = await store.reads.get_document_by_uri(uri)
     if document is None or document.uri is None:
         raise DeleteRefusedError(
             f"{argument}: {database_label(database)} holds no document with this id or uri"

@@ -183,7 +183,7 @@ class Session:
         if not ids:
             return
         async with self.reading() as store:
-            counts = await store.chunk_counts(ids)
+            counts = await store.reads.chunk_counts(ids)
         for result in results:
             if result.document_id in counts and result.outcome not in ("deleted", "failed"):
                 result.chunks = counts[result.document_id]

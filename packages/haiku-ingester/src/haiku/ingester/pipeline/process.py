@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from haiku.core.models import Chunk, Document
 from haiku.ingester.errors import SkippedFileError, SymlinkOutsideRootError
@@ -41,6 +41,10 @@ from haiku.ingester.queue import Job, SyncState, SyncUpdate
 from haiku.ingester.skips import SkipReason
 from haiku.ingester.sources import Source
 
+if TYPE_CHECKING:
+    from haiku.core.store.reads import Reads
+    from haiku.core.store.writer import StoreWriter
+
 # Metadata keys the pipeline owns on every document it writes.
 SOURCE_ID = "source_id"
 CONTENT_TYPE = "content_type"
@@ -50,11 +54,9 @@ LANGUAGE = "language"  # code and data files: the language the format table name
 
 
 class WritableStore(Protocol):
-    async def get_document_by_uri(self, uri: str) -> Document | None: ...
-    async def get_chunks(self, document_id: str, *, with_vectors: bool = False) -> list[Chunk]: ...
-    async def upsert_documents(self, items: Any) -> list[Document]: ...
-    async def update_document_metadata(self, document_id: str, metadata: dict[str, Any]) -> Any: ...
-    async def delete_document(self, document_id: str) -> int | None: ...
+    reads: Reads
+
+    def writer(self) -> StoreWriter: ...
 
 
 class JobReleased(Exception):
@@ -168,7 +170,7 @@ class JobProcessor:
                 if converted is not None:
                     break
                 async with self._writing(job.database):
-                    updated = await store.update_document_metadata(state.document_id, metadata)
+                    updated = await store.writer().documents.update_document_metadata(state.document_id, metadata)
                 if updated is not False:
                     return Outcome("revision", SyncUpdate(facts.revision, digest, state.document_id), state.document_id)
                 reuse = False
@@ -212,20 +214,20 @@ class JobProcessor:
         return Outcome("skipped", update, skip=reason)
 
     async def _drop_own_document(self, job: Job, store: WritableStore) -> None:
-        document = await store.get_document_by_uri(job.uri)
+        document = await store.reads.get_document_by_uri(job.uri)
         if document is not None and document.id is not None and document.metadata.get(SOURCE_ID) == job.source_id:
             async with self._writing(job.database):
-                await store.delete_document(document.id)
+                await store.writer().documents.delete_document(document.id)
 
     async def delete(self, job: Job, source: Source, store: WritableStore) -> Outcome:
         path = source.path_for(job.uri)
         if await asyncio.to_thread(source.present, path):
             return Outcome("skipped", None)  # the file is back; its upsert keeps the document
-        document = await store.get_document_by_uri(job.uri)
+        document = await store.reads.get_document_by_uri(job.uri)
         if document is None or document.id is None:
             return Outcome("deleted", SyncUpdate(delete=True))
         if document.metadata.get(SOURCE_ID) != job.source_id:
             return Outcome("skipped", SyncUpdate(delete=True))  # another source's document: not ours to delete
         async with self._writing(job.database):
-            removed = await store.delete_document(document.id)
+            removed = await store.writer().documents.delete_document(document.id)
         return Outcome("deleted", SyncUpdate(delete=True), document.id, removed or 0)

@@ -17,18 +17,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from haiku.core.convert import embed_text
 from haiku.core.embedders import EmbedderIdentity
-from haiku.core.models import Chunk
+
+if TYPE_CHECKING:
+    from haiku.core.store.reads import Reads
 
 
 class ChunkReadableStore(Protocol):
     identity: EmbedderIdentity | None
     rebuild_marker: dict[str, Any] | None
-
-    async def get_chunks(self, document_id: str, *, with_vectors: bool = False) -> list[Chunk]: ...
+    reads: Reads
 
 
 @dataclass
@@ -63,7 +64,7 @@ async def stored_vectors(
     """The stored document's vectors by the text they embed; empty where reuse is not exact."""
     if not document_id or not reuse_allowed(store, identity):
         return {}
-    chunks = await store.get_chunks(document_id, with_vectors=True)
+    chunks = await store.reads.get_chunks(document_id, with_vectors=True)
     return {
         embed_text(chunk.headings, chunk.content): chunk.vector
         for chunk in chunks

@@ -19,10 +19,13 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from haiku.core.models import Chunk, Document, DocumentStructure
 from haiku.ingester.logs import get_logger
+
+if TYPE_CHECKING:
+    from haiku.core.store.writer import StoreWriter
 
 MAX_BATCH_DOCUMENTS = 64
 
@@ -31,7 +34,7 @@ WriteItem = tuple[Document, Sequence[Chunk], Sequence[Sequence[float]], Document
 
 
 class BatchWritableStore(Protocol):
-    async def upsert_documents(self, items: Sequence[WriteItem]) -> list[Document]: ...
+    def writer(self) -> StoreWriter: ...
 
 
 @dataclass
@@ -92,7 +95,7 @@ class _DatabaseWriter:
 
     async def _write(self, batch: list[_Write]) -> None:
         try:
-            stored = await self.store.upsert_documents([w.item for w in batch])
+            stored = await self.store.writer().documents.upsert_documents([w.item for w in batch])
         except asyncio.CancelledError:
             for write in batch:
                 if not write.future.done():

@@ -31,7 +31,7 @@ def grounding_of(*, cited: bool, consulted: bool, declared_ungrounded: bool) -> 
 
 
 class Answer(tuple[str, list[Citation]]):
-    """``answer, citations = await client.ask(...)`` unpacks it; ``grounding`` says how
+    """``answer, citations = await ask(client, ...)`` unpacks it; ``grounding`` says how
     the answer rests on the documents, ``grounded`` whether it cites any."""
 
     grounding: Grounding

@@ -50,10 +50,12 @@ def analyze(
         else:
             print_analysis(analysis)
 
+    from haiku.rag.qa import analyze as run_analysis
+
     client_command(
         ctx,
         lambda opts: set_scope(opts, db, at),
-        lambda client: client.analyze(question),
+        lambda client: run_analysis(client, question),
         show,
     )
 

@@ -85,7 +85,7 @@ def info(
         else:
             _print_info(report)
 
-    client_command(ctx, lambda opts: one_scope(opts, db, at=at), lambda client: client.info(), show, skip_validation=True)
+    client_command(ctx, lambda opts: one_scope(opts, db, at=at), lambda client: client.database().info(), show, skip_validation=True)
 
 
 def init(ctx: typer.Context, db: Path | None = db_option(), as_json: bool = json_option("the outcome")) -> None:
@@ -127,7 +127,7 @@ def migrate(ctx: typer.Context, db: Path | None = db_option(), as_json: bool = j
         typer.echo("Migration completed successfully.")
 
     client_command(
-        ctx, lambda opts: writable_scope(opts, db, "migrate"), lambda client: client.migrate(), show,
+        ctx, lambda opts: writable_scope(opts, db, "migrate"), lambda client: client.database().migrate(), show,
         read_only=False, prefix="Migration failed: ", skip_validation=True,
     )
 
@@ -165,7 +165,7 @@ def vacuum(
         typer.echo(f"Vacuum completed successfully. Removed {versions}, {_size(report.bytes_removed)}.")
 
     client_command(
-        ctx, lambda opts: writable_scope(opts, db, "vacuum"), lambda client: client.vacuum(retention_seconds), show,
+        ctx, lambda opts: writable_scope(opts, db, "vacuum"), lambda client: client.database().vacuum(retention_seconds), show,
         read_only=False,
     )
 
@@ -180,7 +180,7 @@ def create_index(
     from haiku.core.store.indexes import MIN_VECTOR_INDEX_ROWS
 
     async def call(client: "HaikuRAG") -> tuple[bool, int]:
-        return await client.create_index(), await client.count_chunks()
+        return await client.database().create_index(), await client.count_chunks()
 
     def show(outcome: tuple[bool, int], scope: "DatabaseScope") -> None:
         built, chunks = outcome
@@ -224,7 +224,7 @@ def history(
 
     client_command(
         ctx, lambda opts: one_scope(opts, db, live="`haiku-rag history` reads"),
-        lambda client: client.history(table, limit), show, skip_validation=True,
+        lambda client: client.database().history(table, limit), show, skip_validation=True,
     )
 
 

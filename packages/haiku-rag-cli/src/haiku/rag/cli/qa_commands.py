@@ -90,7 +90,11 @@ def ask(
         if require_grounded and not answer.grounded:
             raise fail(f"--require-grounded: the answer is not grounded: {answer.note}")
 
-    client_command(ctx, lambda opts: set_scope(opts, db, at), lambda client: client.ask(question, filter=filter), show)
+    from haiku.rag.qa import ask as answer_question
+
+    client_command(
+        ctx, lambda opts: set_scope(opts, db, at), lambda client: answer_question(client, question, filter=filter), show
+    )
 
 
 def chat(

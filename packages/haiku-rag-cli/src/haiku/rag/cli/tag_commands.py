@@ -55,7 +55,7 @@ def create(
         typer.echo(_tag_line(tag))
 
     client_command(
-        ctx, lambda opts: writable_scope(opts, db, "tag create", verb="tags"), lambda client: client.create_tag(name),
+        ctx, lambda opts: writable_scope(opts, db, "tag create", verb="tags"), lambda client: client.database().create_tag(name),
         show, read_only=False,
     )
 
@@ -79,7 +79,7 @@ def list_tags(
                 typer.echo(_tag_line(tag))
 
     client_command(
-        ctx, lambda opts: one_scope(opts, db, live="`haiku-rag tag list` reads"), lambda client: client.list_tags(),
+        ctx, lambda opts: one_scope(opts, db, live="`haiku-rag tag list` reads"), lambda client: client.database().list_tags(),
         show, skip_validation=True,
     )
 
@@ -100,7 +100,7 @@ def delete(
             typer.echo(f"Tag '{name}' deleted")
 
     client_command(
-        ctx, lambda opts: writable_scope(opts, db, "tag delete"), lambda client: client.delete_tag(name), show,
+        ctx, lambda opts: writable_scope(opts, db, "tag delete"), lambda client: client.database().delete_tag(name), show,
         read_only=False,
     )
 
@@ -145,7 +145,7 @@ def restore(
             else:
                 typer.echo(f"Restored tag '{name}'; the previous state is kept under tag '{safety}'")
 
-        client_command(ctx, lambda _: scope, lambda client: client.restore_tag(name), show, read_only=False)
+        client_command(ctx, lambda _: scope, lambda client: client.database().restore_tag(name), show, read_only=False)
     finally:
         if lock is not None:
             lock.release()

@@ -8,6 +8,7 @@ from haiku.core.scope import DatabaseRef, DatabaseScope
 from haiku.core.store import History
 from haiku.rag.client._analysis import Analysis, Program
 from haiku.rag.client._client import HaikuRAG
+from haiku.rag.client._database import Database
 from haiku.rag.client._diagnostics import Check, DatabaseInfo, doctor
 from haiku.rag.client._example_config import example_config, write_example_config
 from haiku.rag.client._search import SearchResults
@@ -15,6 +16,7 @@ from haiku.rag.client._search import SearchResults
 __all__ = [
     "Analysis",
     "Check",
+    "Database",
     "DatabaseInfo",
     "DatabaseRef",
     "DatabaseScope",

@@ -1,4 +1,4 @@
-"""What ``HaikuRAG.analyze`` returns: the answer and every program the model ran for it (docs/qa.md, "Analyze").
+"""What ``haiku.rag.qa.analyze`` returns: the answer and every program the model ran for it (docs/qa.md, "Analyze").
 
 Plain values, so the client can name its return type without importing the
 question-answering layer that fills them in.

@@ -9,27 +9,23 @@ from typing import TYPE_CHECKING
 
 import haiku.rag.client._context as _context
 import haiku.rag.client._coverage as _coverage
-import haiku.rag.client._diagnostics as _diagnostics
 import haiku.rag.client._lookups as _lookups
 import haiku.rag.client._pictures as _pictures
 import haiku.rag.client._search as _search
 from haiku.core.config import AppConfig, load_config
+from haiku.core.convert.asynchronous import AsyncFileConverter
 from haiku.core.convert.document import ConvertedChunk, ReadDocument
-from haiku.core.convert.files import FileConverter
-from haiku.core.errors import AmbiguousDatabaseError, EmptyQueryError
 from haiku.core.malloc_arenas import limit_malloc_arenas
-from haiku.core.models import Chunk, Citation, Document, DocumentItem, SearchResult, SearchType
+from haiku.core.models import Chunk, Document, DocumentItem, SearchResult, SearchType
 from haiku.core.scope import DatabaseRef, DatabaseScope
-from haiku.core.store.filters import check_document_filter
-from haiku.rag.client._analysis import Analysis
-from haiku.rag.client._diagnostics import DatabaseInfo
+from haiku.rag.client._database import Database
 from haiku.rag.client._federation import Federation, Reach
 from haiku.rag.client._search import SearchResults
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-    from haiku.core.store import History, Store, TagInfo, VacuumReport
+    from haiku.core.store import Store
 
 
 @dataclass(frozen=True)
@@ -80,7 +76,7 @@ class HaikuRAG:
             self._effective_scope = _resolved.scope
             self._federation = _resolved.federation
             self._entered = True
-        self._files: FileConverter | None = None
+        self._files: AsyncFileConverter | None = None
 
     @classmethod
     def from_scope(
@@ -370,82 +366,27 @@ class HaikuRAG:
         ``source`` is required on a client covering several databases."""
         return await _pictures.visualize_chunk(self._reach(), chunk_id, source)
 
-    async def ask(
-        self, question: str, filter: str | None = None, sources: Sequence[str] | None = None
-    ) -> tuple[str, list[Citation]]:
-        """Answer with citations (docs/qa.md); ``sources`` is checked by name before anything runs.
+    # --- one database, and conversion (docs/client.md, "One-database operations", "Conversion")
 
-        A call upward out of the client's layer, as ``analyze`` is (docs/design.md#layers-inside-haikurag).
-        """
-        EmptyQueryError.check(question)
-        await check_document_filter(filter)
-        self.check_sources(sources)
-        from haiku.rag.qa import ask as answer
+    def database(self, name: str | None = None) -> Database:
+        """One covered database's lifecycle verbs (vacuum, migrate, tags, history, info…);
+        ``name`` is required on a client covering several databases."""
+        return Database(self._reach(), name)
 
-        return await answer(self, question, filter=filter, sources=sources)
+    # Conversion touches no database: any client, open or not, converts off the event loop.
+    async def convert(self, path: str | Path) -> ReadDocument:
+        """``AsyncFileConverter.convert`` under this client's configuration."""
+        return await self._converter().convert(path)
 
-    async def analyze(self, question: str, sources: Sequence[str] | None = None) -> Analysis:
-        """Answer by code the model runs in the sandbox over the documents, with every program it
-        ran (docs/qa.md, "Analyze"); ``sources`` is checked by name before anything runs."""
-        EmptyQueryError.check(question)
-        self.check_sources(sources)
-        from haiku.rag.qa import analyze
+    async def chunk(self, document: ReadDocument) -> list[ConvertedChunk]:
+        """``AsyncFileConverter.chunk`` under this client's configuration."""
+        return await self._converter().chunk(document)
 
-        return await analyze(self, question, sources=sources)
+    async def generate_title(self, document: ReadDocument) -> str:
+        """``AsyncFileConverter.generate_title`` under this client's configuration."""
+        return await self._converter().generate_title(document)
 
-    # --- one-database operations ------------------------------------------------------------
-
-    # Conversion touches no database (docs/client.md, "Conversion"): any client, open or not.
-    def convert(self, path: str | Path) -> ReadDocument:
-        """The file read as the ingester reads it (markdown in ``.content``); needs ``haiku-core[convert]``."""
-        return self._file_converter().convert(path)
-
-    def chunk(self, document: ReadDocument) -> list[ConvertedChunk]:
-        """The chunks the ingester would store for a converted document."""
-        return self._file_converter().chunk(document)
-
-    def generate_title(self, document: ReadDocument) -> str:
-        """The title the ingester would record for a converted document."""
-        return self._file_converter().generate_title(document)
-
-    def _file_converter(self) -> FileConverter:
+    def _converter(self) -> AsyncFileConverter:
         if self._files is None:
-            self._files = FileConverter(self._config)
+            self._files = AsyncFileConverter(self._config)
         return self._files
-
-    def _single(self, operation: str) -> Store:
-        scope = self._scope()
-        if scope.covers_multiple:
-            raise AmbiguousDatabaseError.client_needs_one(operation, scope.names)
-        return self._open().store(scope.databases[0])
-
-    async def vacuum(self, retention_seconds: int | None = None) -> VacuumReport | None:
-        """What was removed (``versions_removed``, ``bytes_removed``); ``None`` if a vacuum was already running."""
-        return await self._single("vacuum").vacuum(retention_seconds)
-
-    async def migrate(self) -> list[str]:
-        return await self._single("migrate").migrate()
-
-    async def create_index(self) -> bool:
-        return await self._single("create_index").create_index()
-
-    async def create_tag(self, name: str) -> TagInfo:
-        return await self._single("create_tag").create_tag(name)
-
-    async def list_tags(self) -> list[TagInfo]:
-        return await self._single("list_tags").list_tags()
-
-    async def delete_tag(self, name: str) -> None:
-        await self._single("delete_tag").delete_tag(name)
-
-    async def restore_tag(self, name: str) -> str:
-        return await self._single("restore_tag").restore_tag(name)
-
-    async def history(self, table: str | None = None, limit: int | None = None) -> History:
-        """Per table, versions newest first with their tags, and notices of what could not be read."""
-        return await self._single("history").history(table, limit)
-
-    async def info(self) -> DatabaseInfo:
-        """Where the database is, its schema, embedder, counts, indexes, versions and tags."""
-        return await _diagnostics.database_info(self._single("info"), self._scope().databases[0])
-

@@ -57,7 +57,7 @@ def package_versions() -> dict[str, str]:
 
 
 async def database_info(store: Store, ref: DatabaseRef) -> DatabaseInfo:
-    report = await store.info()
+    report = await store.report.info()
     fields = {f.name: getattr(report, f.name) for f in dataclasses.fields(report)}
     return DatabaseInfo(**fields, configured_location=str(ref.location), packages=package_versions())
 
@@ -140,13 +140,13 @@ async def database_checks(ref: DatabaseRef, config: AppConfig) -> tuple[list[Che
     try:
         if not ref.given and not await Store.exists(ref, config):
             return [not_created_check(ref, config)], None
-        store = await Store.open(ref, config, read_only=True, skip_validation=True)
+        store = await Store.open(ref, config, read_only=True, skip_validation=True, writes_documents=False)
     except (HaikuError, OSError) as exc:
         return [Check("database", "fail", str(exc))], None
     try:
         at = f" at tag '{ref.tag}'" if ref.tag else ""
         checks = [Check("database", "ok", f"'{ref.label}' opens{at} ({store.location})")]
-        pending = store.pending_migrations()
+        pending = store.migrator.pending_migrations()
         checks.append(
             Check("migrations", "fail", f"{len(pending)} pending; run `haiku-rag migrate`")
             if pending
@@ -154,9 +154,9 @@ async def database_checks(ref: DatabaseRef, config: AppConfig) -> tuple[list[Che
         )
         configured = EmbedderIdentity.from_config(config.embeddings.model)
         checks.append(identity_check(store.identity, configured, ref.label))
-        checks.append(processing_check(store.processing_identity, config, await store.count_documents(), ref.label))
-        checks.append(fts_check((await store.index_state())["fts"], await store.count_chunks()))
-        checks.append(orphan_check(await store.count_orphan_chunks()))
+        checks.append(processing_check(store.processing_identity, config, await store.reads.count_documents(), ref.label))
+        checks.append(fts_check((await store.indexes.index_state())["fts"], await store.reads.count_chunks()))
+        checks.append(orphan_check(await store.reads.count_orphan_chunks()))
         return checks, store.identity
     finally:
         await store.close()

@@ -38,7 +38,7 @@ async def list_documents(
         return []
     selected = await reach.members(sources)
     if len(selected) == 1:
-        return await selected[0].store.list_documents(
+        return await selected[0].store.reads.list_documents(
             limit=limit, offset=offset, filter=filter, include_content=include_content
         )
     start = offset or 0
@@ -46,7 +46,7 @@ async def list_documents(
     wanted = None if limit is None else limit + start
     groups = await asyncio.gather(
         *(
-            member.store.list_documents(limit=wanted, offset=None, filter=filter, include_content=include_content)
+            member.store.reads.list_documents(limit=wanted, offset=None, filter=filter, include_content=include_content)
             for member in selected
         )
     )
@@ -56,11 +56,11 @@ async def list_documents(
 
 async def count_documents(reach: Reach, *, filter: str | None, sources: Sequence[str] | None) -> int:
     await check_document_filter(filter)
-    return await _total(reach, sources, lambda store: store.count_documents(filter))
+    return await _total(reach, sources, lambda store: store.reads.count_documents(filter))
 
 
 async def count_chunks(reach: Reach, *, sources: Sequence[str] | None) -> int:
-    return await _total(reach, sources, lambda store: store.count_chunks())
+    return await _total(reach, sources, lambda store: store.reads.count_chunks())
 
 
 async def _total(reach: Reach, sources: Sequence[str] | None, count: Callable[[Store], Awaitable[int]]) -> int:
@@ -77,7 +77,7 @@ LookupMethod = Literal["get_document_by_id", "get_document_by_uri", "get_chunk_b
 async def _answers(reach: Reach, method: str, key: str) -> list[tuple[str | None, object]]:
     """Every covered database asked ``method(key)`` together: (name, answer), in configured order."""
     selected = await reach.members(None)
-    answers = await asyncio.gather(*(getattr(member.store, method)(key) for member in selected))
+    answers = await asyncio.gather(*(getattr(member.store.reads, method)(key) for member in selected))
     return [(member.store.name, answer) for member, answer in zip(selected, answers, strict=True)]
 
 
@@ -100,14 +100,14 @@ async def first_holder(reach: Reach, method: LookupMethod, key: str, source: str
     """With ``source``, ask that database alone; else ask every covered one together and
     answer from the first holder in configured order."""
     if source is not None:
-        return await getattr((await reach.member(source)).store, method)(key)
+        return await getattr((await reach.member(source)).store.reads, method)(key)
     answers = await _answers(reach, method, key)
     return next((answer for _, answer in answers if answer is not None), None)  # type: ignore[return-value]
 
 
 async def chunks_of(reach: Reach, document_id: str, source: str | None) -> list[Chunk]:
     if source is not None:
-        return await (await reach.member(source)).store.get_chunks(document_id)
+        return await (await reach.member(source)).store.reads.get_chunks(document_id)
     answers = await _answers(reach, "get_chunks", document_id)
     return next((chunks for _, chunks in answers if chunks), [])  # type: ignore[return-value]
 
@@ -115,10 +115,10 @@ async def chunks_of(reach: Reach, document_id: str, source: str | None) -> list[
 async def chunk_counts(reach: Reach, document_ids: Sequence[str], source: str | None) -> dict[str, int]:
     """With ``source``, that database's counts; else each id counted in the first covered database holding it."""
     if source is not None:
-        return await (await reach.member(source)).store.chunk_counts(document_ids)
+        return await (await reach.member(source)).store.reads.chunk_counts(document_ids)
     selected = await reach.members(None)
     merged: dict[str, int] = {}
-    for counts in await asyncio.gather(*(member.store.chunk_counts(document_ids) for member in selected)):
+    for counts in await asyncio.gather(*(member.store.reads.chunk_counts(document_ids) for member in selected)):
         for document_id, count in counts.items():
             merged.setdefault(document_id, count)
     return merged

@@ -86,6 +86,7 @@ class OpenDatabases:
             self._config,
             create=self._create,
             read_only=self._read_only,
+            writes_documents=False,  # documents are the ingester's to write (docs/design.md)
             skip_validation=self._skip_validation,
         )
 

@@ -33,17 +33,17 @@ async def _store_for(reach: Reach, operation: str, source: str | None) -> Store:
 async def document_items(reach: Reach, document_id: str, source: str | None) -> list[DocumentItem]:
     """The items of a document in document order, from ``source`` or the first database holding it."""
     selected = await reach.members(None if source is None else [source])
-    found = await asyncio.gather(*(member.store.get_document_by_id(document_id) for member in selected))
+    found = await asyncio.gather(*(member.store.reads.get_document_by_id(document_id) for member in selected))
     holder = next((member.store for member, document in zip(selected, found, strict=True) if document), None)
     if holder is None:
         raise NotFoundError.document(document_id, [member.store.name for member in selected])
-    return await holder.get_document_items(document_id)
+    return await holder.structure.get_document_items(document_id)
 
 
 async def picture_bytes(reach: Reach, document_id: str, picture_ref: str, source: str | None) -> bytes:
     """The PNG of one picture of a document."""
     store = await _store_for(reach, "get_picture_bytes", source)
-    return await store.get_picture_bytes(document_id, picture_ref)
+    return await store.structure.get_picture_bytes(document_id, picture_ref)
 
 
 async def visualize_chunk(reach: Reach, chunk_id: str, source: str | None) -> list[Image]:
@@ -52,16 +52,16 @@ async def visualize_chunk(reach: Reach, chunk_id: str, source: str | None) -> li
     Every image's ``info["page"]`` is its page number.
     """
     store = await _store_for(reach, "visualize_chunk", source)
-    chunk = await store.get_chunk_by_id(chunk_id)
+    chunk = await store.reads.get_chunk_by_id(chunk_id)
     if chunk is None or chunk.document_id is None:
         raise NotFoundError.chunk(chunk_id, store.name)
     if not chunk.boxes:
         raise NoPageLayoutError.no_boxes(chunk_id, store.name)
     pages = sorted({box.page for box in chunk.boxes})
-    images = await store.get_page_images(chunk.document_id, pages)
+    images = await store.structure.get_page_images(chunk.document_id, pages)
     missing = [page for page in pages if page not in images]
     if missing:
-        document = await store.get_document_by_id(chunk.document_id)
+        document = await store.reads.get_document_by_id(chunk.document_id)
         kind = document.format_without_page_images() if document is not None else None
         raise NoPageLayoutError.no_images(chunk_id, store.name, missing, kind=kind)
     from haiku.rag.client._drawing import draw_boxes

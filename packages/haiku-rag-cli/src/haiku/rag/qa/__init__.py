@@ -1,6 +1,6 @@
 """Question answering with citations (docs/qa.md).
 
-``client.ask(question, filter=None, sources=None)`` lands here: the client
+``ask(client, question, filter=None, sources=None)``: the client
 lends itself to a RAG capability, so no second connection is opened, and the
 configured chat model (``qa.model``) drives the search, cite and
 execute_code tools until it answers.
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from haiku.core.errors import EmptyQueryError
 from haiku.rag.llm.errors import ModelResponseError, ModelUnavailableError, QAError, RequestLimitError
 from haiku.rag.qa.analyze import analyze
 
@@ -33,10 +34,14 @@ async def ask(
     """Answer ``question`` from ``client``'s databases (or the ``sources`` among them): an
     ``Answer``, unpacking as ``answer, citations``, that says whether it is grounded.
 
-    ``sources`` is checked by name before any model request; ``[]`` answers with no evidence.
+    The question, the filter and ``sources`` (by name) are checked before any model request;
+    ``[]`` answers with no evidence.
     """
+    from haiku.core.store.filters import check_document_filter  # the store loads on use, not on import
     from haiku.rag.capability import RAGState, create_capability
 
+    EmptyQueryError.check(question)
+    await check_document_filter(filter)
     selection = client.check_sources(sources)
     capability = create_capability(rag=client)
     state = RAGState(sources=selection, filter=filter)

@@ -71,7 +71,7 @@ def grounding_text(citation: Citation, *, label: bool) -> str:
 
 async def database_infos(client: HaikuRAG) -> list[DatabaseInfo]:
     clients = await client.clients_covering()
-    return list(await asyncio.gather(*(c.info() for c in clients)))
+    return list(await asyncio.gather(*(c.database().info() for c in clients)))
 
 
 def info_text(info: DatabaseInfo) -> str:

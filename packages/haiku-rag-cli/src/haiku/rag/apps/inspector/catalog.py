@@ -153,7 +153,8 @@ class Catalog:
         reader = await self.client.reader_for(entry.name)
         if reader is None:  # the legacy unnamed database: the client is that database
             reader = self.client
-        return DatabaseReport(await reader.info(), await reader.list_tags())
+        database = reader.database()
+        return DatabaseReport(await database.info(), await database.list_tags())
 
     async def pages(self, entry: DatabaseEntry, chunk: Chunk) -> list[PageView]:
         """The chunk's grounding, one view per page it lies on (one view when it names no page)."""
@@ -175,7 +176,7 @@ class Catalog:
             return "no_layout", None
         reader = await self.client.reader_for(entry.name) or self.client
         pages = sorted({box.page for box in chunk.boxes})
-        stored = await reader.store.get_page_images(chunk.document_id, pages)
+        stored = await reader.store.structure.get_page_images(chunk.document_id, pages)
         if all(page in stored for page in pages):
             return "stored", None
         document = await reader.get_document_by_id(chunk.document_id)

@@ -25,6 +25,7 @@ class Site:
     pages: dict[str, Page] = field(default_factory=dict)
     redirects: dict[str, str] = field(default_factory=dict)
     requests: list[tuple[str, str | None, int]] = field(default_factory=list)
+    hosts: list[str | None] = field(default_factory=list)  # the Host header of each request
 
     def handler(self) -> type:
         site = self
@@ -35,6 +36,7 @@ class Site:
 
             def do_GET(self) -> None:
                 conditional = self.headers.get("If-None-Match")
+                site.hosts.append(self.headers.get("Host"))
                 if self.path in site.redirects:
                     site.requests.append((self.path, conditional, 302))
                     self.send_response(302)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from manual_support import Page, Site, serve_site
 
 from haiku.ingester.manual.errors import UrlRefusedError
-from haiku.ingester.manual.urls import check_address, fetch
+from haiku.ingester.manual.urls import check_address, fetch, pinned_request
 
 PAGE = b"<html><head><title>Herons</title></head><body><h1>Herons</h1><p>They wait.</p></body></html>"
 
@@ -32,6 +33,7 @@ def running_site():
 @pytest.fixture
 def site(running_site):
     running_site.requests.clear()
+    running_site.hosts.clear()
     return running_site
 
 
@@ -97,3 +99,70 @@ async def test_private_link_local_and_loopback_addresses_are_refused(url):
 async def test_other_schemes_are_refused():
     with pytest.raises(UrlRefusedError, match="ftp"):
         await fetch("ftp://example.org/file.txt", max_bytes=10, allow_private=False)
+
+
+async def test_a_pinned_request_reaches_the_checked_address_and_names_the_host(site):
+    # The request goes to the address that was checked; the server still sees the URL's host name.
+    port = site.url("/").rsplit(":", 1)[1].split("/", 1)[0]
+    async with httpx.AsyncClient() as client:
+        request = pinned_request(client, f"http://herons.example:{port}/herons.html", "127.0.0.1", {})
+        response = await client.send(request)
+    assert response.content == PAGE
+    assert site.hosts == [f"herons.example:{port}"]
+
+
+class Rebinding:
+    """A name server that answers a public address first and a loopback one afterwards: the DNS
+    rebinding attack. Public DNS cannot run here, so the resolver and the far side of the connection
+    are stand-ins (httpx's MockTransport records where the request was sent)."""
+
+    def __init__(self, answers: dict[str, list[list[str]]]) -> None:
+        self.answers = answers
+        self.asked: list[str] = []
+
+    def __call__(self, host: str, port: int) -> list[str]:
+        self.asked.append(host)
+        queue = self.answers[host]
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+
+
+async def test_a_host_is_resolved_once_per_hop_and_the_request_goes_to_the_address_checked():
+    sent: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(200, headers={"content-type": "text/html"}, content=PAGE)
+
+    resolver = Rebinding({"herons.example": [["93.184.216.34"], ["127.0.0.1"]]})
+    fetched = await fetch(
+        "https://herons.example/birds.html",
+        max_bytes=10_000,
+        allow_private=False,
+        transport=httpx.MockTransport(answer),
+        resolver=resolver,
+    )
+    assert fetched.data == PAGE
+    assert resolver.asked == ["herons.example"]
+    (request,) = sent
+    assert request.url.host == "93.184.216.34"
+    assert request.headers["Host"] == "herons.example"
+    assert request.extensions["sni_hostname"] == "herons.example"  # TLS verifies the certificate by name
+
+
+async def test_a_redirect_to_a_host_resolving_privately_is_refused_before_it_is_requested():
+    sent: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(302, headers={"location": "http://inside.example/admin"})
+
+    resolver = Rebinding({"herons.example": [["93.184.216.34"]], "inside.example": [["10.0.0.7"]]})
+    with pytest.raises(UrlRefusedError, match=r"inside\.example resolves to 10\.0\.0\.7"):
+        await fetch(
+            "http://herons.example/",
+            max_bytes=10_000,
+            allow_private=False,
+            transport=httpx.MockTransport(answer),
+            resolver=resolver,
+        )
+    assert [r.url.host for r in sent] == ["93.184.216.34"]

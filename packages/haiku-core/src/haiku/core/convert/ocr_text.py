@@ -41,6 +41,7 @@ class OcrLine:
     bottom: float
     text: str
     score: float
+    boxed: float = 0.0  # the width of the boxes of a line merged from several, gaps left out (``rows``)
 
     @property
     def height(self) -> float:
@@ -48,8 +49,9 @@ class OcrLine:
 
     @property
     def pitch(self) -> float:
-        """The width of the line's characters, on average: a measure of its type size."""
-        return max(self.right - self.left, 1.0) / max(len(self.text), 1)
+        """The width of the line's characters, on average: a measure of its type size (the gaps
+        between the boxes of a table's row left out)."""
+        return max(self.boxed or self.right - self.left, 1.0) / max(len(self.text.replace(" ", "")), 1)
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ def rows(lines: list[OcrLine]) -> list[OcrLine]:
                 left=min(b.left for b in row), top=min(b.top for b in row),
                 right=max(b.right for b in row), bottom=max(b.bottom for b in row),
                 text=" ".join(b.text for b in row), score=min(b.score for b in row),
+                boxed=sum(b.right - b.left for b in row),
             )
         )  # fmt: skip
     return joined

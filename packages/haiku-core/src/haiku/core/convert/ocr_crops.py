@@ -8,8 +8,11 @@ and read them into this one (a body line read as "Sanderlian thedof
 thewavepcinsall…"). So the box is cut out along its own axes and set
 straight (a perspective warp, as the OCR engine itself does), widened by
 ``SIDE_PAD`` of its height at each end (the recogniser drops the spaces of a
-line cut tight), and a line under ``MIN_HEIGHT`` pixels tall is enlarged to it
-(bicubic) before it is read: the recogniser works at 48 pixels, and the
+line cut tight) and by ``EDGE_PAD`` above and below (the box is already taller
+than the type: more takes in the lines above and below on a tightly set page;
+less reads more capitals as small letters, "OcR", and makes the recogniser's
+input, scaled to 48 pixels tall, wider and slower), and a line under
+``MIN_HEIGHT`` pixels tall is enlarged to it (bicubic) before it is read: the recogniser works at 48 pixels, and the
 spaces of a 150 dpi scan's body text, some 30 pixels tall, are read when it
 is enlarged smoothly first, and lost when the recogniser stretches it itself.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 SIDE_PAD = 0.25  # the share of a line's height added at each end of its crop
+EDGE_PAD = 0.1  # and above and below it
 MIN_HEIGHT = 64  # pixels a line's crop is enlarged to, at least, before it is read
 
 
@@ -35,9 +39,13 @@ def line_crop(image: Any, corners: Any) -> Any:
     if width < 4 or height < 4:
         return None
     along = (points[1] - points[0]) / max(float(np.linalg.norm(points[1] - points[0])), 1.0)
-    pad = along * SIDE_PAD * height
-    source = np.array([points[0] - pad, points[1] + pad, points[2] + pad, points[3] - pad], dtype=np.float32)
-    out_w, out_h = round(width + 2 * SIDE_PAD * height), round(height)
+    down = (points[3] - points[0]) / max(float(np.linalg.norm(points[3] - points[0])), 1.0)
+    pad, edge = along * SIDE_PAD * height, down * EDGE_PAD * height
+    source = np.array(
+        [points[0] - pad - edge, points[1] + pad - edge, points[2] + pad + edge, points[3] - pad + edge],
+        dtype=np.float32,
+    )
+    out_w, out_h = round(width + 2 * SIDE_PAD * height), round(height * (1 + 2 * EDGE_PAD))
     target = np.array([[0, 0], [out_w, 0], [out_w, out_h], [0, out_h]], dtype=np.float32)
     warp = cv2.getPerspectiveTransform(source, target)
     crop = cv2.warpPerspective(image, warp, (out_w, out_h), borderMode=cv2.BORDER_REPLICATE, flags=cv2.INTER_CUBIC)

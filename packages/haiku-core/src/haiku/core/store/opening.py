@@ -278,7 +278,7 @@ async def _load(handles: Handles, *, skip_validation: bool) -> None:
             "store.rebuild_interrupted",
             database=handles.name,
             marker=handles.settings.rebuild_marker,
-            hint="rerun `haiku-ingester rebuild` to complete it",
+            hint="run the rebuild again to complete it",
         )
 
 

@@ -8,7 +8,8 @@ reader takes a table in:
 - a header of several rows names each column by all of them, top to bottom
   ("Class1 / A"), so three columns under one spanning "Class1" stay apart; a
   row belongs to the header while a header cell above spans columns over it or
-  spans down into it;
+  spans down into it; a title row above the header (one cell across the
+  table) is written as it stands;
 - a row is named by its first cell, and by the next cells too when the first
   repeats, until every row has a name of its own (a sheet of "Widget C" rows
   keeps the date that tells them apart), at most ``MAX_KEY_COLUMNS`` cells;

@@ -12,7 +12,7 @@ reader takes a table in:
   table) is written as it stands;
 - a row is named by its first cell, and by the next cells too when the first
   repeats, until every row has a name of its own (a sheet of "Widget C" rows
-  keeps the date that tells them apart), at most ``MAX_KEY_COLUMNS`` cells;
+  keeps the date that tells them apart), at most ``MAX_KEY_COLUMNS`` short cells;
 - an empty cell is left out, and a cell spanning several columns is written once;
 - a row that is one cell across the table (a section label inside the table)
   is written as it stands, and a row whose only text is its name is its name;
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 MAX_KEY_COLUMNS = 3  # the most cells a row's name takes
+MAX_KEY_CHARS = 40  # a longer cell (a description) names no row: it would repeat in each sentence
 MAX_HEADER_ROWS = 3  # a taller "header" is a table of spans, not a header
 
 
@@ -87,12 +88,13 @@ def column_names(grid: Sequence[Sequence[Cell]], headers: int) -> list[str]:
 
 
 def key_columns(body: Sequence[Sequence[Cell]], width: int) -> int:
-    """How many leading columns name a row: the first, and the next ones while rows share a name."""
+    """How many leading columns name a row: the first, and the next ones while rows share a name
+    and the next column's cells are short enough to repeat in every sentence of their row."""
     limit = max(1, min(MAX_KEY_COLUMNS, width - 1))
     keys = 1
     while keys < limit:
         names = [tuple(_text(cell) for cell in row[:keys]) for row in body if _has_values(row, keys)]
-        if len(set(names)) == len(names):
+        if len(set(names)) == len(names) or any(len(_text(row[keys])) > MAX_KEY_CHARS for row in body):
             break
         keys += 1
     return keys

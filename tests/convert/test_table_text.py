@@ -212,3 +212,18 @@ def test_a_title_row_across_the_table_stands_alone_above_its_header(converter):
         "Curlew, March = 412. Curlew, April = 388",
         "Dunlin, March = 2310",
     ]
+
+
+def test_a_long_cell_names_no_row():
+    """A description beside a repeating first cell would repeat in each sentence of its row."""
+    from haiku.core.convert.table_text import Cell, table_lines
+
+    rows = [
+        ["Product", "Description", "Units"],
+        ["Widget C", "Brushed steel hinge with a soft-close damper", "5"],
+        ["Widget C", "Brushed steel hinge without the damper, for doors", "7"],
+    ]
+    grid = [[Cell(text, r, c, r + 1, c + 1, column_header=r == 0) for c, text in enumerate(row)] for r, row in enumerate(rows)]
+    assert table_lines(grid)[0] == (
+        "Widget C, Description = Brushed steel hinge with a soft-close damper. Widget C, Units = 5"
+    )

@@ -68,7 +68,7 @@ class Search:
         self.handles = handles
         self.reads = reads
         self.memory = VectorMemory(handles)
-        self.text_dataset = FullTextDataset(handles)
+        self.text_dataset = FullTextDataset(handles, self.memory)
 
     @property
     def name(self) -> str | None:

@@ -13,6 +13,10 @@ same BM25, the same rows in the same order.
   query it runs once.
 * Dropped when the version moves; remote databases and filtered queries
   keep LanceDB's table.
+* Where the database's chunk columns are held in memory (``vector_memory``,
+  with the engine's row ids), the query asks for row ids and scores only and
+  the rows come from memory: reading the candidates' columns was most of the
+  query's cost (docs/benchmarks.md, "Federation near the engine's floor").
 """
 
 from __future__ import annotations

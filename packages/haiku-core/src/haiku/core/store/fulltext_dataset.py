@@ -61,12 +61,18 @@ class FullTextDataset:
         column: str,
         columns: list[str],
         limit: int,
+        *,
+        version: int | None = None,
     ) -> list[tuple[dict[str, Any], float]] | None:
-        """``(row, BM25)`` best first, as the table's query gives them; None: ask the table."""
+        """``(row, BM25)`` best first, as the table's query gives them; None: ask the table.
+
+        ``version``: the table's, when the caller knows it (a pinned table); read otherwise.
+        """
         path = self.handles.location.path
         if path is None:
             return None
-        version = await table.version()
+        if version is None:
+            version = await table.version()
         try:
             dataset = self._dataset(path / f"{CHUNKS}.lance", version)
         except Exception:

@@ -99,12 +99,16 @@ class VectorMemory:
         self._engine_only: int | None = None  # a version that stays with the engine (indexed, over budget)
 
     async def nearest(
-        self, table: AsyncTable, query_vector: Sequence[float], limit: int, columns: list[str]
-    ) -> list[tuple[dict[str, Any], float]] | None:
-        """``(row, distance)`` of the ``limit`` nearest chunks, as the flat scan gives them; None: use the engine."""
+        self, table: AsyncTable, query_vector: Sequence[float], limit: int, columns: list[str],
+        *, version: int | None = None,
+    ) -> list[tuple[dict[str, Any], float]] | None:  # fmt: skip
+        """``(row, distance)`` of the ``limit`` nearest chunks, as the flat scan gives them; None: use the engine.
+
+        ``version``: the table's, when the caller knows it (a pinned table); read otherwise.
+        """
         if self.handles.config.search.memory_vectors_mb <= 0:
             return None
-        loaded = await self.held(table, await table.version())
+        loaded = await self.held(table, await table.version() if version is None else version)
         return None if loaded is None else self._search(loaded, query_vector, limit, columns)
 
     async def held(self, table: AsyncTable, version: int) -> HeldRows | None:

@@ -11,7 +11,8 @@ before a caption before a title before text); then:
 - the lines inside a table drawn with ruling lines (``layout_rulings``) where
   the layout model found no table are that table, its cells from the grid;
 - the lines of a table region whose runs form a grid are one table;
-- a heading-shaped line the heading rule accepts is a heading (a heading that
+- a heading-shaped line the heading rule accepts is a heading, unless its row
+  ends in a page number (a table of contents' entry) (a heading that
   wraps is one heading, and the label set above a chapter's title, "Chapter 1"
   or "CHAPTER ONE", is part of it);
 - the lines of a caption region are one caption;
@@ -162,7 +163,7 @@ class PageLayout:
             region = region_of[id(region_lines[0])]
             of = "table" if region is not None and region.label == "table_caption" else "figure"
             blocks.append(Block("caption", sorted(region_lines, key=lambda x: (x.top, x.left)), caption_of=of))
-        blocks += self._headings_and_paragraphs(rest, region_of)
+        blocks += self._headings_and_paragraphs(rest, region_of, contents_entries(lines))
         blocks += figures
         _captions_by_wording(blocks)
         return reading_order(blocks, self.width)
@@ -204,12 +205,19 @@ class PageLayout:
             return "" if heading else kind
         return ""
 
-    def _headings_and_paragraphs(self, lines: list[Line], region_of: dict[int, Region | None]) -> list[Block]:
+    def _headings_and_paragraphs(
+        self, lines: list[Line], region_of: dict[int, Region | None], contents: set[int]
+    ) -> list[Block]:
+        """``contents``: the ids of table-of-contents entries, which are no headings."""
         blocks: list[Block] = []
         open_paragraphs: list[Block] = []
+        alone = bold_heads(lines)
         for line in sorted(lines, key=lambda x: (x.top, x.left)):
             region = region_of[id(line)]
-            level = self.headings.level(line, in_title_region=region is not None and region.label == "title")
+            in_title = region is not None and region.label == "title"
+            level = None if id(line) in contents else self.headings.level(
+                line, in_title_region=in_title, alone=id(line) in alone
+            )
             if level is not None:
                 previous = blocks[-1] if blocks else None
                 if previous is not None and _labels(previous, line):
@@ -234,6 +242,47 @@ class PageLayout:
                 open_paragraphs.append(paragraph)
                 blocks.append(paragraph)
         return blocks
+
+
+def bold_heads(lines: list[Line]) -> set[int]:
+    """The ids of the bold lines that stand alone above a paragraph: no other line on their
+    row, the nearest line under them regular and within two line heights, and a gap above
+    them (they do not carry on the paragraph before)."""
+    heads = set()
+    for line in lines:
+        if not line.bold:
+            continue
+        beside = below = above = None
+        for other in lines:
+            if other is line:
+                continue
+            if min(line.bottom, other.bottom) - max(line.top, other.top) > 0.3 * min(line.height, other.height):
+                beside = other
+                break
+            sideways = min(line.right, other.right) > max(line.left, other.left)
+            if sideways and other.top >= line.bottom - 0.3 * line.height and (below is None or other.top < below.top):
+                below = other
+            if sideways and other.bottom <= line.top + 0.3 * line.height and (above is None or other.bottom > above.bottom):
+                above = other
+        if beside is not None or below is None or below.bold or below.top - line.bottom > 2 * line.height:
+            continue
+        if above is None or line.top - above.bottom > PARAGRAPH_GAP * line.height or above.text.endswith((".", ":", "!", "?")):
+            heads.add(id(line))
+    return heads
+
+
+def contents_entries(lines: list[Line]) -> set[int]:
+    """The ids of the lines whose row ends in a page number set apart to their right: entries
+    of a table of contents ("2 Related work ... 3"), which repeat the headings they point at."""
+    numbers = [x for x in lines if _PAGE_NUMBER.match(x.text)]
+    entries = set()
+    for line in lines:
+        for number in numbers:
+            overlap = min(line.bottom, number.bottom) - max(line.top, number.top)
+            if number.left > line.right and overlap >= 0.5 * min(line.height, number.height):
+                entries.add(id(line))
+                break
+    return entries
 
 
 def _captions_by_wording(blocks: list[Block]) -> None:

@@ -1,16 +1,18 @@
 """The fonts of a PDF page's lines, read from its text layer (docs/ingester.md, "PDF layout").
 
-A line's box is a poor measure of its type size: "other distribution?" and
+A line's box is a poor measure of its type size (and the font's size alone
+misses how the page scales it): "other distribution?" and
 "Linux distributions? Why" are one heading at 14.3 points, yet their boxes are
 10.9 and 14.1 points tall, and a superscript raises a body line's box. Here each
 line gets the size most of its characters are set in, whether they are bold,
-and whether the line ends in a footnote marker (digits or a dagger set smaller
-than the line), from pdfium's characters inside the line's box.
+and whether the line ends or opens with a footnote marker (digits or a dagger
+set smaller than the line), from pdfium's characters inside the line's box.
 """
 
 from __future__ import annotations
 
 import ctypes
+import math
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
@@ -22,7 +24,7 @@ from haiku.core.convert.layout_lines import Line
 BOLD_WEIGHT = 600  # the font weight from which a character is bold (400 regular, 700 bold)
 BOLD_SHARE = 0.8  # a line is bold when this share of its characters is
 MARKER_SIZE = 0.8  # a footnote marker is set at most this share of its line's size
-_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|cmbx", re.IGNORECASE)  # cmbx: TeX's bold
 _FORCE_BOLD = 1 << 18  # the font descriptor's ForceBold flag
 _MARKERS = frozenset("0123456789*†‡§¶")
 _SUPERSCRIPTS = frozenset("¹²³⁰⁴⁵⁶⁷⁸⁹*†‡")
@@ -64,20 +66,28 @@ def _fitted(line: Line, chars: list[_Char]) -> Line:
     sizes = Counter(round(c.size * 2) / 2 for c in visible)
     size = sizes.most_common(1)[0][0]
     bold = sum(c.bold for c in visible) >= BOLD_SHARE * len(visible)
-    return replace(line, size=size, bold=bold, marker=_ends_in_marker(line.text, visible, size))
+    return replace(line, size=size, bold=bold, marker=_has_marker(line.text, visible, size))
 
 
-def _ends_in_marker(text: str, visible: list[_Char], size: float) -> bool:
-    """The line ends in a footnote marker: a superscript character, or digits or a dagger
-    set smaller than the line, after a word ("Resource Center¹")."""
-    if text.rstrip()[-1:] in _SUPERSCRIPTS and len(text.split()) > 1:
+def _has_marker(text: str, visible: list[_Char], size: float) -> bool:
+    """The line ends in a footnote marker ("Resource Center¹") or opens with one ("¹Google Inc."):
+    a superscript character, or digits or a dagger set smaller than the line, next to a word."""
+    text = text.strip()
+    if len(text.split()) > 1 and (text[-1] in _SUPERSCRIPTS or text[0] in _SUPERSCRIPTS):
         return True
-    tail = []
+    middle = sorted(c.cy for c in visible)[len(visible) // 2]
+    return _small_marker(visible, size, middle) or _small_marker(visible[::-1], size, middle)
+
+
+def _small_marker(visible: list[_Char], size: float, middle: float) -> bool:
+    """``visible``, read from its end, ends in marker characters set small and raised (not a
+    subscript: "CO2") after a letter."""
+    count = 0
     for char in reversed(visible):
-        if char.text not in _MARKERS or char.size > MARKER_SIZE * size:
+        if char.text not in _MARKERS or char.size > MARKER_SIZE * size or char.cy > middle - 0.1 * size:
             break
-        tail.append(char)
-    return bool(tail) and len(tail) < len(visible) and visible[-len(tail) - 1].text.isalpha()
+        count += 1
+    return 0 < count < len(visible) and visible[-count - 1].text.isalpha()
 
 
 def _chars(page: Any, height: float) -> list[_Char]:
@@ -89,6 +99,7 @@ def _chars(page: Any, height: float) -> list[_Char]:
         left, right, bottom, top = (ctypes.c_double() for _ in range(4))
         name = ctypes.create_string_buffer(128)
         flags = ctypes.c_int()
+        matrix = pdfium.FS_MATRIX()
         chars = []
         for index in range(pdfium.FPDFText_CountChars(raw)):
             code = pdfium.FPDFText_GetUnicode(raw, index)
@@ -100,15 +111,12 @@ def _chars(page: Any, height: float) -> list[_Char]:
             else:  # a standard font with no descriptor ("Helvetica-Bold"): its name says
                 pdfium.FPDFText_GetFontInfo(raw, index, name, len(name), ctypes.byref(flags))
                 bold = bool(flags.value & _FORCE_BOLD) or bool(_BOLD_NAME.search(name.value.decode("latin-1")))
-            chars.append(
-                _Char(
-                    chr(code) if code < 0x110000 else "?",
-                    (left.value + right.value) / 2,
-                    height - (bottom.value + top.value) / 2,
-                    pdfium.FPDFText_GetFontSize(raw, index),
-                    bold,
-                )
-            )
+            # the size the reader sees: the font's size scaled as the text and the page draw it
+            # (text set at 1 point and scaled 12 times, a figure drawn at half its size)
+            scale = math.hypot(matrix.c, matrix.d) if pdfium.FPDFText_GetMatrix(raw, index, ctypes.byref(matrix)) else 1.0
+            size = pdfium.FPDFText_GetFontSize(raw, index) * scale
+            center = ((left.value + right.value) / 2, height - (bottom.value + top.value) / 2)
+            chars.append(_Char(chr(code) if code < 0x110000 else "?", *center, size, bold))
         return chars
     finally:
         textpage.close()

@@ -1,6 +1,6 @@
 """Which lines of a PDF are section headings, and at what level (docs/ingester.md, "PDF layout").
 
-Three signals, measured on real manuals (bench/pdf_layout.py):
+Four signals, measured on real manuals (bench/pdf_layout.py):
 
 - the font size: a line set larger than the body text (the size most of the
   document's characters have) and shaped like a heading (short, not ending a
@@ -8,7 +8,11 @@ Three signals, measured on real manuals (bench/pdf_layout.py):
 - the PDF outline (bookmarks), where the file has one: a line that reads as an
   entry of the outline on that entry's page is a heading at the outline's level;
 - the layout model's ``title`` regions, for headings set at the body size
-  (bold run-in headings): a short line alone in such a region.
+  (bold run-in headings): a short line alone in such a region;
+- the weight: a short bold line standing alone above a paragraph (no other line
+  on its row, a regular line right under it) heads it, even at the body size.
+
+The sizes are type sizes read from the text layer's characters (``layout_fonts``).
 """
 
 from __future__ import annotations
@@ -28,17 +32,19 @@ MIN_CHAR_WIDTH = 0.3
 MAX_HEADING_CHARS = 150
 MAX_HEADING_WORDS = 20
 MAX_LEVEL = 6
-SIGNALS = frozenset({"size", "outline", "title"})  # all three by default; bench/pdf_layout.py measures each alone
+SIGNALS = frozenset({"size", "outline", "title", "bold"})  # all by default; bench/pdf_layout.py measures each alone
+BOLD_HEAD_SIZE = 0.95  # a bold heading at the body size is set no smaller than this share of it
 TITLE_PAGES = 3  # a title page is one of the document's first pages
 TITLE_PAGE_BODY_LINES = 3  # ... with fewer lines at the body size than this
 _NUMBERING = re.compile(r"^(appendix\s+)?(\d+|[a-z])(\.\d+)*\.?\s+", re.IGNORECASE)
 _LEADERS = re.compile(r"(\.\s?){3,}\s*\S*$")  # a table-of-contents line: "Title . . . . 24"
 _LETTER = re.compile(r"[^\W\d_]")
-# Lines set like headings that a reader does not take for one: a callout box's label, a date
-# (a title page's, a letter's); and a cover's word, an issue or page number (``cover_word``).
+# Lines set like headings that a reader does not take for one: a callout box's label, a release
+# line or copyright notice, a date (a title page's, a letter's); and a cover's word, an issue or page number (``cover_word``).
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _NOT_HEADINGS = re.compile(
-    r"(?i)^(?:(?:note|tip|hint|caution|warning|important|attention|danger|remark|notice)s?:?"
+    r"(?i)^(?:(?:note|tip|hint|caution|warning|important|attention|danger|remark|notice):?"
+    r"|(?:release|version|revision|rev\.|v)\s*\d+(?:\.\d+)*[a-z]?\b.*|(?:copyright|\(c\)|©)(?:\s.*)?"
     rf"|(?:[a-z]+day,?\s+)?(?:\d{{1,2}}\.?\s+)?{_MONTH}\s+(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?\d{{4}}"
     r"|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4})$"
 )
@@ -173,9 +179,11 @@ class HeadingRule:
         # a box's height can be two merged lines'; a type size read from the characters cannot
         return line.size > 0 or line.right - line.left >= MIN_CHAR_WIDTH * line.height * len(line.text)
 
-    def level(self, line: Line, *, in_title_region: bool) -> int | None:
+    def level(self, line: Line, *, in_title_region: bool, alone: bool = False) -> int | None:
         """The line's heading level, or None when it is not a heading (a line ending in a
-        footnote marker is a body line; on a title page, only the title is a heading)."""
+        footnote marker is a body line; on a title page, only the title is a heading).
+        ``alone``: the line stands alone above a paragraph (``layout_blocks``); then, bold
+        and short, it heads that paragraph even at the body size."""
         if not heading_shaped(line.text) or line.marker:
             return None
         if line.page_no == self.title_page:
@@ -185,6 +193,8 @@ class HeadingRule:
             return min(level + self._below_title, MAX_LEVEL)
         if "size" in self._signals and self._large(line):
             return min(self._size_levels.get(_size(line), MAX_LEVEL) + self._below_title, MAX_LEVEL)
-        if "title" in self._signals and in_title_region and len(line.text.split()) <= 12 and not line.text.endswith("."):
+        short = len(line.text.split()) <= 12 and not line.text.endswith(".")
+        bold_head = alone and line.bold and _size(line) >= BOLD_HEAD_SIZE * self.body_size
+        if short and (("title" in self._signals and in_title_region) or ("bold" in self._signals and bold_head)):
             return min(len(self._size_levels) + 1 + self._below_title, MAX_LEVEL)
         return None

@@ -25,7 +25,7 @@ class Line:
     bottom: float
     size: float = 0.0  # the type size most of its characters have (``layout_fonts``); 0: unknown
     bold: bool = False
-    marker: bool = False  # ends in a footnote marker
+    marker: bool = False  # ends or opens with a footnote marker
 
     @property
     def height(self) -> float:

@@ -49,12 +49,14 @@ NOT_STORED: frozenset[str] = frozenset(
 
 # The revision of haiku's own conversion and chunking rules (cleaning, titles, serializers, code
 # blocks): raised whenever a change to them changes what an unchanged file is stored as.
-CONVERSION_RULES = 5  # 2: PDF ruled tables, compacted heading levels, paragraphs joined across pages;
+CONVERSION_RULES = 6  # 2: PDF ruled tables, compacted heading levels, paragraphs joined across pages;
 # 3: a table over the chunk budget split between its cells; 4: declared titles first (web pages'
 # <h1>/<title>, document properties, LaTeX \title), Python chunks headed by their class and function,
 # scans read upright, every TIFF page, at 216 dpi, line by line with a box per line; 5: code chunks of
 # other languages headed by their scopes (tree-sitter), LaTeX macros expanded, tables of contents and
-# web pages' navigation out of chunks, files without an extension and compressed files read
+# web pages' navigation out of chunks, files without an extension and compressed files read;
+# 6: PDF headings by the text layer's type sizes and weights, title pages, chapter labels joined,
+# dates, callouts, list items and contents entries no headings, a PDF's title never a cover's word
 
 # The distributions whose version changes what a file converts to.
 CONVERTER_PACKAGES = ("docling-slim", "docling-core", "docling-parse", "rapidocr-onnxruntime", "rapid-layout")

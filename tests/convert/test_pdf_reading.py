@@ -99,6 +99,7 @@ def _booklet(*, cover: str) -> bytes:
 
     out = io.BytesIO()
     pdf = canvas.Canvas(out, pagesize=A4)
+    pdf.setTitle(cover)  # a document property no better than the cover
     pdf.setFont("Helvetica-Bold", 40)
     pdf.drawString(150, 500, cover)
     pdf.showPage()

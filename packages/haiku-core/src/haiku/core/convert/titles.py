@@ -67,7 +67,7 @@ def title_line(text: str) -> str | None:
 
 
 def pdf_title(data: bytes) -> str | None:
-    """The title a PDF's metadata records, unless it is a placeholder or a file name."""
+    """The title a PDF's metadata records, unless it is a placeholder, a file name or a cover's word."""
     try:
         import pypdfium2
 
@@ -78,7 +78,7 @@ def pdf_title(data: bytes) -> str | None:
             pdf.close()
     except Exception:  # a PDF docling read but pdfium cannot: no title from it
         return None
-    return usable_title(title)
+    return plausible_title(title)
 
 
 def plausible_title(text: str | None) -> str | None:

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from haiku.core.convert.layout_headings import chapter_label, heading_shaped
+from haiku.core.convert.layout_headings import HeadingRule, chapter_label, heading_shaped
 from haiku.core.convert.layout_levels import numbering_depth
+from haiku.core.convert.layout_lines import Line
 from haiku.core.convert.titles import cover_word, plausible_title
 
 REPO = Path(__file__).resolve().parents[2]
@@ -187,3 +188,18 @@ def test_a_title_is_never_a_cover_word_an_issue_number_or_a_bullet():
         True, True, True, True, True, False]
     assert plausible_title("• Overview") is None and plausible_title("Front cover") is None
     assert plausible_title("Wading Birds") == "Wading Birds"
+
+
+def _page(page_no: int, title: str, body_lines: int) -> list[Line]:
+    body = [Line(page_no, "Counts were made at low water from the sea wall.", 72, 200 + 13 * i, 500, 210 + 13 * i,
+                 size=10.0) for i in range(body_lines)]
+    return [Line(page_no, title, 72, 100, 400, 124, size=24.0, bold=True), *body]
+
+
+def test_a_title_page_has_one_heading_and_pages_after_it():
+    booklet = HeadingRule([*_page(1, "Wading Birds", 2), *_page(2, "Herons", 30)], [])
+    assert booklet.title_page == 1
+    assert booklet.level(Line(1, "Julian Seward", 72, 140, 300, 156, size=17.0), in_title_region=False) is None
+    assert booklet.level(_page(1, "Wading Birds", 0)[0], in_title_region=False) == 1
+    memo = HeadingRule(_page(1, "Wading Birds", 2), [])  # one page: its heading is its own, not a title page's
+    assert memo.title_page is None

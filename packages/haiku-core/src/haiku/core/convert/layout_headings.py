@@ -131,13 +131,14 @@ class HeadingRule:
     def _find_title_page(self, lines: list[Line]) -> tuple[int | None, float]:
         """The page (and the type size of the title on it) where a document opens with a title
         page: the first of its first pages to hold a line in a heading's size, when that page has
-        almost no body text (a title, a subtitle, authors, a date). None without one."""
+        almost no body text (a title, a subtitle, authors, a date) and other pages follow it (a
+        one-page memo's heading is its own). None without one."""
         if any(line.size > 0 for line in lines):
             lines = [line for line in lines if line.size > 0]  # a scanned cover's OCR text is no title page
         if not lines:
             return None, 0.0
-        first = min(line.page_no for line in lines)
-        for page_no in range(first, first + TITLE_PAGES):
+        first, last = min(line.page_no for line in lines), max(line.page_no for line in lines)
+        for page_no in range(first, min(first + TITLE_PAGES, last)):  # a title page has pages after it
             on_page = [line for line in lines if line.page_no == page_no]
             large = [line for line in on_page if self._large(line) and heading_shaped(line.text)]
             if not large:

@@ -168,11 +168,13 @@ def test_a_bold_line_above_a_paragraph_heads_it_and_a_contents_row_does_not(conv
 
 def test_lines_set_like_headings_that_are_none():
     for text in ("May 31, 2022", "2023-03-06", "13 July 2019", "Tip", "Note:", "Caution", "• Name of the file",
-                 "Release 12.18", "Version 1.0.8 of 13 July 2019", "Copyright © 2000-2022 AUTHORS", "Front cover",
+                 "Release 12.18", "Version 1.0.8 of 13 July 2019", "Release 3.19.0 11 Apr 2022",
+                 "Copyright © 2000-2022 AUTHORS", "© 2019 Julian Seward", "Front cover",
                  "Issue 12", "제1695호", "Page 3"):
         assert not heading_shaped(text), text
     for text in ("Notes", "Warning signs", "March of the penguins", "1 Introduction", "Covering letters",
-                 "Versioning rules", "2.3 Registering as a Debian member"):
+                 "Versioning rules", "2.3 Registering as a Debian member", "Copyright", "Copyright and licence",
+                 "Version 2 of the protocol", "Release notes"):
         assert heading_shaped(text), text
 
 

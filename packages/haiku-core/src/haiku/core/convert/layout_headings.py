@@ -44,7 +44,8 @@ _LETTER = re.compile(r"[^\W\d_]")
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _NOT_HEADINGS = re.compile(
     r"(?i)^(?:(?:note|tip|hint|caution|warning|important|attention|danger|remark|notice):?"
-    r"|(?:release|version|revision|rev\.|v)\s*\d+(?:\.\d+)*[a-z]?\b.*|(?:copyright|\(c\)|©)(?:\s.*)?"
+    r"|(?:release|version|revision|rev\.)\s*\d+(?:\.\d+)*[a-z]?(?:,?\s+(?:of\s+)?[\w ,.]*\d{4})?"
+    r"|(?:copyright\s+(?:©|\(c\)|\d{4})|©\s*\d{4}|\(c\)\s*\d{4}).*"
     rf"|(?:[a-z]+day,?\s+)?(?:\d{{1,2}}\.?\s+)?{_MONTH}\s+(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?\d{{4}}"
     r"|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4})$"
 )

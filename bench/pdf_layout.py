@@ -121,8 +121,9 @@ CANDIDATES = {
     "font size": {"size"},
     "outline": {"outline"},
     "layout-model titles": {"title"},
+    "weight (bold heads)": {"bold"},
     "font size + outline": {"size", "outline"},
-    "all three (kept)": {"size", "outline", "title"},
+    "all four (kept)": {"size", "outline", "title", "bold"},
 }
 
 

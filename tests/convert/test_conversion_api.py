@@ -103,7 +103,24 @@ def test_haiku_rag_convert_refuses_an_unsupported_file_in_one_line(tmp_path):
     done = run_main_in_process(
         rag_main, [str(BIN / "haiku-rag"), "--config", str(_config(tmp_path)), "convert", str(tmp_path / "data.xyz")]
     )
-    assert done.returncode == 1 and "unsupported file type .xyz" in done.stderr and "Traceback" not in done.stderr
+    assert (done.returncode, done.stderr.strip()) == (
+        1, f"Error: {tmp_path / 'data.xyz'}: unsupported file type .xyz; `haiku-ingester formats` lists the supported ones"
+    )
+
+
+def test_the_library_refuses_an_unsupported_file_in_its_own_words(tmp_path):
+    from haiku.core.config import load_config
+    from haiku.core.convert.files import FileConverter
+    from haiku.core.errors import ConversionError
+
+    (tmp_path / "data.xyz").write_text("x")
+    with pytest.raises(ConversionError) as refused:
+        FileConverter(load_config(_config(tmp_path))).convert(tmp_path / "data.xyz")
+    assert (str(refused.value), refused.value.hint.action) == (
+        f"{tmp_path / 'data.xyz'}: unsupported file type .xyz; "
+        "format_rows() of haiku.core.convert.formats lists the supported ones",
+        "list-formats",
+    )
 
 
 def test_haiku_ingester_formats_prints_the_table(tmp_path):

@@ -1,4 +1,4 @@
-"""A table longer than the chunk budget (docs/ingester.md, "Chunks"): split between its cells."""
+"""A table longer than the chunk budget (docs/ingester.md, "Tables"): split between its rows or cells."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ def _csv(rows: int) -> bytes:
 
 
 def _cells(text: str) -> list[str]:
-    return [part.strip().rstrip(".") for part in text.split(". ") if part.strip()]
+    """A piece's cells: a line per row, its cells separated by ". "."""
+    return [part.strip().rstrip(".") for line in text.splitlines() for part in line.split(". ") if part.strip()]
 
 
 @pytest.mark.parametrize("name, fmt", [("table.csv", "csv")])

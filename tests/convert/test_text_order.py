@@ -82,6 +82,16 @@ def test_a_texinfo_pages_next_and_up_links_stay_out_of_its_chunks(converter):
     assert "ffi_prep_cif" in text and "Next:" not in text and "Simple Example" not in text
 
 
+def test_a_docbook_pages_prev_next_tables_stay_out_of_its_chunks(converter):
+    """A published DocBook chapter: its navigation header and footer are link tables of scattered
+    words ("Prev", "Next", "Home", the next chapter's title), not tables of the text."""
+    page = Path(__file__).parents[2] / "bench" / "fidelity" / "debian-faq-basic-defs.html"
+    document = converter.convert(name="basic-defs.en.html", fmt="html", data=page.read_bytes())
+    text = " ".join(" ".join(chunk.content for chunk in document.chunks).split())
+    assert "Deb'-ee-en" in text and "Chapter 2. Getting and installing" not in text
+    assert not any("tables" in ref for chunk in document.chunks for ref in chunk.item_refs)
+
+
 def test_an_articles_own_header_and_its_title_stay():
     from haiku.core.convert.html_boilerplate import strip_boilerplate
 

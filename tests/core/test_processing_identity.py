@@ -8,11 +8,12 @@ from haiku.core.config import AppConfig, ProcessingConfig
 from haiku.core.processing_identity import (
     NOT_STORED,
     compare_processing,
+    describe_recorded,
     format_entries,
     format_table_digest,
     processing_identity,
 )
-from haiku.ingester.cli_hints import reprocess_hint
+from haiku.ingester.cli_hints import RESTART_COMMAND, reprocess_hint
 
 
 def test_every_processing_key_that_shapes_storage_is_in_the_identity_with_its_value(make_config):
@@ -103,6 +104,27 @@ def test_a_changed_chunk_size_is_named_with_both_values(make_config):
     assert "a reprocess of the database re-processes the others" in drift.summary("papers")
     assert "`haiku-ingester reprocess --db-name papers` re-processes the others" in drift.summary(
         "papers", reprocess=reprocess_hint("papers")
+    )
+
+
+def test_a_serve_that_keeps_its_settings_is_restarted_in_the_callers_words(make_config):
+    recorded = processing_identity(make_config(processing={"chunk_size": 256}))
+    drift = compare_processing(recorded, processing_identity(make_config(processing={"chunk_size": 128})), documents=3)
+    kept = "serve (pid 12)"
+    assert (
+        "until it is restarted; after that" in drift.predicate("papers", kept_by=kept),
+        "until it is restarted (systemctl restart haiku-ingester); after that"
+        in drift.predicate("papers", kept_by=kept, restart=RESTART_COMMAND),
+    ) == (True, True)
+
+
+def test_a_database_without_a_record_says_a_reprocess_records_it_in_the_callers_words():
+    assert (
+        describe_recorded(None, documents=3),
+        describe_recorded(None, documents=3, reprocess="`haiku-ingester reprocess`"),
+    ) == (
+        "not recorded (written by an older haiku-ingester; a reprocess records it)",
+        "not recorded (written by an older haiku-ingester; `haiku-ingester reprocess` records it)",
     )
 
 

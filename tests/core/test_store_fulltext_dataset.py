@@ -57,3 +57,16 @@ async def test_a_new_version_drops_the_prepared_handle(store, fake_embed):
     )  # fmt: skip
     found = await store.fts_candidates("again", limit=3)
     assert found[0].content == "stars again" and store.searcher.text_dataset._held is None
+
+
+@pytest.mark.parametrize("boosts", [None, {"stars": 1.5, "bread": 0.5}])
+async def test_rows_held_in_memory_answer_as_the_table_does(store, boosts):
+    kwargs = {} if boosts is None else {"boosts": boosts}
+    from_table = await store.fts_candidates("stars bread", limit=5, **kwargs)
+    with_vectors = await store.fts_candidates("stars bread", limit=5, with_vectors=True, **kwargs)
+    assert store.searcher.memory._loaded is None  # held from the third query of a version on
+    from_memory = await store.fts_candidates("stars bread", limit=5, **kwargs)
+    assert store.searcher.memory._loaded is not None
+    assert _rows(from_memory) == _rows(from_table)
+    from_memory = await store.fts_candidates("stars bread", limit=5, with_vectors=True, **kwargs)
+    assert [r.vector for r in from_memory] == [r.vector for r in with_vectors]

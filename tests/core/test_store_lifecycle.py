@@ -64,7 +64,7 @@ async def test_a_pending_step_makes_read_only_and_writable_opens_raise_naming_th
         assert (
             f"from {BASE} to {BASE + 1}" in message
             and "1 migration(s) pending" in message
-            and "Migrate it (Store.migrate) to upgrade." in message
+            and "Migrate it (store.migrator.migrate()) to upgrade." in message
         )
         assert error_text(caught.value).endswith("1 migration(s) pending. Run 'haiku-rag migrate' to upgrade.")
 

@@ -129,6 +129,21 @@ async def test_a_word_the_index_splits_is_still_counted(store, write_doc):
     assert (await store.fts_statistics(["covid_19"])).frequencies["covid_19"] == 1
 
 
+async def test_a_reader_keeping_the_file_open_sees_the_writer_move_it_on(store, write_doc):
+    reopened = await _reopened(store)  # a reader: it keeps one connection to the file between lookups
+    try:
+        before = await reopened.handles.chunks.version()
+        assert await _kept(reopened, ["yeast"]) == (len(TEXTS), {"yeast": 1})
+        await write_doc(store, "file:///more.md", "yeast again")
+        await store.word_stats.settle()  # the file moved on in place, under the reader's connection
+        stale = reopened.fulltext.word_stats.lookup(stamp_of(reopened.handles, before), ["yeast"], index_tokens)
+        assert stale is None
+        await reopened.handles.refresh_to_latest()
+        assert await _kept(reopened, ["yeast", "again"]) == (len(TEXTS) + 1, {"yeast": 2, "again": 1})
+    finally:
+        await reopened.close()
+
+
 DAMAGED = {
     "a negative count": "UPDATE words SET chunks = -5 WHERE token = 'cell'",
     "a fractional count": "UPDATE words SET chunks = 2.5 WHERE token = 'cell'",

@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 # does recording the failure in the queue; MODE queue = the write succeeds, acknowledging it fails.
 _ON_A_FULL_DISK = """
 import errno, os, sqlite3, sys
-from haiku.core.store import Store
+from haiku.core.store.writes import Writes
 from haiku.ingester.queue.jobs import JobQueue
 
 def queue_full(*args, **kwargs):
@@ -34,7 +34,7 @@ def queue_full(*args, **kwargs):
 if os.environ["DISK_FULL_MODE"] == "lance":
     async def enospc(*args, **kwargs):
         raise OSError(errno.ENOSPC, "LanceError(IO): No space left on device (os error 28)")
-    Store.upsert_documents = enospc
+    Writes.upsert_documents = enospc
     JobQueue.fail = queue_full
 else:
     JobQueue.complete = queue_full

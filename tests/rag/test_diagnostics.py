@@ -127,14 +127,21 @@ async def test_info_json_the_info_lines_and_the_inspector_show_the_recorded_proc
     ) == (recorded, True, True), panel
 
 
-async def test_info_of_a_database_with_documents_and_no_processing_record_says_so(two_db):
-    from haiku.core.processing_identity import describe_recorded
+async def test_info_of_a_database_with_documents_and_no_processing_record_says_so(two_db, capsys):
+    from haiku.rag.apps.inspector.catalog import DatabaseReport
+    from haiku.rag.apps.inspector.render import report_text
+    from haiku.rag.cli.database_commands import _print_info
 
     async with HaikuRAG(config=two_db, sources=["papers"], read_only=True) as client:
         info = await client.database().info()
-    assert (info.as_dict()["processing"], describe_recorded(None, documents=info.documents)) == (
-        None, "not recorded (written by an older haiku-ingester; `haiku-ingester reprocess` records it)"
-    )
+    _print_info(info)
+    said = "not recorded (written by an older haiku-ingester; `haiku-ingester reprocess` records it)"
+    panel = [" ".join(line.split()) for line in report_text(DatabaseReport(info, [])).plain.splitlines()]
+    assert (
+        info.as_dict()["processing"],
+        f"processing: {said}" in capsys.readouterr().out.splitlines(),
+        f"processing {said}" in panel,
+    ) == (None, True, True), panel
 
 
 async def test_client_history_returns_the_notices_with_the_versions(built, tmp_path):

@@ -293,10 +293,10 @@ async def test_q_quits(two_db):
 
 
 async def test_a_long_listing_paints_its_first_rows_then_adds_the_rest_in_order(two_db, monkeypatch):
-    import haiku.rag.apps.inspector.app as inspector_app
+    import haiku.rag.apps.inspector.document_table as document_table
 
-    monkeypatch.setattr(inspector_app, "FIRST_ROWS", 1)  # one row before the first paint, one per refresh
-    monkeypatch.setattr(inspector_app, "ROW_BATCH", 1)
+    monkeypatch.setattr(document_table, "FIRST_ROWS", 1)  # one row before the first paint, one per refresh
+    monkeypatch.setattr(document_table, "ROW_BATCH", 1)
     async with inspector(two_db) as (app, pilot):
         await until(pilot, lambda: titles(app) == [title for title, _ in PAPERS], "papers' documents, in order")
         await until(pilot, lambda: "…" not in column(app, 1), "the chunk counts")
@@ -307,10 +307,10 @@ async def test_a_long_listing_paints_its_first_rows_then_adds_the_rest_in_order(
 
 
 async def test_a_jump_reaches_a_document_whose_row_was_not_listed_yet(two_db, monkeypatch):
-    import haiku.rag.apps.inspector.app as inspector_app
+    import haiku.rag.apps.inspector.document_table as document_table
 
-    monkeypatch.setattr(inspector_app, "FIRST_ROWS", 1)
-    monkeypatch.setattr(inspector_app, "ROW_BATCH", 0)  # the refreshes add no row: only the jump lists the rest
+    monkeypatch.setattr(document_table, "FIRST_ROWS", 1)
+    monkeypatch.setattr(document_table, "ROW_BATCH", 0)  # the refreshes add no row: only the jump lists the rest
     async with inspector(two_db) as (app, pilot):
         await until(pilot, lambda: len(titles(app)) == 1, "the first row")
         await pilot.pause(0.2)

@@ -49,13 +49,18 @@ NOT_STORED: frozenset[str] = frozenset(
 
 # The revision of haiku's own conversion and chunking rules (cleaning, titles, serializers, code
 # blocks): raised whenever a change to them changes what an unchanged file is stored as.
-CONVERSION_RULES = 6  # 2: PDF ruled tables, compacted heading levels, paragraphs joined across pages;
+CONVERSION_RULES = 8  # 2: PDF ruled tables, compacted heading levels, paragraphs joined across pages;
 # 3: a table over the chunk budget split between its cells; 4: declared titles first (web pages'
 # <h1>/<title>, document properties, LaTeX \title), Python chunks headed by their class and function,
 # scans read upright, every TIFF page, at 216 dpi, line by line with a box per line; 5: code chunks of
 # other languages headed by their scopes (tree-sitter), LaTeX macros expanded, tables of contents and
-# web pages' navigation out of chunks, files without an extension and compressed files read; 6: a
-# scan's lines cut along their (skewed) boxes, its paragraphs split by the page's own line gap and type size
+# web pages' navigation out of chunks, files without an extension and compressed files read;
+# 6: tables read a row per line, headers of several rows combined, empty cells left out, rows
+# named by their key columns; sheet names as headings, cell comments kept
+# 7: PDF headings by the text layer's type sizes and weights, title pages, chapter labels joined,
+# dates, callouts, list items and contents entries no headings, a PDF's title never a cover's word
+# 8: a scan's lines cut along their (skewed) boxes, its paragraphs split by the page's own line gap
+# and type size
 
 # The distributions whose version changes what a file converts to.
 CONVERTER_PACKAGES = ("docling-slim", "docling-core", "docling-parse", "rapidocr-onnxruntime", "rapid-layout")
@@ -183,21 +188,28 @@ class ProcessingDrift:
 
         return f"{database_label(database)} {self.predicate(database, reprocess=reprocess)}"
 
-    def predicate(self, database: str, *, kept_by: str | None = None, reprocess: str | None = None) -> str:
+    def predicate(
+        self,
+        database: str,
+        *,
+        kept_by: str | None = None,
+        reprocess: str | None = None,
+        restart: str | None = None,
+    ) -> str:
         """The sentence without its subject (``status`` prints it under the database's name).
 
         ``kept_by`` names a running ingester (``serve (pid 12)``) that keeps other settings than the
         configured ones: a reload does not change them, so files it ingests now do not get the
-        configured ones. ``reprocess`` is how the front end that shows the sentence re-processes a
-        database (its command); the library's words otherwise.
+        configured ones. ``reprocess`` and ``restart`` are how the front end that shows the sentence
+        re-processes a database and restarts the ingester (its commands); the library's words otherwise.
         """
         hint = reprocess or "a reprocess of the database"
         if kept_by is not None and self.state in ("differs", "unknown"):
+            how = f" ({restart})" if restart else ""
             return (
                 f"{self._recorded_part()}; the running {kept_by} does not take changed processing "
-                "settings on a reload and keeps ingesting with those it started with until it is restarted "
-                f"(systemctl restart haiku-ingester); after that files ingested use the configured ones, "
-                f"and {hint} re-processes the others"
+                f"settings on a reload and keeps ingesting with those it started with until it is restarted{how}; "
+                f"after that files ingested use the configured ones, and {hint} re-processes the others"
             )
         if self.state == "matches":
             return "was processed with the configured settings"
@@ -258,13 +270,16 @@ def compare_processing(recorded: dict[str, Any] | None, configured: dict[str, An
 # --- describing -----------------------------------------------------------------------------
 
 
-def describe_recorded(recorded: dict[str, Any] | None, *, documents: int) -> str:
+def describe_recorded(recorded: dict[str, Any] | None, *, documents: int, reprocess: str | None = None) -> str:
     """A database's recorded identity on one line, as ``info`` and the inspector show it:
-    its ``processing.*`` settings and the conversion rules' revision (``info --json`` has it whole)."""
+    its ``processing.*`` settings and the conversion rules' revision (``info --json`` has it whole).
+
+    ``reprocess`` is how the front end re-processes a database (its command); the library's words otherwise.
+    """
     if recorded is None:
         if documents == 0:
             return "not recorded yet (no documents; the ingester records it on its first run)"
-        return "not recorded (written by an older haiku-ingester; `haiku-ingester reprocess` records it)"
+        return f"not recorded (written by an older haiku-ingester; {reprocess or 'a reprocess'} records it)"
     settings = [
         f"{key.removeprefix('processing.')} {_show(value)}"
         for key, value in sorted(recorded.items())

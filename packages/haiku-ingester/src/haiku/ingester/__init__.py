@@ -10,7 +10,14 @@ modules on first use.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # type checkers see the real names; at run time they load on first use
+    from haiku.ingester.app import IngesterApp
+    from haiku.ingester.batch import BatchReport, run_batch
+    from haiku.ingester.manual.api import Ingester
+    from haiku.ingester.manual.session import AddResult
+    from haiku.ingester.status import collect_status
 
 __version__ = "0.1.0"
 
@@ -23,7 +30,7 @@ _LAZY = {
     "AddResult": "haiku.ingester.manual.session",
 }
 
-__all__ = ["__version__", *_LAZY]
+__all__ = ["AddResult", "BatchReport", "Ingester", "IngesterApp", "__version__", "collect_status", "run_batch"]
 
 
 def __getattr__(name: str) -> Any:

@@ -15,6 +15,10 @@ def reprocess_hint(name: str | None) -> str:
     return f"`haiku-ingester reprocess --db-name {name or 'NAME'}`"
 
 
+# How a user restarts the running ingester, so that it takes changed processing settings.
+RESTART_COMMAND = "systemctl restart haiku-ingester"
+
+
 HINTS: dict[str, Wording] = {
     "create-database": lambda facts: f"create it with `haiku-rag --db-name {facts.get('database')} init`",
     "rebuild": lambda facts: (
@@ -22,6 +26,7 @@ HINTS: dict[str, Wording] = {
         "or configure the recorded embedder"
     ),
     "migrate": lambda facts: "Run 'haiku-rag migrate' to upgrade.",
+    "list-formats": lambda facts: "`haiku-ingester formats` lists the supported ones",
     "reprocess": lambda facts: (
         f"(with it on, `haiku-ingester reprocess --db-name {facts.get('database') or 'NAME'}` stores them)"
     ),

@@ -15,7 +15,9 @@ import contextlib
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from prometheus_client import (
     CollectorRegistry,
@@ -43,6 +45,18 @@ EMBEDDING_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 # No `_created` series beside each counter: twice the lines, and nothing the dashboards read.
 disable_created_metrics()
 
+Metric = TypeVar("Metric", Counter, Gauge)
+
+
+def _per_database(registry: CollectorRegistry) -> Callable[[type[Metric], str, str], Metric]:
+    """A maker of ``haiku_ingester_<name>`` metrics labelled by database alone, in ``registry``."""
+
+    def make(kind: type[Metric], name: str, text: str) -> Metric:
+        return kind(f"{PREFIX}_{name}", text, ["database"], registry=registry)
+
+    return make
+
+
 class IngesterMetrics:
     """Every metric of one ingester run, registered in its own registry."""
 
@@ -62,27 +76,22 @@ class IngesterMetrics:
             f"{PREFIX}_jobs", "Jobs finished by outcome: done, failed (an attempt), retried, dead.",
             ["database", "outcome"], registry=r,
         )  # fmt: skip
-        self.documents_written = Counter(
-            f"{PREFIX}_documents_written", "Documents written (new or changed content).", ["database"], registry=r
+        per_database = _per_database(r)
+        self.documents_written = per_database(
+            Counter, "documents_written", "Documents written (new or changed content)."
         )
-        self.documents_deleted = Counter(
-            f"{PREFIX}_documents_deleted", "Documents removed because their file went away.", ["database"], registry=r
+        self.documents_deleted = per_database(
+            Counter, "documents_deleted", "Documents removed because their file went away."
         )
-        self.chunks_written = Counter(f"{PREFIX}_chunks_written", "Chunks written.", ["database"], registry=r)
-        self.chunks_embedded = Counter(
-            f"{PREFIX}_chunks_embedded", "Chunk texts sent to the encoder.", ["database"], registry=r
+        self.chunks_written = per_database(Counter, "chunks_written", "Chunks written.")
+        self.chunks_embedded = per_database(Counter, "chunks_embedded", "Chunk texts sent to the encoder.")
+        self.chunks_reused = per_database(Counter, "chunks_reused", "Chunks that kept their stored vector.")
+        self.source_bytes = per_database(
+            Counter, "source_bytes_written", "Bytes of the source files whose documents were written."
         )
-        self.chunks_reused = Counter(
-            f"{PREFIX}_chunks_reused", "Chunks that kept their stored vector.", ["database"], registry=r
+        self.last_write = per_database(
+            Gauge, "last_write_timestamp_seconds", "When a job last wrote to the database (Unix time)."
         )
-        self.source_bytes = Counter(
-            f"{PREFIX}_source_bytes_written", "Bytes of the source files whose documents were written.",
-            ["database"], registry=r,
-        )  # fmt: skip
-        self.last_write = Gauge(
-            f"{PREFIX}_last_write_timestamp_seconds", "When a job last wrote to the database (Unix time).",
-            ["database"], registry=r,
-        )  # fmt: skip
         self.conversion_seconds = Histogram(
             f"{PREFIX}_conversion_duration_seconds", "Reading and converting one file, by format.",
             ["format"], buckets=CONVERSION_BUCKETS, registry=r,
@@ -102,8 +111,8 @@ class IngesterMetrics:
         )  # fmt: skip
         # Per (database, source): its latest sweep's tally, and files skipped since (uri -> reason).
         self._skipped_by_source: dict[tuple[str, str], tuple[SkipTally, dict[str, SkipReason]]] = {}
-        self.pages_unreadable = Counter(
-            f"{PREFIX}_pages_unreadable", "Pages found with no text that could be read.", ["database"], registry=r
+        self.pages_unreadable = per_database(
+            Counter, "pages_unreadable", "Pages found with no text that could be read."
         )
         self.worker_restarts = Counter(
             f"{PREFIX}_worker_restarts", "Conversion workers replaced (after OCR left one too large, or a crash).",
@@ -114,15 +123,13 @@ class IngesterMetrics:
             f"{PREFIX}_queue_jobs", "Jobs in the queue by state: queued (waiting or retrying later), claimed (running).",
             ["database", "state"], registry=r,
         )  # fmt: skip
-        self.dead_files = Gauge(
-            f"{PREFIX}_dead_files", "Files whose latest job is dead (status --dead lists them).", ["database"], registry=r
+        self.dead_files = per_database(
+            Gauge, "dead_files", "Files whose latest job is dead (status --dead lists them)."
         )
-        self.documents = Gauge(
-            f"{PREFIX}_documents", "Documents the database holds from its sources.", ["database"], registry=r
-        )
-        self.chunks = Gauge(f"{PREFIX}_chunks", "Chunks the database holds.", ["database"], registry=r)
-        self.database_ready = Gauge(
-            f"{PREFIX}_database_ready", "1 when the database is open and writable, else 0.", ["database"], registry=r
+        self.documents = per_database(Gauge, "documents", "Documents the database holds from its sources.")
+        self.chunks = per_database(Gauge, "chunks", "Chunks the database holds.")
+        self.database_ready = per_database(
+            Gauge, "database_ready", "1 when the database is open and writable, else 0."
         )
         self._restarts_seen = 0
 

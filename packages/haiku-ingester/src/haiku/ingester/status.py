@@ -161,7 +161,7 @@ def processing_status(
 def render_processing(name: str, processing: dict[str, Any], kept_by: str | None = None) -> str:
     """``kept_by``: the running ingester that keeps other settings than the configured ones."""
     from haiku.core.processing_identity import ProcessingChange, ProcessingDrift
-    from haiku.ingester.cli_hints import reprocess_hint
+    from haiku.ingester.cli_hints import RESTART_COMMAND, reprocess_hint
 
     state = processing["state"]
     if state == "not_seen":
@@ -169,7 +169,7 @@ def render_processing(name: str, processing: dict[str, Any], kept_by: str | None
     else:
         changes = tuple(ProcessingChange(**change) for change in processing["changes"])
         drift = ProcessingDrift(state, changes)
-        line = drift.predicate(name, kept_by=kept_by, reprocess=reprocess_hint(name))
+        line = drift.predicate(name, kept_by=kept_by, reprocess=reprocess_hint(name), restart=RESTART_COMMAND)
     run = processing.get("reprocessing")
     if run is not None:
         line += (

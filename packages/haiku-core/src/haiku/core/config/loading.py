@@ -110,11 +110,14 @@ def _expand_tree(node: Any, *, config_dir: Path | None, path: str = "", file: Pa
     return node
 
 
-def config_lookup() -> list[str]:
-    """Where ``find_config_file`` looks when no path is given, in order, as a user reads it."""
+def config_lookup(given: str = "the path passed") -> list[str]:
+    """Where ``find_config_file`` looks when no path is given, in order, as a user reads it.
+
+    ``given`` names how the caller passes a path (a command line says its flag).
+    """
     from_env = os.environ.get(CONFIG_ENV_VAR)
     return [
-        "--config (not given)",
+        f"{given} (not given)",
         f"${CONFIG_ENV_VAR} ({from_env or 'unset'})",
         str(Path.cwd() / CONFIG_FILE_NAME),
         str(platform_data_dir() / CONFIG_FILE_NAME),

@@ -34,6 +34,7 @@ from haiku.core.convert.document import (
 from haiku.core.convert.formats import format_of, xml_kind
 from haiku.core.convert.furniture import move_contents_to_furniture
 from haiku.core.convert.serializers import chunking_serializers, export_markdown, inline_keeping_chunker
+from haiku.core.convert.sheets import SPREADSHEETS, read_sheets
 from haiku.core.convert.structure import StructureOptions, chunk_location, extract_structure
 from haiku.core.convert.titles import choose_title, readable_name, title_line
 from haiku.core.errors import ConverterUnavailableError
@@ -152,12 +153,18 @@ class Converter:
                 from haiku.core.convert.layout import lay_out
 
                 document = lay_out(data, document, ocr_pages=scan.ocr_pages)
+        title = declared_title(fmt, data)
+        if fmt in SPREADSHEETS:
+            read_sheets(document, fmt, data)
+            # A workbook's sheet names head its chunks, not the workbook: without a declared
+            # title it keeps its file name, as before its sheets had headings.
+            title = title or Path(name).name
         clean_document(document)
         move_contents_to_furniture(document)
         content = export_markdown(document)
         return ReadDocument(
             name, document, content, title_line(content) if fmt == "pdf" else None,
-            declared_title=declared_title(fmt, data), metadata=metadata,
+            declared_title=title, metadata=metadata,
         )
 
     def title(self, document: ReadDocument) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from haiku.core.config import AppConfig
 from haiku.core.convert.document import ConvertedChunk, ReadDocument
 from haiku.core.convert.file_bytes import InflatedTooLargeError, NotCompressedError, inflate, looks_like_text
-from haiku.core.convert.formats import FileFormat, format_of, unavailable_reason
+from haiku.core.convert.formats import FORMATS_HINT, FileFormat, format_of, unavailable_reason
 from haiku.core.errors import ConversionError
 
 
@@ -54,10 +54,7 @@ class FileConverter:
         path = Path(path)
         spec = format_of(path.name)
         if spec is None:
-            raise ConversionError(
-                f"{path}: unsupported file type {path.suffix or '(none)'}; `haiku-ingester formats` lists the "
-                "supported ones"
-            )
+            raise ConversionError.hinted(f"{path}: unsupported file type {path.suffix or '(none)'}", FORMATS_HINT)
         reason = unavailable_reason(path.suffix)
         if reason is not None:
             raise ConversionError(f"{path}: {reason}")

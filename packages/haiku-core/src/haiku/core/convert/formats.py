@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import shutil
 
+from haiku.core.errors import Hint
 from haiku.core.formats import (
     CONVERTERS,
     FORMATS,
@@ -26,9 +27,13 @@ from haiku.core.formats import (
     legacy_target,
 )
 
+# What a caller given an unsupported file can do: read the table (a command line prints it).
+FORMATS_HINT = Hint("list-formats", "format_rows() of haiku.core.convert.formats lists the supported ones")
+
 __all__ = [
     "CONVERTERS",
     "FORMATS",
+    "FORMATS_HINT",
     "TEXT_CONVERTERS",
     "FileFormat",
     "format_of",

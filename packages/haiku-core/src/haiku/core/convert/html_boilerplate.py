@@ -6,7 +6,7 @@ inside an article, main or section) that holds no ``<h1>``, elements whose ARIA 
 banner, search or complementary, and elements whose id or class names them as
 navigation (``nav``, ``menu``, ``sidebar``, ``breadcrumb``, ``footer``,
 Wikipedia's language links ``p-lang`` and ``interlanguage``, DocBook's
-``navigation`` tables, Texinfo's ``header`` and ``nav-panel``). A page that
+``navheader`` and ``navfooter`` (Prev/Next/Home link tables), Texinfo's ``header`` and ``nav-panel``). A page that
 would be left with almost no words this way is kept whole: the markers misled.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 _TAGS = ("nav", "footer", "aside", "script", "style", "noscript")
 _ROLES = {"navigation", "contentinfo", "banner", "search", "complementary"}
 _NAMES = re.compile(
-    r"(?:^|[-_\s])(?:nav|navbar|navigation|nav-panel|menu|sidebar|side-bar|breadcrumbs?|footer|site-footer|"
+    r"(?:^|[-_\s])(?:nav|navbar|navigation|nav-panel|navheader|navfooter|menu|sidebar|side-bar|breadcrumbs?|footer|site-footer|"
     r"p-lang|interlanguage|interlanguage-link|language-list|lang-list|languages|catlinks|mw-navigation|"
     r"mw-panel|skip-link|cookie-banner|printfooter)(?:$|[-_\s])",
     re.IGNORECASE,

@@ -1,7 +1,8 @@
 """The PDF layout step: structure for the lines of docling's native pipeline (docs/ingester.md, "PDF layout").
 
-The native pipeline reads a PDF's text layer as one ``text`` item per line. This
-step rebuilds the document page by page: the bundled layout model
+The native pipeline reads a PDF's text layer as one ``text`` item per line; each
+line gets its type size and weight from the text layer's characters
+(``layout_fonts``). This step rebuilds the document page by page: the bundled layout model
 (``layout_model``) finds the page's regions, the lines become blocks
 (``layout_blocks``): section headers with levels (``layout_headings``, settled
 over the whole document by ``layout_levels``), tables
@@ -19,6 +20,7 @@ from typing import Any
 
 from haiku.core.convert.layout_blocks import Block, PageLayout, recurring_edge_texts
 from haiku.core.convert.layout_continuation import OpenParagraph, carry_on, continues
+from haiku.core.convert.layout_fonts import with_fonts
 from haiku.core.convert.layout_headings import SIGNALS, HeadingRule, pdf_outline
 from haiku.core.convert.layout_levels import settled_levels
 from haiku.core.convert.layout_lines import Line, is_ocr_page, page_lines
@@ -51,6 +53,7 @@ def _rebuilt(
     from docling_core.types.doc import DoclingDocument
 
     heights = {no: page.size.height for no, page in native.pages.items()}
+    lines = _with_fonts(pdf, native, lines, ocr_pages)
     outline = pdf_outline(pdf) if "outline" in signals else []
     headings = HeadingRule([x for page in lines.values() for x in page], outline, signals)
     recurring = recurring_edge_texts(lines, heights)
@@ -76,6 +79,23 @@ def _rebuilt(
         open_paragraph = _emit(document, page_no, height, layout.blocks(on_page), open_paragraph)
     _settle_levels(document, by_numbering=not outline)
     return document
+
+
+def _with_fonts(pdf: Any, native: Any, lines: dict[int, list[Line]], ocr_pages: frozenset[int]) -> dict[int, list[Line]]:
+    """The lines of each page with the text layer's type sizes and weights (``layout_fonts``)."""
+    fitted = {}
+    for page_no, on_page in lines.items():
+        page = native.pages.get(page_no)
+        read_by_ocr = page_no in ocr_pages or (page is not None and is_ocr_page(on_page, page.size.width, page.size.height))
+        if page is None or read_by_ocr or page_no > len(pdf):
+            fitted[page_no] = on_page
+            continue
+        pdf_page = pdf[page_no - 1]
+        try:
+            fitted[page_no] = with_fonts(pdf_page, on_page, page.size.height)
+        finally:
+            pdf_page.close()
+    return fitted
 
 
 def _settle_levels(document: Any, *, by_numbering: bool) -> None:

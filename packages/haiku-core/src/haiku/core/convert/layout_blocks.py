@@ -11,8 +11,10 @@ before a caption before a title before text); then:
 - the lines inside a table drawn with ruling lines (``layout_rulings``) where
   the layout model found no table are that table, its cells from the grid;
 - the lines of a table region whose runs form a grid are one table;
-- a heading-shaped line the heading rule accepts is a heading (a heading that
-  wraps is one heading);
+- a heading-shaped line the heading rule accepts is a heading, unless its row
+  ends in a page number (a table of contents' entry) (a heading that
+  wraps is one heading, and the label set above a chapter's title, "Chapter 1"
+  or "CHAPTER ONE", is part of it);
 - the lines of a caption region are one caption;
 - the other lines are paragraphs: runs of lines of one region, one under the
   other, without a gap wider than a line's height or a bullet starting a line.
@@ -28,8 +30,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from haiku.core.convert.layout_headings import HeadingRule
-from haiku.core.convert.layout_lines import Line, without_digits
+from haiku.core.convert.layout_headings import HeadingRule, chapter_label
+from haiku.core.convert.layout_lines import Line, starts_with_bullet, without_digits
 from haiku.core.convert.layout_model import Region
 from haiku.core.convert.layout_rulings import RuledTable
 from haiku.core.convert.layout_tables import table_data
@@ -40,8 +42,8 @@ RECURRING_PAGES = 3  # edge text on this many pages (numbers aside) is a running
 FIGURE_MAX_LINES = 6  # a "figure" holding more text lines than this is text the model mistook
 PARAGRAPH_GAP = 0.8  # a gap between lines wider than this share of a line's height starts a paragraph
 _PAGE_NUMBER = re.compile(r"^(page\s+)?([0-9]{1,4}|[ivxlcdm]{1,6})(\s*(/|of)\s*[0-9]{1,4})?$", re.IGNORECASE)
-_BULLET = ("•", "◦", "▪", "–", "‣", "·", "- ", "* ")
 _CAPTION = re.compile(r"^(fig(ure)?|table|tab)\.?\s*\d+[a-z]?\s*[.:]", re.IGNORECASE)
+LABEL_DISTANCE = 6.0  # line heights between a chapter's label ("Chapter 1") and its title
 CAPTION_DISTANCE = 2.0  # line heights between a "Figure 1: ..." paragraph and its picture or table
 _PRIORITY = {"table": 0, "figure": 1, "figure_caption": 2, "table_caption": 2, "title": 3, "header": 4, "footer": 4}
 
@@ -161,7 +163,7 @@ class PageLayout:
             region = region_of[id(region_lines[0])]
             of = "table" if region is not None and region.label == "table_caption" else "figure"
             blocks.append(Block("caption", sorted(region_lines, key=lambda x: (x.top, x.left)), caption_of=of))
-        blocks += self._headings_and_paragraphs(rest, region_of)
+        blocks += self._headings_and_paragraphs(rest, region_of, contents_entries(lines))
         blocks += figures
         _captions_by_wording(blocks)
         return reading_order(blocks, self.width)
@@ -198,19 +200,32 @@ class PageLayout:
         if _PAGE_NUMBER.match(line.text) and (outermost or _edge(line, self.height, EDGE_BAND)):
             return kind
         if label in ("header", "footer") and body and _edge(line, self.height, REGION_EDGE_BAND):
-            # a chapter heading at the top of its page is no running header
-            return "" if self.headings.level(line, in_title_region=False) is not None else kind
+            # a chapter heading (or its label, "CHAPTER") at the top of its page is no running header
+            heading = self.headings.level(line, in_title_region=False) is not None or chapter_label(line.text)
+            return "" if heading else kind
         return ""
 
-    def _headings_and_paragraphs(self, lines: list[Line], region_of: dict[int, Region | None]) -> list[Block]:
+    def _headings_and_paragraphs(
+        self, lines: list[Line], region_of: dict[int, Region | None], contents: set[int]
+    ) -> list[Block]:
+        """``contents``: the ids of table-of-contents entries, which are no headings."""
         blocks: list[Block] = []
         open_paragraphs: list[Block] = []
+        alone = bold_heads(lines)
         for line in sorted(lines, key=lambda x: (x.top, x.left)):
             region = region_of[id(line)]
-            level = self.headings.level(line, in_title_region=region is not None and region.label == "title")
+            in_title = region is not None and region.label == "title"
+            level = None if id(line) in contents else self.headings.level(
+                line, in_title_region=in_title, alone=id(line) in alone
+            )
             if level is not None:
                 previous = blocks[-1] if blocks else None
-                if previous is not None and previous.kind == "heading" and previous.level == level and _follows(
+                if previous is not None and _labels(previous, line):
+                    previous.kind, previous.level = "heading", min(level, previous.level or level)
+                    previous.add(line)
+                    if previous in open_paragraphs:
+                        open_paragraphs.remove(previous)
+                elif previous is not None and previous.kind == "heading" and previous.level == level and _follows(
                     previous.lines[-1], line
                 ):
                     previous.add(line)
@@ -219,7 +234,7 @@ class PageLayout:
                 continue
             for paragraph in reversed(open_paragraphs[-8:]):
                 last = paragraph.lines[-1]
-                if region_of[id(last)] is region and _follows(last, line) and not line.text.startswith(_BULLET):
+                if region_of[id(last)] is region and _follows(last, line) and not starts_with_bullet(line.text):
                     paragraph.add(line)
                     break
             else:
@@ -227,6 +242,47 @@ class PageLayout:
                 open_paragraphs.append(paragraph)
                 blocks.append(paragraph)
         return blocks
+
+
+def bold_heads(lines: list[Line]) -> set[int]:
+    """The ids of the bold lines that stand alone above a paragraph: no other line on their
+    row, the nearest line under them regular and within two line heights, and a gap above
+    them (they do not carry on the paragraph before)."""
+    heads = set()
+    for line in lines:
+        if not line.bold:
+            continue
+        beside = below = above = None
+        for other in lines:
+            if other is line:
+                continue
+            if min(line.bottom, other.bottom) - max(line.top, other.top) > 0.3 * min(line.height, other.height):
+                beside = other
+                break
+            sideways = min(line.right, other.right) > max(line.left, other.left)
+            if sideways and other.top >= line.bottom - 0.3 * line.height and (below is None or other.top < below.top):
+                below = other
+            if sideways and other.bottom <= line.top + 0.3 * line.height and (above is None or other.bottom > above.bottom):
+                above = other
+        if beside is not None or below is None or below.bold or below.top - line.bottom > 2 * line.height:
+            continue
+        if above is None or line.top - above.bottom > PARAGRAPH_GAP * line.height or above.text.endswith((".", ":", "!", "?")):
+            heads.add(id(line))
+    return heads
+
+
+def contents_entries(lines: list[Line]) -> set[int]:
+    """The ids of the lines whose row ends in a page number set apart to their right: entries
+    of a table of contents ("2 Related work ... 3"), which repeat the headings they point at."""
+    numbers = [x for x in lines if _PAGE_NUMBER.match(x.text)]
+    entries = set()
+    for line in lines:
+        for number in numbers:
+            overlap = min(line.bottom, number.bottom) - max(line.top, number.top)
+            if number.left > line.right and overlap >= 0.5 * min(line.height, number.height):
+                entries.add(id(line))
+                break
+    return entries
 
 
 def _captions_by_wording(blocks: list[Block]) -> None:
@@ -242,6 +298,13 @@ def _captions_by_wording(blocks: list[Block]) -> None:
                 block.kind = "caption"
                 block.caption_of = "table" if target.kind == "table" else "figure"
                 break
+
+
+def _labels(block: Block, line: Line) -> bool:
+    """``block`` is the label set above the chapter title ``line`` ("Chapter 1", "CHAPTER ONE")."""
+    last = block.lines[-1]
+    near = 0 <= line.top - last.bottom <= LABEL_DISTANCE * last.height
+    return block.kind in ("heading", "text") and near and all(chapter_label(x.text) for x in block.lines)
 
 
 def _holds(box: tuple[float, float, float, float], line: Line) -> bool:

@@ -1,6 +1,6 @@
 """Which lines of a PDF are section headings, and at what level (docs/ingester.md, "PDF layout").
 
-Three signals, measured on real manuals (bench/pdf_layout.py):
+Four signals, measured on real manuals (bench/pdf_layout.py):
 
 - the font size: a line set larger than the body text (the size most of the
   document's characters have) and shaped like a heading (short, not ending a
@@ -8,7 +8,11 @@ Three signals, measured on real manuals (bench/pdf_layout.py):
 - the PDF outline (bookmarks), where the file has one: a line that reads as an
   entry of the outline on that entry's page is a heading at the outline's level;
 - the layout model's ``title`` regions, for headings set at the body size
-  (bold run-in headings): a short line alone in such a region.
+  (bold run-in headings): a short line alone in such a region;
+- the weight: a short bold line standing alone above a paragraph (no other line
+  on its row, a regular line right under it) heads it, even at the body size.
+
+The sizes are type sizes read from the text layer's characters (``layout_fonts``).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from haiku.core.convert.layout_lines import Line, normalized
+from haiku.core.convert.layout_lines import Line, normalized, starts_with_bullet
+from haiku.core.convert.titles import cover_word
 
 SIZE_RATIO = 1.18  # a heading's line is at least this much taller than the body text's
 # Below this width per character, in line heights, a "line" is two lines the text layer merged
@@ -27,10 +32,29 @@ MIN_CHAR_WIDTH = 0.3
 MAX_HEADING_CHARS = 150
 MAX_HEADING_WORDS = 20
 MAX_LEVEL = 6
-SIGNALS = frozenset({"size", "outline", "title"})  # all three by default; bench/pdf_layout.py measures each alone
+SIGNALS = frozenset({"size", "outline", "title", "bold"})  # all by default; bench/pdf_layout.py measures each alone
+BOLD_HEAD_SIZE = 0.95  # a bold heading at the body size is set no smaller than this share of it
+TITLE_PAGES = 3  # a title page is one of the document's first pages
+TITLE_PAGE_BODY_LINES = 3  # ... with fewer lines at the body size than this
 _NUMBERING = re.compile(r"^(appendix\s+)?(\d+|[a-z])(\.\d+)*\.?\s+", re.IGNORECASE)
 _LEADERS = re.compile(r"(\.\s?){3,}\s*\S*$")  # a table-of-contents line: "Title . . . . 24"
 _LETTER = re.compile(r"[^\W\d_]")
+# Lines set like headings that a reader does not take for one: a callout box's label, a release
+# line or copyright notice, a date (a title page's, a letter's); and a cover's word, an issue or page number (``cover_word``).
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_NOT_HEADINGS = re.compile(
+    r"(?i)^(?:(?:note|tip|hint|caution|warning|important|attention|danger|remark|notice):?"
+    r"|(?:release|version|revision|rev\.)\s*\d+(?:\.\d+)*[a-z]?(?:,?\s+(?:of\s+)?[\w ,.]*\d{4})?"
+    r"|(?:copyright\s+(?:©|\(c\)|\d{4})|©\s*\d{4}|\(c\)\s*\d{4}).*"
+    rf"|(?:[a-z]+day,?\s+)?(?:\d{{1,2}}\.?\s+)?{_MONTH}\s+(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?\d{{4}}"
+    r"|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4})$"
+)
+# "Chapter 1", "CHAPTER", "ONE", "Part II": the label set above a chapter's title, part of it
+_CHAPTER_LABEL = re.compile(
+    r"(?i)^(?:(?:chapter|part|appendix|book|section)(?:\s+(?:\d+|[ivxlc]+|[a-z]))?"
+    r"|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen"
+    r"|seventeen|eighteen|nineteen|twenty)\.?$"
+)
 
 
 @dataclass(frozen=True)
@@ -56,13 +80,21 @@ def pdf_outline(pdf: Any) -> list[OutlineEntry]:
 
 
 def heading_shaped(text: str) -> bool:
-    """Short, with a letter, and not the end of a sentence or a clause."""
+    """Short, with a letter, and not the end of a sentence or a clause, a list item, a callout's
+    label ("Note", "Tip"), a cover's word or a date."""
     words = text.split()
     if not 0 < len(text) <= MAX_HEADING_CHARS or len(words) > MAX_HEADING_WORDS or not _LETTER.search(text):
         return False
-    if text.endswith((",", ";", ":", "-", "\u00ad")) or _LEADERS.search(text):
+    if text.endswith((",", ";", ":", "-", "\u00ad")) or _LEADERS.search(text) or starts_with_bullet(text):
+        return False
+    if _NOT_HEADINGS.match(text.strip()) or cover_word(text):
         return False
     return not (text.endswith(".") and len(words) > 6)
+
+
+def chapter_label(text: str) -> bool:
+    """``Chapter 1``, ``CHAPTER``, ``ONE``: a line that labels the chapter title set under it."""
+    return bool(_CHAPTER_LABEL.match(text.strip()))
 
 
 def title_key(text: str) -> str:
@@ -70,7 +102,8 @@ def title_key(text: str) -> str:
 
 
 def _size(line: Line) -> float:
-    return round(line.height * 2) / 2
+    """The line's type size (``layout_fonts``), else its box's height, to the half point."""
+    return line.size if line.size > 0 else round(line.height * 2) / 2
 
 
 class HeadingRule:
@@ -92,6 +125,30 @@ class HeadingRule:
             if key:
                 self._outline.setdefault((entry.page_no, key), min(entry.level, MAX_LEVEL))
         self._learn_levels_from_outline(lines)
+        self.title_page, self._title_size = self._find_title_page(lines)
+        # the title page's title stands above every other heading
+        self._below_title = 1 if self.title_page is not None else 0
+
+    def _find_title_page(self, lines: list[Line]) -> tuple[int | None, float]:
+        """The page (and the type size of the title on it) where a document opens with a title
+        page: the first of its first pages to hold a line in a heading's size, when that page has
+        almost no body text (a title, a subtitle, authors, a date) and other pages follow it (a
+        one-page memo's heading is its own). None without one."""
+        if any(line.size > 0 for line in lines):
+            lines = [line for line in lines if line.size > 0]  # a scanned cover's OCR text is no title page
+        if not lines:
+            return None, 0.0
+        first, last = min(line.page_no for line in lines), max(line.page_no for line in lines)
+        for page_no in range(first, min(first + TITLE_PAGES, last)):  # a title page has pages after it
+            on_page = [line for line in lines if line.page_no == page_no]
+            large = [line for line in on_page if self._large(line) and heading_shaped(line.text)]
+            if not large:
+                continue
+            body = [line for line in on_page if not self._large(line) and _size(line) <= self.body_size * 1.05]
+            if len(body) >= TITLE_PAGE_BODY_LINES:
+                return None, 0.0
+            return page_no, max(_size(line) for line in large)
+        return None, 0.0
 
     def _learn_levels_from_outline(self, lines: list[Line]) -> None:
         """Where the outline names headings, their size takes the outline's level, and a size
@@ -121,17 +178,25 @@ class HeadingRule:
     def _large(self, line: Line) -> bool:
         if self.body_size <= 0 or _size(line) < self.body_size * SIZE_RATIO:
             return False
-        return line.right - line.left >= MIN_CHAR_WIDTH * line.height * len(line.text)
+        # a box's height can be two merged lines'; a type size read from the characters cannot
+        return line.size > 0 or line.right - line.left >= MIN_CHAR_WIDTH * line.height * len(line.text)
 
-    def level(self, line: Line, *, in_title_region: bool) -> int | None:
-        """The line's heading level, or None when it is not a heading."""
-        if not heading_shaped(line.text):
+    def level(self, line: Line, *, in_title_region: bool, alone: bool = False) -> int | None:
+        """The line's heading level, or None when it is not a heading (a line ending in a
+        footnote marker is a body line; on a title page, only the title is a heading).
+        ``alone``: the line stands alone above a paragraph (``layout_blocks``); then, bold
+        and short, it heads that paragraph even at the body size."""
+        if not heading_shaped(line.text) or line.marker:
             return None
+        if line.page_no == self.title_page:
+            return 1 if self._large(line) and _size(line) >= self._title_size else None
         level = self._outline_level(line)
         if level is not None:
-            return level
+            return min(level + self._below_title, MAX_LEVEL)
         if "size" in self._signals and self._large(line):
-            return self._size_levels.get(_size(line), MAX_LEVEL)
-        if "title" in self._signals and in_title_region and len(line.text.split()) <= 12 and not line.text.endswith("."):
-            return min(len(self._size_levels) + 1, MAX_LEVEL)
+            return min(self._size_levels.get(_size(line), MAX_LEVEL) + self._below_title, MAX_LEVEL)
+        short = len(line.text.split()) <= 12 and not line.text.endswith(".")
+        bold_head = alone and line.bold and _size(line) >= BOLD_HEAD_SIZE * self.body_size
+        if short and (("title" in self._signals and in_title_region) or ("bold" in self._signals and bold_head)):
+            return min(len(self._size_levels) + 1 + self._below_title, MAX_LEVEL)
         return None

@@ -4,7 +4,7 @@ Each heading first gets a level from its own signals (``layout_headings``: the
 outline, else the rank of its font size). Two document-wide rules then settle them:
 
 - numbering: in a document without an outline, a numbered heading ("3", "3.2",
-  "3.2.1", "A.1") sits at the level of its numbering depth, so that a chapter
+  "3.2.1", "A.1", "Chapter 3 ...") sits at the level of its numbering depth, so that a chapter
   set a point larger on one page than on another, or at the size of its
   sections, still stands above them. A depth takes the most prominent level its
   headings have, and always comes under the depth above it; an unnumbered
@@ -19,12 +19,19 @@ from __future__ import annotations
 import re
 
 MIN_NUMBERED = 3  # numbered headings a document needs for numbering to set levels
+_CHAPTER = re.compile(
+    r"(?i)^chapter\s+(?:\d+|[ivxlc]+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen"
+    r"|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty)\b\.?\s+\S"
+)
 _NUMBER = re.compile(r"^(?:appendix\s+)?((?:\d+|[A-Z])(?:\.\d+)*)\.?\s+\S", re.IGNORECASE)
 
 
 def numbering_depth(text: str) -> int | None:
-    """How deep a heading's numbering goes ("3" 1, "3.2.1" 3, "A.1" 2), None when unnumbered.
-    A lone letter numbers an appendix only when the word says so ("Appendix A")."""
+    """How deep a heading's numbering goes ("3" 1, "3.2.1" 3, "A.1" 2, "Chapter 1 Overview" and
+    "CHAPTER ONE SCOPE" 1), None when unnumbered. A lone letter numbers an appendix only when
+    the word says so ("Appendix A")."""
+    if _CHAPTER.match(text.strip()):
+        return 1
     found = _NUMBER.match(text.strip())
     if found is None:
         return None

@@ -23,6 +23,9 @@ class Line:
     top: float
     right: float
     bottom: float
+    size: float = 0.0  # the type size most of its characters have (``layout_fonts``); 0: unknown
+    bold: bool = False
+    marker: bool = False  # ends or opens with a footnote marker
 
     @property
     def height(self) -> float:
@@ -56,6 +59,14 @@ def is_ocr_page(lines: list[Line], width: float, height: float) -> bool:
     """A page read by OCR: its text comes as paragraphs boxed by the whole page, not as lines."""
     area = max(width * height, 1.0)
     return any((line.right - line.left) * line.height >= OCR_PAGE_SHARE * area for line in lines)
+
+
+BULLETS = ("•", "◦", "▪", "–", "‣", "·", "- ", "* ", "\uf0b7", "\u25cf", "\u25a0", "\u2013 ")
+
+
+def starts_with_bullet(text: str) -> bool:
+    """The line opens a list item ("• Name of the file")."""
+    return text.lstrip().startswith(BULLETS)
 
 
 _SPACES = re.compile(r"\s+")

@@ -86,8 +86,47 @@ def _text_serializer(*, plain_text: bool) -> Any:
     return TextSerializer()
 
 
+def _table_serializer() -> Any:
+    """Tables as ``table_text`` reads them: one line per row, each cell naming its row and column."""
+    from docling_core.transforms.serializer.base import BaseTableSerializer
+    from docling_core.transforms.serializer.common import create_ser_result
+    from docling_core.types.doc import RichTableCell
+
+    from haiku.core.convert.sheets import table_comments
+    from haiku.core.convert.table_text import grid_of, table_lines
+
+    class TableSerializer(BaseTableSerializer):
+        def serialize(self, *, item: Any, doc_serializer: Any, doc: Any, **kwargs: Any) -> Any:
+            parts = []
+            caption = doc_serializer.serialize_captions(item=item, **kwargs)
+            if caption.text:
+                parts.append(caption)
+            if item.self_ref not in doc_serializer.get_excluded_refs(**kwargs):
+                # A rich cell's items are this table's: they count as visited once it is written.
+                visited = kwargs.get("visited")
+                local = {**kwargs, "visited": set(visited)} if visited is not None else kwargs
+
+                def text_of(cell: Any) -> str:
+                    if isinstance(cell, RichTableCell):
+                        return doc_serializer.serialize(item=cell.ref.resolve(doc), **local).text
+                    return str(cell.text)
+
+                by_cell, rest = table_comments(item, doc)
+                data = item.data
+                grid = grid_of(data.num_rows, data.num_cols, data.table_cells, text_of, by_cell)
+                lines = table_lines(grid) + [f"({note})" for note in rest]
+                if lines:
+                    if visited is not None:
+                        visited.update(local["visited"])
+                    parts.append(create_ser_result(text="\n".join(lines), span_source=item))
+            return create_ser_result(text="\n\n".join(p.text for p in parts), span_source=parts)
+
+    return TableSerializer()
+
+
 def chunking_serializers(*, plain_text: bool = False) -> Any:
-    """docling's chunking serializers with the inline and code-fence rules (``_text_serializer``)."""
+    """docling's chunking serializers with the inline and code-fence rules (``_text_serializer``)
+    and tables read by ``table_text``."""
     from docling_core.transforms.chunker.hierarchical_chunker import (
         ChunkingDocSerializer,
         ChunkingSerializerProvider,
@@ -95,10 +134,13 @@ def chunking_serializers(*, plain_text: bool = False) -> Any:
 
     inline = _inline_serializer()
     text = _text_serializer(plain_text=plain_text)
+    table = _table_serializer()
 
     class Provider(ChunkingSerializerProvider):
         def get_serializer(self, doc: Any) -> Any:
-            return ChunkingDocSerializer(doc=doc, inline_serializer=inline, text_serializer=text)
+            return ChunkingDocSerializer(
+                doc=doc, inline_serializer=inline, text_serializer=text, table_serializer=table
+            )
 
     return Provider()
 
@@ -108,13 +150,13 @@ def inline_keeping_chunker(**options: Any) -> Any:
     (split as plain text when it is over the token budget), and a table over the budget is
     split between its cells.
 
-    A table reaches a chunk as "row, column = value" sentences, one after another on one
-    line. docling's header-repeating split (``repeat_table_header``, on by default) expects a
+    A table reaches a chunk as "row, column = value" sentences, a line per row
+    (``table_text``). docling's header-repeating split (``repeat_table_header``, on by default) expects a
     markdown table instead: it found no header in that line, put a stray ``| - |`` before
     every piece, cut cells in half, and searched the whole remaining line again for every
     piece, so a 400-row CSV took 22 s to chunk (2,000 rows: past the conversion limit).
-    Split as text, every piece ends between two cells, each naming its row and column, and
-    the same table chunks in 0.6 s (docs/ingester.md, "Pipeline").
+    Split as text, every piece ends between two rows or two cells, each naming its row and
+    column, and the same table chunks in 0.6 s (docs/ingester.md, "Pipeline").
     """
     from docling.chunking import HybridChunker
     from docling_core.transforms.chunker.hierarchical_chunker import DocChunk, DocMeta

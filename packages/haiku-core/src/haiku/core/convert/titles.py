@@ -2,7 +2,9 @@
 
 A document's title is the one the file declares of itself (``declared_titles``:
 a web page's ``<h1>`` or ``<title>``, document properties, a PDF's ``/Title``,
-LaTeX's ``\\title``); else its first heading; else, for plain text and PDFs
+LaTeX's ``\\title``); else its first heading at the top level in use on its first
+pages (a PDF's title page sets its title above every other heading: ``layout_headings``),
+never a list item, a cover's word, an issue or page number; else, for plain text and PDFs
 (whose text layer may have no heading the layout step finds), a first paragraph
 that reads as a title (``title_line``); else the file name, as text: a name whose bytes are not UTF-8
 (``caf\\xe9.md``) reads with U+FFFD in their place (``readable_name``), since a
@@ -17,10 +19,23 @@ from pathlib import Path
 from typing import Any
 
 TITLE_MAX_CHARS = 100
+TITLE_PAGES = 3  # a PDF's title is set on one of its first pages
 _NOT_A_TITLE = re.compile(
     r"(?i)^(untitled|no title|title|document\d*|presentation\d*|powerpoint presentation|slide \d+|book\d*|sheet\d*)$"
     r"|\.(docx?|pdf|odt|rtf|tex|dvi|txt|pptx?|xlsx?|html?|epub)$|^microsoft "
 )
+
+# A cover's word, an issue or page number: set large on a first page, never a document's title
+_NOT_A_TITLE_LINE = re.compile(
+    r"(?i)^(?:(?:(?:inside\s+)?(?:front|back)\s+)?cover(?:\s+page)?"
+    r"|(?:no\.?|nr\.?|issue|vol\.?|volume|number|page|#)\s*\d+(?:\s*(?:/|of)\s*\d+)?"
+    r"|제\s*\d+\s*[호권]|第\s*\d+\s*[号號期卷])$"
+)
+
+
+def cover_word(text: str) -> bool:
+    """``Front cover``, ``Issue 12``, ``제1695호``, ``Page 3``: large print that titles nothing."""
+    return bool(_NOT_A_TITLE_LINE.match(" ".join(text.split())))
 
 
 def readable_name(name: str) -> str:
@@ -31,7 +46,7 @@ def readable_name(name: str) -> str:
 def choose_title(document: Any, name: str, fallback: str | None, declared: str | None = None) -> str:
     """``declared``: the title the file declares of itself (``declared_titles``), first;
     ``fallback``: a title the text suggests (a plain-text title line), when the document has no heading."""
-    return declared or first_heading(document) or fallback or Path(name).name
+    return declared or first_heading(document) or plausible_title(fallback) or Path(name).name
 
 
 def title_line(text: str) -> str | None:
@@ -52,7 +67,7 @@ def title_line(text: str) -> str | None:
 
 
 def pdf_title(data: bytes) -> str | None:
-    """The title a PDF's metadata records, unless it is a placeholder or a file name."""
+    """The title a PDF's metadata records, unless it is a placeholder, a file name or a cover's word."""
     try:
         import pypdfium2
 
@@ -63,7 +78,15 @@ def pdf_title(data: bytes) -> str | None:
             pdf.close()
     except Exception:  # a PDF docling read but pdfium cannot: no title from it
         return None
-    return usable_title(title)
+    return plausible_title(title)
+
+
+def plausible_title(text: str | None) -> str | None:
+    """``text`` as a title unless it is no title (``usable_title``), a list item or a cover's word."""
+    title = usable_title(text)
+    if title is None or cover_word(title) or title.startswith(("•", "◦", "▪", "‣", "·", "- ", "* ")):
+        return None
+    return title
 
 
 def usable_title(title: str | None) -> str | None:
@@ -78,13 +101,24 @@ def usable_title(title: str | None) -> str | None:
 
 
 def first_heading(document: Any) -> str | None:
-    """The document's first title or section heading, in reading order."""
+    """The document's first title, else its first section heading; of a paged document, the first
+    at the top level in use on its first pages. A heading that is no
+    title (``plausible_title``: a bullet, "Front cover") is passed over."""
     from docling_core.types.doc import DocItemLabel
 
+    headings: list[tuple[int, str, int]] = []  # (page, text, level)
     for item, _level in document.iterate_items():
         label = getattr(item, "label", None)
-        if label in (DocItemLabel.TITLE, DocItemLabel.SECTION_HEADER):
-            text = (getattr(item, "text", "") or "").strip()
-            if text:
-                return text
-    return None
+        if label not in (DocItemLabel.TITLE, DocItemLabel.SECTION_HEADER):
+            continue
+        text = plausible_title((getattr(item, "text", "") or "").strip())
+        if text and label == DocItemLabel.TITLE:
+            return text
+        if text:
+            prov = getattr(item, "prov", None) or []
+            headings.append((prov[0].page_no if prov else 0, text, int(getattr(item, "level", 1) or 1)))
+    if not headings or headings[0][0] == 0:  # no pages (a web page, a text file): its first heading
+        return headings[0][1] if headings else None
+    first_pages = [h for h in headings if h[0] < headings[0][0] + TITLE_PAGES]
+    top = min(level for _, _, level in first_pages)
+    return next(text for _, text, level in first_pages if level == top)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class TermCounts(Protocol):
@@ -78,29 +78,39 @@ class GlobalIdf:
         self._databases = list(databases)
         self._enabled = enabled and len(self._databases) > 1
         self._words = list(words)
-        self._all: asyncio.Task[dict[int, dict[str, float]]] | None = None
-        self._each: dict[int, asyncio.Task[Mapping[str, float]]] = {}  # by id() of the database
+        self._all: asyncio.Task[None] | None = None
+        # By id() of the database: futures, not tasks, so a search over many databases starts one task here.
+        self._each: dict[int, asyncio.Future[Mapping[str, float]]] = {}
 
     async def __aenter__(self) -> GlobalIdf:
         if self._enabled:
+            loop = asyncio.get_running_loop()
+            self._each = {id(db): loop.create_future() for _, db in self._databases}
             self._all = asyncio.ensure_future(self._compute())
-            self._each = {id(db): asyncio.ensure_future(self._pick(order)) for order, db in self._databases}
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        tasks = [task for task in (self._all, *self._each.values()) if task is not None]
+        tasks: list[asyncio.Future[Any]] = [task for task in (self._all, *self._each.values()) if task is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    def for_store(self, database: object) -> asyncio.Task[Mapping[str, float]] | None:
+    def for_store(self, database: object) -> asyncio.Future[Mapping[str, float]] | None:
         return self._each.get(id(database))
 
-    async def _compute(self) -> dict[int, dict[str, float]]:
-        statistics = await asyncio.gather(*(db.fts_statistics(self._words) for _, db in self._databases))
-        boosts = global_idf_boosts(statistics)
-        return {order: factors for (order, _), factors in zip(self._databases, boosts, strict=True)}
-
-    async def _pick(self, order: int) -> Mapping[str, float]:
-        assert self._all is not None
-        return (await self._all)[order]
+    async def _compute(self) -> None:
+        try:
+            statistics = await asyncio.gather(*(db.fts_statistics(self._words) for _, db in self._databases))
+            boosts = global_idf_boosts(statistics)
+        except BaseException as error:
+            for future in self._each.values():
+                if not future.done():
+                    if isinstance(error, asyncio.CancelledError):
+                        future.cancel()
+                    else:
+                        future.set_exception(error)
+            raise
+        for (_, db), factors in zip(self._databases, boosts, strict=True):
+            future = self._each[id(db)]
+            if not future.done():
+                future.set_result(factors)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,12 +59,39 @@ def _select(connection: sqlite3.Connection, table: str, key: str, values: Sequen
     return rows
 
 
+def _spelled_counts(
+    connection: sqlite3.Connection, words: Sequence[str], version: int
+) -> dict[str, tuple[Any, Any]] | None:
+    """Each of ``words`` the file spells, with its token and that token's chunk count (0 when none),
+    read in one statement with the version the file describes; None when that is not ``version``."""
+    found: dict[str, tuple[Any, Any]] = {}
+    for start in range(0, max(1, len(words)), _IN_BATCH):
+        part = list(words[start : start + _IN_BATCH])
+        marks = ",".join("?" * len(part))
+        rows = connection.execute(
+            "SELECT NULL, NULL, value FROM meta WHERE key = 'version' UNION ALL "
+            "SELECT s.word, s.token, coalesce(w.chunks, 0) FROM spellings s LEFT JOIN words w ON w.token = s.token "
+            f"WHERE s.word IN ({marks})",
+            part,
+        ).fetchall()
+        if not rows or rows[0] != (None, None, version):
+            return None
+        found.update((word, (token, chunks)) for word, token, chunks in rows[1:])
+    return found
+
+
+_VERSION = "SELECT value FROM meta WHERE key = 'version'"
 _ignored: set[Path] = set()
 
 
-@dataclass(frozen=True)
 class WordStatsFile:
-    path: Path
+    """One database's file: read by searches (``lookup``), kept by its writer."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        # (stamp, read-only connection, chunk count): the version a reader last found described.
+        self._reader: tuple[Stamp, sqlite3.Connection, int] | None = None
+        self._reading = threading.Lock()  # one connection: lookups from several threads take turns
 
     # --- reading (any process) ---------------------------------------------------
     def lookup(
@@ -75,39 +103,76 @@ class WordStatsFile:
         into tokens by ``tokenize`` (the index's tokenizer, loaded only then),
         or, with ``tokenize=None``, left to be counted.
         A word the index splits in several tokens is left to be counted.
+
+        A reader keeps one read-only connection per described version (a
+        connection costs more than the lookup, and each query word of a
+        long-lived client's searches is new): each lookup reads the version
+        the file describes in the same statement as the counts, so a writer
+        moving the file on between two lookups is always seen.
         """
         import sqlite3
 
+        with self._reading:
+            held = self._held_at(stamp)
+            if held is None:
+                return None
+            connection, chunks = held
+            lower = sorted({word for word in words if word == word.lower()})
+            try:
+                # One statement, one snapshot: the version it describes and the spelled words' counts.
+                found = _spelled_counts(connection, lower, stamp.version)
+                if found is None:
+                    self._drop()  # the writer moved it on: the next version's lookups reopen it
+                    return None
+                tokens: dict[str, Any] = {}
+                for word in (word for word in lower if word not in found):
+                    made = None if tokenize is None else tokenize(word)
+                    tokens[word] = None if made is None or len(made) > 1 else (made[0] if made else "")
+                wanted = sorted({token for token in tokens.values() if token})
+                counted = dict(_select(connection, "words", "token", wanted)) if wanted else {}
+                if wanted and connection.execute(_VERSION).fetchone() != (stamp.version,):
+                    self._drop()
+                    return None
+            except sqlite3.Error as error:
+                self._drop()
+                self._ignored(f"unreadable: {type(error).__name__}")
+                return None
+        for word, token in tokens.items():
+            found[word] = (token, counted.get(token, 0) if token else 0)  # "": the index keeps no token of it
+        if not all(token is None or isinstance(token, str) for token, _ in found.values()):
+            self._ignored("a spelling's token is not text")
+            return None
+        if not all(_whole(n, chunks) for token, n in found.values() if token):
+            self._ignored("a word count is not a whole number from 0 to the chunk count")
+            return None
+        return chunks, {word: n for word, (token, n) in found.items() if token is not None}
+
+    def _held_at(self, stamp: Stamp) -> tuple[sqlite3.Connection, int] | None:
+        """The held connection and chunk count for ``stamp``, opened and checked once per version."""
+        import sqlite3
+
+        if self._reader is not None and self._reader[0] == stamp:
+            return self._reader[1], self._reader[2]
+        self._drop()
         connection = self._connect(read_only=True)
         if connection is None:
             return None
         try:
             chunks = self._chunks_at(connection, stamp)
-            if chunks is None:
-                return None
-            lower = sorted({word for word in words if word == word.lower()})
-            spelled: dict[str, Any] = dict(_select(connection, "spellings", "word", lower))
-            if not all(token is None or isinstance(token, str) for token in spelled.values()):
-                self._ignored("a spelling's token is not text")
-                return None
-            for word in (word for word in lower if word not in spelled):
-                tokens = None if tokenize is None else tokenize(word)
-                spelled[word] = None if tokens is None or len(tokens) > 1 else (tokens[0] if tokens else "")
-            tokens = sorted({token for token in spelled.values() if token})
-            found = dict(_select(connection, "words", "token", tokens))
         except sqlite3.Error as error:
+            connection.close()
             self._ignored(f"unreadable: {type(error).__name__}")
             return None
-        finally:
+        if chunks is None:
             connection.close()
-        if not all(_whole(n, chunks) for n in found.values()):
-            self._ignored("a word count is not a whole number from 0 to the chunk count")
             return None
-        counts: dict[str, int] = {}
-        for word, token in spelled.items():
-            if token is not None:
-                counts[word] = found.get(token, 0) if token else 0  # "": the index keeps no token of it
-        return chunks, counts
+        self._reader = (stamp, connection, chunks)
+        return connection, chunks
+
+    def _drop(self) -> None:
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader[1].close()
 
     # --- the writer --------------------------------------------------------------
     def describes(self, stamp: Stamp) -> bool:

@@ -13,6 +13,10 @@ same BM25, the same rows in the same order.
   query it runs once.
 * Dropped when the version moves; remote databases and filtered queries
   keep LanceDB's table.
+* Where the database's chunk columns are held in memory (``vector_memory``,
+  with the engine's row ids), the query asks for row ids and scores only and
+  the rows come from memory: reading the candidates' columns was most of the
+  query's cost (docs/benchmarks.md, "Federation near the engine's floor").
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from haiku.core.store.handles import Handles
 from haiku.core.store.schema import CHUNKS
+from haiku.core.store.vector_memory import VectorMemory
 
 if TYPE_CHECKING:
     from lancedb.table import AsyncTable
@@ -42,8 +47,9 @@ def _lance_query(text: str, boosts: Mapping[str, float] | None, column: str) -> 
 class FullTextDataset:
     """One database's prepared full-text handle (see the module docstring)."""
 
-    def __init__(self, handles: Handles) -> None:
+    def __init__(self, handles: Handles, memory: VectorMemory) -> None:
         self.handles = handles
+        self.memory = memory
         self._held: tuple[int, Any] | None = None  # (version, lance dataset)
         self._seen: tuple[int, int] | None = None  # (version, queries asked of it)
 
@@ -55,17 +61,36 @@ class FullTextDataset:
         column: str,
         columns: list[str],
         limit: int,
+        *,
+        version: int | None = None,
     ) -> list[tuple[dict[str, Any], float]] | None:
-        """``(row, BM25)`` best first, as the table's query gives them; None: ask the table."""
+        """``(row, BM25)`` best first, as the table's query gives them; None: ask the table.
+
+        ``version``: the table's, when the caller knows it (a pinned table); read otherwise.
+        """
         path = self.handles.location.path
         if path is None:
             return None
-        version = await table.version()
+        if version is None:
+            version = await table.version()
         try:
             dataset = self._dataset(path / f"{CHUNKS}.lance", version)
-            if dataset is None:
-                return None
+        except Exception:
+            return None  # the table names the failure (below)
+        if dataset is None:
+            return None
+        # The chunk columns held in memory: the engine names its rows and scores them, no column read.
+        held = await self.memory.held(table, version)
+        try:
             query = _lance_query(text, boosts, column)
+            if held is not None:
+                found = await asyncio.to_thread(
+                    dataset.to_table, columns=["_score"], with_row_id=True, limit=limit, full_text_query=query
+                )
+                positions = held.positions(found.column("_rowid").to_numpy())
+                if positions is not None:
+                    rows = held.rows(positions, columns)
+                    return list(zip(rows, found.column("_score").to_pylist(), strict=True))
             found = await asyncio.to_thread(
                 dataset.to_table, columns=[*columns, "_score"], limit=limit, full_text_query=query
             )

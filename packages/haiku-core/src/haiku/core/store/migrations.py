@@ -2,9 +2,10 @@
 
 Version 1 is the initial schema. Each later change to the stored layout adds a
 ``Migration`` to ``MIGRATIONS``; a database whose settings record a lower
-version has that step pending. Opening never applies a step: ``Store.migrate``
-(``Migrator.migrate``) does, under the writer lock, moving the recorded version
-forward one step at a time so an interrupted migration resumes where it stopped.
+version has that step pending. Opening never applies a step:
+``store.migrator.migrate()`` (``Migrator.migrate``) does, under the writer
+lock, moving the recorded version forward one step at a time so an
+interrupted migration resumes where it stopped.
 
 ``MIGRATIONS`` is a plain module-level list so tests (and future code) can
 append steps; it is read at call time, never cached.
@@ -161,7 +162,7 @@ def migration_required_message(stored_version: int, steps: list[Migration]) -> s
 
 
 # What to do about pending migrations, as a front end may word it its own way (haiku.core.errors).
-MIGRATE_HINT = Hint("migrate", "Migrate it (Store.migrate) to upgrade.", joiner=" ")
+MIGRATE_HINT = Hint("migrate", "Migrate it (store.migrator.migrate()) to upgrade.", joiner=" ")
 
 
 class Migrator:

@@ -46,22 +46,7 @@ from haiku.core.store.migrations import (
     migration_required_message,
     pending_migrations,
 )
-from haiku.core.store.schema import (
-    CHUNKS,
-    DOCUMENT_ITEMS,
-    DOCUMENTS,
-    PAGE_IMAGES,
-    PICTURE_VECTORS,
-    SETTINGS,
-    TABLES,
-    StoreSettings,
-    chunks_schema,
-    document_items_schema,
-    documents_schema,
-    page_images_schema,
-    picture_vectors_schema,
-    tables_at,
-)
+from haiku.core.store.schema import SETTINGS, TABLES, StoreSettings, data_table_schemas, tables_at
 
 log = get_logger("haiku.core.store")
 
@@ -197,11 +182,8 @@ async def _create(handles: Handles, lock: WriterLock) -> bool:
         if await database_exists(handles.location, config, db):
             return False
         dim = config.embeddings.model.vector_dim
-        await db.create_table(DOCUMENTS, schema=documents_schema(), exist_ok=True)
-        await db.create_table(CHUNKS, schema=chunks_schema(dim), exist_ok=True)
-        await db.create_table(DOCUMENT_ITEMS, schema=document_items_schema(), exist_ok=True)
-        await db.create_table(PAGE_IMAGES, schema=page_images_schema(), exist_ok=True)
-        await db.create_table(PICTURE_VECTORS, schema=picture_vectors_schema(dim), exist_ok=True)
+        for name, schema in data_table_schemas(dim).items():
+            await db.create_table(name, schema=schema, exist_ok=True)
         settings = StoreSettings(
             schema_version=current_schema_version(),
             identity=EmbedderIdentity.from_config(config.embeddings.model),
@@ -278,7 +260,7 @@ async def _load(handles: Handles, *, skip_validation: bool) -> None:
             "store.rebuild_interrupted",
             database=handles.name,
             marker=handles.settings.rebuild_marker,
-            hint="rerun `haiku-ingester rebuild` to complete it",
+            hint="run the rebuild again to complete it",
         )
 
 

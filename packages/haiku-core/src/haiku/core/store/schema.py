@@ -189,6 +189,17 @@ def chunks_schema(vector_dim: int) -> pa.Schema:
     )
 
 
+def data_table_schemas(vector_dim: int) -> dict[str, pa.Schema]:
+    """Every table but the settings, with its schema, in the order a new database creates them."""
+    return {
+        DOCUMENTS: documents_schema(),
+        CHUNKS: chunks_schema(vector_dim),
+        DOCUMENT_ITEMS: document_items_schema(),
+        PAGE_IMAGES: page_images_schema(),
+        PICTURE_VECTORS: picture_vectors_schema(vector_dim),
+    }
+
+
 def settings_schema() -> pa.Schema:
     return pa.schema(
         [

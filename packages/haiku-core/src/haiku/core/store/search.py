@@ -68,7 +68,7 @@ class Search:
         self.handles = handles
         self.reads = reads
         self.memory = VectorMemory(handles)
-        self.text_dataset = FullTextDataset(handles)
+        self.text_dataset = FullTextDataset(handles, self.memory)
 
     @property
     def name(self) -> str | None:
@@ -181,12 +181,12 @@ class Search:
         where = await self._prefilter(filter)
         if where is _NO_MATCH or limit <= 0:
             return [], []
-        table = await self._pinned_chunks_table()
+        table, version = await self._pinned_chunks_table()
         vector_list, fts_list = await asyncio.gather(
             self._fetch(
-                lambda n: self._vector_rows(table, query_vector, n, where, with_vectors), limit, enrich
+                lambda n: self._vector_rows(table, query_vector, n, where, with_vectors, version), limit, enrich
             ),
-            self._fts_list(table, query, limit, where, with_vectors, enrich, fts_boosts)
+            self._fts_list(table, query, limit, where, with_vectors, enrich, fts_boosts, version)
             if query.strip()
             else _empty(),
         )
@@ -243,24 +243,30 @@ class Search:
         ids = await self.reads.document_ids_matching(filter)
         return sql_in("document_id", ids) if ids else _NO_MATCH
 
-    async def _pinned_chunks_table(self) -> AsyncTable:
+    async def _pinned_chunks_table(self) -> tuple[AsyncTable, int | None]:
+        """The chunks table at its current version, and that version (None: a tag's, read when needed).
+
+        The version travels with the pinned table, so its lists need not read it again.
+        """
         handles = self.handles
         if handles.tag is not None:
-            return handles.chunks  # checked out at the tag: already one version
+            return handles.chunks, None  # checked out at the tag: already one version
         version = await handles.chunks.version()
         pinned = handles.pinned_chunks
         if pinned is not None and pinned[0] == version:
-            return pinned[1]
+            return pinned[1], version
         table = await handles.connection.open_table(CHUNKS, version=version)
         handles.pinned_chunks = (version, table)
-        return table
+        return table, version
 
     async def _vector_rows(
-        self, table: AsyncTable, query_vector: Sequence[float], limit: int, where: Any, with_vectors: bool
-    ) -> list[tuple[dict[str, Any], float]]:
+        self, table: AsyncTable, query_vector: Sequence[float], limit: int, where: Any, with_vectors: bool,
+        version: int | None = None,
+    ) -> list[tuple[dict[str, Any], float]]:  # fmt: skip
         if where is None:
             # A small database's vectors in memory: the flat scan's rows and distances, no column read.
-            found = await self.memory.nearest(table, query_vector, limit, self.handles.chunk_columns(with_vectors))
+            columns = self.handles.chunk_columns(with_vectors)
+            found = await self.memory.nearest(table, query_vector, limit, columns, version=version)
             if found is not None:
                 return [({**row, "_distance": d}, 1.0 / (1.0 + max(0.0, d))) for row, d in found]
         search = self.handles.config.search
@@ -290,6 +296,7 @@ class Search:
         with_vectors: bool,
         enrich: bool,
         boosts: Boosts | None,
+        version: int | None = None,
     ) -> list[SearchResult]:
         factors: Mapping[str, float] | None = None
         if boosts is not None:
@@ -297,7 +304,7 @@ class Search:
             if not factors:  # no word of the query is in any database searched
                 return []
         return await self._fetch(
-            lambda n: self._fts_rows(table, text, factors, n, where, with_vectors), limit, enrich
+            lambda n: self._fts_rows(table, text, factors, n, where, with_vectors, version), limit, enrich
         )
 
     async def _fts_rows(
@@ -308,11 +315,12 @@ class Search:
         limit: int,
         where: Any,
         with_vectors: bool,
+        version: int | None = None,
     ) -> list[tuple[dict[str, Any], float]]:
         columns = self.handles.chunk_columns(with_vectors)
         if where is None:
             # The engine's cheapest path: the Lance dataset under the table (a long-lived process).
-            found = await self.text_dataset.rows(table, text, factors, FTS_COLUMN, columns, limit)
+            found = await self.text_dataset.rows(table, text, factors, FTS_COLUMN, columns, limit, version=version)
             if found is not None:
                 return found
         query = (

@@ -56,15 +56,34 @@ class _Budget:
 BUDGET = _Budget()
 
 
-class _Loaded:
-    """One table version's vectors (float32, read-only) and the other chunk columns, row for row."""
+class HeldRows:
+    """One table version's vectors (float32, read-only) and the other chunk columns, row for row,
+    with each row's id in the engine (``_rowid``), by which a full-text query names its rows."""
 
-    def __init__(self, version: int, matrix: np.ndarray, columns: pa.Table, size: int) -> None:
+    def __init__(self, version: int, matrix: np.ndarray, columns: pa.Table, row_ids: np.ndarray, size: int) -> None:
         self.version = version
         self.matrix = matrix
         self.norms = np.linalg.norm(matrix, axis=1)
         self.columns = columns
+        self._by_id = np.argsort(row_ids, kind="stable")
+        self._sorted_ids = row_ids[self._by_id]
         self._finalizer = weakref.finalize(self, BUDGET.free, size)
+
+    def positions(self, row_ids: np.ndarray) -> np.ndarray | None:
+        """Where each of the engine's row ids sits in ``columns``; None when one is not held."""
+        found = np.searchsorted(self._sorted_ids, row_ids)
+        if len(found) and (found.max() >= len(self._sorted_ids) or (self._sorted_ids[found] != row_ids).any()):
+            return None
+        return self._by_id[found]
+
+    def rows(self, positions: np.ndarray, columns: list[str]) -> list[dict[str, Any]]:
+        """The rows at ``positions``, with ``columns`` (the vector from the matrix)."""
+        wanted = [name for name in columns if name != "vector"]
+        rows = self.columns.select(wanted).take(positions).to_pylist()
+        if "vector" in columns:
+            for row, index in zip(rows, positions, strict=True):
+                row["vector"] = self.matrix[index].tolist()
+        return rows
 
     def release(self) -> None:
         self._finalizer()
@@ -75,29 +94,37 @@ class VectorMemory:
 
     def __init__(self, handles: Handles) -> None:
         self.handles = handles
-        self._loaded: _Loaded | None = None
+        self._loaded: HeldRows | None = None
         self._seen: tuple[int, int] | None = None  # (version, queries asked of it)
         self._engine_only: int | None = None  # a version that stays with the engine (indexed, over budget)
 
     async def nearest(
-        self, table: AsyncTable, query_vector: Sequence[float], limit: int, columns: list[str]
-    ) -> list[tuple[dict[str, Any], float]] | None:
-        """``(row, distance)`` of the ``limit`` nearest chunks, as the flat scan gives them; None: use the engine."""
+        self, table: AsyncTable, query_vector: Sequence[float], limit: int, columns: list[str],
+        *, version: int | None = None,
+    ) -> list[tuple[dict[str, Any], float]] | None:  # fmt: skip
+        """``(row, distance)`` of the ``limit`` nearest chunks, as the flat scan gives them; None: use the engine.
+
+        ``version``: the table's, when the caller knows it (a pinned table); read otherwise.
+        """
+        if self.handles.config.search.memory_vectors_mb <= 0:
+            return None
+        loaded = await self.held(table, await table.version() if version is None else version)
+        return None if loaded is None else self._search(loaded, query_vector, limit, columns)
+
+    async def held(self, table: AsyncTable, version: int) -> HeldRows | None:
+        """This table version's rows in memory, loaded on the second call at a version; None: use the engine."""
         budget_mb = self.handles.config.search.memory_vectors_mb
         if budget_mb <= 0:
             return None
-        version = await table.version()
         loaded = self._loaded
-        if loaded is None or loaded.version != version:
-            if loaded is not None:
-                self._loaded = None
-                loaded.release()
-            loaded = await self._load(table, version, budget_mb)
-            if loaded is None:
-                return None
-        return self._search(loaded, query_vector, limit, columns)
+        if loaded is not None and loaded.version == version:
+            return loaded
+        if loaded is not None:
+            self._loaded = None
+            loaded.release()
+        return await self._load(table, version, budget_mb)
 
-    async def _load(self, table: AsyncTable, version: int, budget_mb: int) -> _Loaded | None:
+    async def _load(self, table: AsyncTable, version: int, budget_mb: int) -> HeldRows | None:
         if self._engine_only == version:
             return None
         seen = self._seen
@@ -113,12 +140,13 @@ class VectorMemory:
             self._engine_only = version
             return None
         try:
-            data = await table.query().select(self.handles.chunk_columns(with_vectors=True)).to_arrow()
+            data = await table.query().select(self.handles.chunk_columns(with_vectors=True)).with_row_id().to_arrow()
+            row_ids = data.column("_rowid").to_numpy()
             vectors = data.column("vector").combine_chunks()
             matrix = np.asarray(vectors.values.to_numpy(zero_copy_only=False), dtype=np.float32)
             matrix = matrix.reshape(len(data), self.handles.vector_dim)
             matrix.setflags(write=False)
-            columns = data.drop_columns(["vector"])
+            columns = data.drop_columns(["vector", "_rowid"])
         except BaseException:
             BUDGET.free(size)
             raise
@@ -128,12 +156,12 @@ class VectorMemory:
             self._engine_only = version
             return None
         size += columns.nbytes
-        loaded = _Loaded(version, matrix, columns, size)
+        loaded = HeldRows(version, matrix, columns, row_ids, size)
         self._loaded = loaded
         return loaded
 
     def _search(
-        self, loaded: _Loaded, query_vector: Sequence[float], limit: int, columns: list[str]
+        self, loaded: HeldRows, query_vector: Sequence[float], limit: int, columns: list[str]
     ) -> list[tuple[dict[str, Any], float]]:
         query = np.asarray(query_vector, dtype=np.float32)
         matrix = loaded.matrix
@@ -151,9 +179,5 @@ class VectorMemory:
         cutoff = np.partition(distances, count - 1)[count - 1] if count < len(distances) else np.inf
         near = np.flatnonzero(distances <= cutoff) if count < len(distances) else np.arange(len(distances))
         nearest = near[np.lexsort((near, distances[near]))][:count]
-        wanted = [name for name in columns if name != "vector"]
-        rows = loaded.columns.select(wanted).take(nearest).to_pylist()
-        if "vector" in columns:
-            for row, index in zip(rows, nearest, strict=True):
-                row["vector"] = matrix[index].tolist()
+        rows = loaded.rows(nearest, columns)
         return [(row, float(distances[index])) for row, index in zip(rows, nearest, strict=True)]

@@ -6,7 +6,13 @@ on first use: the pipeline imports ``manual.source`` without the writer.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # type checkers see the real names; at run time they load on first use
+    from haiku.ingester.manual.api import AddFailedError, Ingester
+    from haiku.ingester.manual.errors import AddRefusedError, DeleteRefusedError, UrlRefusedError
+    from haiku.ingester.manual.session import AddResult
+    from haiku.ingester.manual.source import MANUAL_SOURCE_ID
 
 _LAZY = {
     "Ingester": "haiku.ingester.manual.api",
@@ -18,7 +24,15 @@ _LAZY = {
     "MANUAL_SOURCE_ID": "haiku.ingester.manual.source",
 }
 
-__all__ = list(_LAZY)
+__all__ = [
+    "MANUAL_SOURCE_ID",
+    "AddFailedError",
+    "AddRefusedError",
+    "AddResult",
+    "DeleteRefusedError",
+    "Ingester",
+    "UrlRefusedError",
+]
 
 
 def __getattr__(name: str) -> Any:

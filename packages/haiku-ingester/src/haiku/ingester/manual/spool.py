@@ -42,8 +42,14 @@ class GivenFields:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GivenFields:
-        return cls(**{k: data.get(k) for k in ("uri", "title", "etag", "last_modified", "fetched_hash")},
-                   metadata=dict(data.get("metadata") or {}))  # fmt: skip
+        return cls(
+            uri=str(data["uri"]),
+            title=data.get("title"),
+            metadata=dict(data.get("metadata") or {}),
+            etag=data.get("etag"),
+            last_modified=data.get("last_modified"),
+            fetched_hash=data.get("fetched_hash"),
+        )
 
 
 def _read_fields(folder: Path) -> GivenFields | None:
@@ -51,7 +57,7 @@ def _read_fields(folder: Path) -> GivenFields | None:
         data = json.loads((folder / FIELDS).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return GivenFields.from_json(data) if isinstance(data, dict) else None
+    return GivenFields.from_json(data) if isinstance(data, dict) and isinstance(data.get("uri"), str) else None
 
 
 def _key(uri: str) -> str:

@@ -7,10 +7,10 @@ import hashlib
 import os
 import stat
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from haiku.core.convert.file_bytes import InflatedTooLargeError, NotCompressedError, inflate, looks_like_text
-from haiku.core.convert.formats import format_of, unavailable_reason
+from haiku.core.convert.formats import FileFormat, format_of, unavailable_reason
 from haiku.ingester.errors import (
     BinaryContentError,
     ContentMismatchError,
@@ -50,17 +50,23 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def inspect_file(path: Path, *, max_file_size: int) -> FileFacts:
-    """Stat a file and decide whether the pipeline can take it; permanent errors say why not."""
-    suffix = path.suffix.lower()
-    spec = format_of(path.name)
+def checked_format(path: PurePath | str, name: str, suffix: str) -> FileFormat:
+    """The format a file converts as, for folders and object storage alike; a permanent error
+    when no converter takes ``name`` (``suffix`` as the message shows it) or this machine cannot."""
+    spec = format_of(name)
     if spec is None:
         raise UnknownFileTypeError(
             f"{path}: unsupported file type {suffix or '(none)'}; `haiku-ingester formats` lists the supported ones"
         )
-    reason = unavailable_reason(suffix)
+    reason = unavailable_reason(suffix.lower())
     if reason is not None:
         raise UnsupportedFileError(f"{path}: {reason}")
+    return spec
+
+
+def inspect_file(path: Path, *, max_file_size: int) -> FileFacts:
+    """Stat a file and decide whether the pipeline can take it; permanent errors say why not."""
+    spec = checked_format(path, path.name, path.suffix.lower())
     try:
         st = os.stat(path)
     except FileNotFoundError:

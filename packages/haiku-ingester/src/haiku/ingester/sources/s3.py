@@ -17,17 +17,15 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from haiku.core.config import RetryConfig, S3SourceConfig
-from haiku.core.convert.formats import format_of, unavailable_reason
+from haiku.core.convert.formats import format_of
 from haiku.core.errors import database_label
 from haiku.ingester.errors import (
     EmptyFileError,
     FileTooLargeError,
     MissingFileError,
-    UnknownFileTypeError,
-    UnsupportedFileError,
 )
 from haiku.ingester.skips import SkipReason, SkipTally
-from haiku.ingester.sources.files import FileFacts, check_bytes
+from haiku.ingester.sources.files import FileFacts, check_bytes, checked_format
 from haiku.ingester.sources.fs import FileEntry, matches
 
 S3_INSTALL = "pip install 'haiku-ingester[s3]'"
@@ -185,15 +183,7 @@ class S3Source:
     # --- reading -----------------------------------------------------------------
     def inspect(self, path: ObjectPath, *, max_file_size: int) -> FileFacts:
         """The object's facts (format, size, revision); permanent errors say why it cannot be taken."""
-        spec = format_of(path.name)
-        if spec is None:
-            raise UnknownFileTypeError(
-                f"{path}: unsupported file type {path.suffix or '(none)'}; "
-                "`haiku-ingester formats` lists the supported ones"
-            )
-        reason = unavailable_reason(path.suffix.lower())
-        if reason is not None:
-            raise UnsupportedFileError(f"{path}: {reason}")
+        spec = checked_format(path, path.name, path.suffix)
         try:
             head = self.client.head_object(Bucket=self.bucket, Key=self.key_of(path))
         except Exception as exc:

@@ -57,7 +57,7 @@ def explain_unconfigured(opts: GlobalOptions, error: SourceUnavailableError) -> 
     configured = config.lancedb.databases or config.lancedb.uri is not None
     if config.config_path is not None or configured or error.database != DEFAULT_DATABASE_NAME:
         return error
-    return SourceUnavailableError.unconfigured(DEFAULT_DATABASE_NAME, config_lookup(), config.data_dir)
+    return SourceUnavailableError.unconfigured(DEFAULT_DATABASE_NAME, config_lookup("--config"), config.data_dir)
 
 
 def options(ctx: typer.Context) -> GlobalOptions:

@@ -44,6 +44,7 @@ HINTS: dict[str, Wording] = {
     "reprocess": lambda facts: (
         f"(with it on, `haiku-ingester reprocess --db-name {_db_name(facts)}` stores them)"
     ),
+    "list-formats": lambda facts: "`haiku-ingester formats` lists the supported ones",
     "find-boxes": lambda facts: "(its boxes are in `search --json` and `get --items`)",
     "rebuild": lambda facts: (
         f"re-embed it with `haiku-ingester rebuild --db-name {_db_name(facts)}` or configure the recorded embedder"

@@ -41,6 +41,7 @@ def _index_line(state: dict[str, Any]) -> str:
 
 def _print_info(info: "DatabaseInfo") -> None:
     from haiku.core.processing_identity import describe_recorded
+    from haiku.rag.client import reprocess_command
 
     typer.echo(f"name: {info.name}")
     typer.echo(f"path: {shown_location(info.configured_location)}")
@@ -53,7 +54,7 @@ def _print_info(info: "DatabaseInfo") -> None:
     else:
         typer.echo("embedder: not recorded")
     typer.echo(f"vector dimension: {info.vector_dim}")
-    typer.echo(f"processing: {describe_recorded(info.processing, documents=info.documents)}")
+    typer.echo(f"processing: {describe_recorded(info.processing, documents=info.documents, reprocess=reprocess_command())}")
     typer.echo(f"documents: {info.documents}")
     typer.echo(f"chunks: {info.chunks}")
     typer.echo(f"fts index: {_index_line(info.fts_index or {})}")

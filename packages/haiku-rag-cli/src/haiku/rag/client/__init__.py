@@ -9,7 +9,7 @@ from haiku.core.store import History
 from haiku.rag.client._analysis import Analysis, Program
 from haiku.rag.client._client import HaikuRAG
 from haiku.rag.client._database import Database
-from haiku.rag.client._diagnostics import Check, DatabaseInfo, doctor
+from haiku.rag.client._diagnostics import Check, DatabaseInfo, doctor, reprocess_command
 from haiku.rag.client._example_config import example_config, write_example_config
 from haiku.rag.client._search import SearchResults
 
@@ -27,5 +27,6 @@ __all__ = [
     "SearchType",
     "doctor",
     "example_config",
+    "reprocess_command",
     "write_example_config",
 ]

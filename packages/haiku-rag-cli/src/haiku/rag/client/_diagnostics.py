@@ -23,6 +23,11 @@ if TYPE_CHECKING:
 
 Status = Literal["ok", "warn", "fail"]
 
+
+def reprocess_command(name: str | None = None) -> str:
+    """How a `haiku-rag` user re-processes a database: the ingester's command (doctor, info, the inspector)."""
+    return f"`haiku-ingester reprocess --db-name {name}`" if name is not None else "`haiku-ingester reprocess`"
+
 PACKAGES = ("haiku-core", "haiku-rag-cli", "haiku-ingester", "lancedb")
 
 
@@ -88,8 +93,7 @@ def processing_check(recorded: dict[str, Any] | None, config: AppConfig, documen
 
     drift = compare_processing(recorded, processing_identity(config), documents=documents)
     status: Status = "ok" if drift.state in ("matches", "empty") else "warn"
-    command = f"`haiku-ingester reprocess --db-name {name}`"  # doctor speaks as `haiku-rag` does
-    return Check("processing", status, drift.predicate(name, reprocess=command))
+    return Check("processing", status, drift.predicate(name, reprocess=reprocess_command(name)))
 
 
 def shared_embedder_check(identities: list[tuple[str | None, EmbedderIdentity | None]]) -> Check:
@@ -233,7 +237,7 @@ async def doctor(config: AppConfig, scope: DatabaseScope, *, skip_providers: boo
     where = (
         str(config.config_path)
         if config.config_path
-        else f"defaults: no config file found (looked at: {'; '.join(config_lookup())})"
+        else f"defaults: no config file found (looked at: {'; '.join(config_lookup('--config'))})"
     )
     checks = [Check("config", "ok", where)]
     identities: list[tuple[str | None, EmbedderIdentity | None]] = []

@@ -1,7 +1,7 @@
 """Starting the jailed process and speaking its control channel.
 
-The jail (``_jail.py``) runs under ``unshare`` in new user, mount, network,
-PID, IPC and UTS namespaces. This side owns the wall clock: when
+The jail (the ``jail`` folder, run as a script) runs under ``unshare`` in new
+user, mount, network, PID, IPC and UTS namespaces. This side owns the wall clock: when
 ``timeout_s`` passes, the whole process group is killed, and with it the PID
 namespace (its init dies, so the kernel kills every process left in it).
 
@@ -32,7 +32,7 @@ from typing import Any
 
 from haiku.rag.sandbox.errors import SandboxUnavailableError
 
-JAIL = Path(__file__).with_name("_jail.py")
+JAIL = Path(__file__).with_name("jail")  # run as a folder: its modules import one another by name
 # The system tree the interpreter needs; everything else of the host stays out.
 SYSTEM_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
 MEMORY_BYTES = 2 * 1024**3

@@ -19,28 +19,16 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.driver import Driver
 from textual.widgets import DataTable, Footer, Header, Input, OptionList, Static
-from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 from textual.widgets.option_list import Option
 
 from haiku.core.models import Chunk, Document, SearchResult
 from haiku.rag.apps.inspector.catalog import READ_ERRORS, Catalog, DatabaseEntry, document_matches
 from haiku.rag.apps.inspector.dialogs import HELP, PagesDialog, SearchDialog, TextDialog
-from haiku.rag.apps.inspector.render import (
-    chunk_line,
-    chunk_text,
-    database_line,
-    page_text,
-    report_text,
-    when,
-)
+from haiku.rag.apps.inspector.document_table import DocumentTable
+from haiku.rag.apps.inspector.render import chunk_line, chunk_text, database_line, page_text, report_text
 from haiku.rag.apps.inspector.workers import read_worker, unless_closing
 
-# The URI last: a long one runs off the pane's edge, never the counts or dates.
-# Rows listed before the first paint (a tall terminal's screenful), then per refresh.
-FIRST_ROWS = 100
-ROW_BATCH = 500
 COUNT_BATCH = 1000  # documents whose chunks one read counts
-COLUMNS = (("title", "Title"), ("chunks", "Chunks"), ("created", "Created"), ("updated", "Updated"), ("uri", "URI"))
 
 
 class InspectorApp(App[None]):
@@ -68,11 +56,9 @@ class InspectorApp(App[None]):
         self.document: Document | None = None
         self.chunks: list[Chunk] = []
         self.chunk: Chunk | None = None
-        self.counts: dict[tuple[str | None, str], int] = {}
         self.scores: dict[tuple[str | None, str | None], float] = {}
         self.pending: SearchResult | None = None
         self.exit_after_first_screen = exit_after_first_screen
-        self.rows_to_add: list[Document] = []  # the shown documents whose rows follow the first screen
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver, except in a Linux or macOS terminal: there, one that quits without a pause."""
@@ -96,7 +82,7 @@ class InspectorApp(App[None]):
             with Vertical(id="documents-pane") as documents:
                 documents.border_title = "Documents"
                 yield Input(placeholder="filter by title, URI or id (f)", id="document-filter")
-                yield DataTable(id="documents", cursor_type="row", zebra_stripes=True)
+                yield DocumentTable(id="documents")
         with Horizontal(id="bottom"):
             chunks = OptionList(id="chunks")
             chunks.border_title = "Chunks"
@@ -111,9 +97,6 @@ class InspectorApp(App[None]):
 
     def on_mount(self) -> None:
         self.sub_title = f"read-only · {len(self.entries)} database{'s' if len(self.entries) != 1 else ''}"
-        table = self.query_one("#documents", DataTable)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
         databases = self.query_one("#databases", OptionList)
         databases.focus()
         if self.entries:
@@ -131,9 +114,8 @@ class InspectorApp(App[None]):
             return
         self.entry = entry
         self.documents = []
-        self.rows_to_add = []
         self.query_one("#documents-pane").border_title = f"Documents of {entry.heading}"
-        self.query_one("#documents", DataTable).clear()
+        self.query_one("#documents", DocumentTable).forget_rows()
         self._show_chunks(None, [])
         self.load_documents(entry)
 
@@ -172,18 +154,10 @@ class InspectorApp(App[None]):
         return [d for d in self.documents if document_matches(d, text)]
 
     def _fill_documents(self) -> None:
-        """List the shown documents: a screenful at once, the rest a batch per refresh.
-
-        The table measures every cell it is given before it paints, so a database
-        of many thousand documents would show nothing until all were measured.
-        """
-        table = self.query_one("#documents", DataTable)
-        table.clear()
+        """List the shown documents, then count the chunks of those not counted yet."""
+        table = self.query_one("#documents", DocumentTable)
         shown = self.shown_documents()
-        self.rows_to_add = shown[FIRST_ROWS:]
-        self._add_rows(shown[:FIRST_ROWS])
-        if self.rows_to_add:
-            self.call_after_refresh(self._add_next_rows, self.rows_to_add)
+        table.show(shown)
         pane = self.query_one("#documents-pane")
         total = len(self.documents)
         pane.border_subtitle = f"{len(shown)} of {total}" if len(shown) != total else f"{total}"
@@ -191,35 +165,9 @@ class InspectorApp(App[None]):
             self._show_chunks(None, [])
             self.query_one("#chunk-text", Static).update(Text("No documents.", style="dim"))
         # Counted once the listing is on screen: the first screen waits on no count.
-        uncounted = [d for d in shown if (d.source, d.id or "") not in self.counts]
+        uncounted = table.uncounted(shown)
         if uncounted and self.entry is not None:
             self.call_after_refresh(self.count_chunks, self.entry, uncounted)
-
-    def _add_rows(self, documents: list[Document]) -> None:
-        table = self.query_one("#documents", DataTable)
-        for document in documents:
-            count = self.counts.get((document.source, document.id or ""))
-            table.add_row(
-                Text(document.title or "(untitled)"),
-                "…" if count is None else str(count),
-                when(document.created_at),
-                when(document.updated_at),
-                Text(document.uri or ""),
-                key=document.id,
-            )
-
-    def _add_next_rows(self, rows: list[Document]) -> None:
-        if rows is not self.rows_to_add:
-            return  # the listing was refilled (another database, another filter) meanwhile
-        self.rows_to_add = rows[ROW_BATCH:]
-        self._add_rows(rows[:ROW_BATCH])
-        if self.rows_to_add:
-            self.call_after_refresh(self._add_next_rows, self.rows_to_add)
-
-    def _add_remaining_rows(self) -> None:
-        """Every shown document listed now (a jump needs its row)."""
-        rows, self.rows_to_add = self.rows_to_add, []
-        self._add_rows(rows)
 
     @read_worker("counts")
     async def count_chunks(self, entry: DatabaseEntry, documents: list[Document]) -> None:
@@ -233,15 +181,9 @@ class InspectorApp(App[None]):
                 return
             if entry != self.entry:
                 return  # another database is shown now
+            table = self.query_one("#documents", DocumentTable)
             for document_id, count in counts.items():
-                self._set_count(by_id[document_id], count)
-
-    def _set_count(self, document: Document, count: int) -> None:
-        self.counts[(document.source, document.id or "")] = count
-        try:
-            self.query_one("#documents", DataTable).update_cell(document.id or "", "chunks", str(count))
-        except (CellDoesNotExist, RowDoesNotExist):
-            pass  # filtered out meanwhile
+                table.set_count(by_id[document_id], count)
 
     @on(Input.Changed, "#document-filter")
     def _filter_changed(self) -> None:
@@ -278,7 +220,7 @@ class InspectorApp(App[None]):
             return
         if self.document is None or self.document.id != document.id:
             return
-        self._set_count(document, len(chunks))
+        self.query_one("#documents", DocumentTable).set_count(document, len(chunks))
         self._show_chunks(document, chunks)
         self._follow_pending()
 
@@ -359,8 +301,8 @@ class InspectorApp(App[None]):
                 with filter_box.prevent(Input.Changed):
                     filter_box.value = ""
                 self._fill_documents()
-            self._add_remaining_rows()
-            table = self.query_one("#documents", DataTable)
+            table = self.query_one("#documents", DocumentTable)
+            table.add_remaining_rows()
             with table.prevent(DataTable.RowHighlighted):
                 table.move_cursor(row=table.get_row_index(document.id or ""))
             table.focus()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from haiku.core.processing_identity import describe_recorded
+from haiku.rag.client import reprocess_command
 
 if TYPE_CHECKING:
     from haiku.core.models import Chunk, SearchResult
@@ -122,7 +123,8 @@ def report_text(report: DatabaseReport) -> Text:
         "embedder",
         f"{embedder['provider']}/{embedder['model']}, {embedder['vector_dim']} dimensions" if embedder else "not recorded",
     ))
-    rows.append(("processing", describe_recorded(info.processing, documents=info.documents)))
+    processing = describe_recorded(info.processing, documents=info.documents, reprocess=reprocess_command())
+    rows.append(("processing", processing))
     rows.append(("created", info.created_at or "—"))
     rows.append(("documents", str(info.documents)))
     rows.append(("chunks", str(info.chunks)))

@@ -54,7 +54,7 @@ def test_a_queue_file_of_the_previous_schema_gains_the_forced_column(tmp_path):
     conn = sqlite3.connect(path)  # back to the schema before forced jobs, with a job queued
     conn.executescript(
         "DROP INDEX jobs_ready_by_database; ALTER TABLE sweeps DROP COLUMN skipped; "
-        "ALTER TABLE sync_state DROP COLUMN skipped; "
+        "ALTER TABLE sync_state DROP COLUMN skipped; ALTER TABLE sync_state DROP COLUMN unreadable; "
         "ALTER TABLE jobs DROP COLUMN forced; ALTER TABLE jobs DROP COLUMN followup_forced; "
         "DROP TABLE processing; DROP TABLE reprocessing; PRAGMA user_version = 2; "
         "INSERT INTO jobs (database, source_id, uri, op, status, enqueued_at, updated_at) "

@@ -21,6 +21,11 @@ def iso_time(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z") if ts else None
 
 
+def uri_path(uri: str) -> str:
+    """The file a URI names as an operator reads it: its path for a local file, else the URI."""
+    return str(path_of_uri(uri)) if uri.startswith("file:") else uri
+
+
 def reason_of(path: str, error: str | None) -> str:
     """The error without a leading ``<path>: `` or ``<file name>: ``."""
     text = error or "no reason recorded"
@@ -49,7 +54,7 @@ class DeadFile:
 
     @property
     def path(self) -> str:
-        return str(path_of_uri(self.uri)) if self.uri.startswith("file:") else self.uri
+        return uri_path(self.uri)
 
     @property
     def reason(self) -> str:

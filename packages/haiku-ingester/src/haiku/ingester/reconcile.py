@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from haiku.core.convert.ocr import UNREADABLE_PAGES
 from haiku.ingester.pipeline.process import CONTENT_HASH, SOURCE_ID, SOURCE_REVISION
-from haiku.ingester.queue import SyncState, SyncUpdate
+from haiku.ingester.queue import SyncState, SyncUpdate, unreadable_json
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ async def reconcile(database: str, store, sync: SyncState, source_ids: Collectio
             revision=document.metadata.get(SOURCE_REVISION),
             content_hash=document.metadata.get(CONTENT_HASH),
             document_id=document.id,
+            unreadable=unreadable_json(document.metadata.get(UNREADABLE_PAGES)),
         )
     changes: list[tuple[str, str, SyncUpdate]] = []
     restored = dropped = 0

@@ -9,7 +9,8 @@ totals what the ingester wrote to each database since it started: documents,
 chunks, and how many chunks were embedded or kept their stored vector.
 ``processing`` compares the processing identity the database recorded, as the
 ingester last saw it, with the configured one (``haiku.core.processing_identity``),
-and names a re-processing left unfinished. ``http`` says whether the daemon's
+and names a re-processing left unfinished. ``unreadable_pages`` names, per
+source, each stored file with pages OCR could not read and those pages. ``http`` says whether the daemon's
 endpoint answers, when ``ingester.http`` is enabled (docs/operations.md).
 """
 
@@ -22,7 +23,7 @@ from typing import Any
 from haiku.core.config import AppConfig
 from haiku.core.errors import database_label
 from haiku.ingester.checks import select_databases
-from haiku.ingester.deadfiles import DeadFile
+from haiku.ingester.deadfiles import DeadFile, uri_path
 from haiku.ingester.deadfiles import iso_time as _iso
 from haiku.ingester.owner import read_owner
 from haiku.ingester.queue import JobQueue, QueueDatabase
@@ -42,7 +43,7 @@ def collect_status(config: AppConfig, database_name: str | None = None, *, probe
     }
     if probe:
         report["http"] = probe_endpoint(config.ingester.http)
-    rows: dict[str, list[Any]] = {"counts": [], "sweeps": [], "job_skips": [], "by_source": []}
+    rows: dict[str, list[Any]] = {"counts": [], "sweeps": [], "job_skips": [], "by_source": [], "unreadable": []}
     dead_files: list[DeadFile] = []
     documents: dict[str, int] = {}
     totals: dict[str, dict[str, Any]] = {}
@@ -73,7 +74,14 @@ def collect_status(config: AppConfig, database_name: str | None = None, *, probe
                 names,
             )
             totals = read_totals(db, names)
-            if "skipped" in {r["name"] for r in db.query("PRAGMA table_info(sync_state)")}:
+            columns = {r["name"] for r in db.query("PRAGMA table_info(sync_state)")}  # older queues lack some
+            if "unreadable" in columns:
+                rows["unreadable"] = db.query(
+                    f"SELECT database, source_id, uri, unreadable FROM sync_state WHERE database IN ({marks}) "
+                    "AND unreadable IS NOT NULL AND document_id IS NOT NULL ORDER BY uri",
+                    names,
+                )
+            if "skipped" in columns:
                 rows["job_skips"] = db.query(
                     f"SELECT database, source_id, uri, skipped FROM sync_state WHERE database IN ({marks}) "
                     "AND skipped IS NOT NULL",
@@ -117,6 +125,10 @@ def collect_status(config: AppConfig, database_name: str | None = None, *, probe
                     skipped.add(SkipReason(row["skipped"]), row["uri"].rsplit("/", 1)[-1])
             entry["skipped"] = skipped.as_json()
             entry["dead_jobs"] = [d.as_json() for d in dead]
+            entry["unreadable_pages"] = [
+                {"uri": row["uri"], "path": uri_path(row["uri"]), "pages": json.loads(row["unreadable"])}
+                for row in rows["unreadable"] if row["database"] == name and row["source_id"] == source_id
+            ]  # fmt: skip
             sources.append(entry)
         written = totals.get(name)
         if written is not None:
@@ -218,6 +230,9 @@ def render_status(report: dict[str, Any]) -> str:
                 lines.append(f"    {skipped.describe()}")
             for job in source["dead_jobs"]:
                 lines.append(f"    dead {job['path']}: {job['reason']}")
+            for scan in source.get("unreadable_pages", []):
+                pages = ", ".join(str(page) for page in scan["pages"])
+                lines.append(f"    unreadable {scan['path']}: page(s) {pages} yielded almost no text to OCR")
     return "\n".join(lines)
 
 

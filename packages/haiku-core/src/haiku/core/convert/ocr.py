@@ -28,6 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from haiku.core.convert.ocr_crops import line_crop
 from haiku.core.convert.ocr_orientation import turned_back, upright_read
 from haiku.core.convert.ocr_slot import ocr_slot
 from haiku.core.convert.ocr_text import OcrLine, Paragraph, add_paragraphs, paragraphs
@@ -117,7 +118,8 @@ def read_lines(image: Any) -> list[OcrLine]:
 
     Lines are found on a copy scaled to ``DET_SIDE`` pixels at most (the
     detector, trained on such images, merges or misses the lines of a dense
-    page at full resolution) and read from the full-resolution image.
+    page at full resolution) and read from the full-resolution image, each cut
+    out along its own box and set straight (``ocr_crops``).
     """
     import numpy as np
     from PIL import Image
@@ -129,15 +131,14 @@ def read_lines(image: Any) -> list[OcrLine]:
     boxes = _detect(engine, np.asarray(small)[:, :, ::-1])
     if not boxes:
         return []
-    full = np.asarray(rgb)[:, :, ::-1]
+    full = np.asarray(rgb)  # cut from as RGB, each line then turned to the engine's BGR: no copy of the page
     crops, places = [], []
     for box in boxes:
-        xs, ys = box[:, 0] / factor, box[:, 1] / factor
-        pad = 0.25 * (ys.max() - ys.min())  # a margin: the recogniser drops spaces in a tight crop
-        x0, x1 = int(max(0, xs.min() - pad)), int(min(full.shape[1], xs.max() + pad))
-        y0, y1 = int(max(0, ys.min() - pad / 2)), int(min(full.shape[0], ys.max() + pad / 2))
-        if x1 - x0 >= 4 and y1 - y0 >= 4:
-            crops.append(np.ascontiguousarray(full[y0:y1, x0:x1]))
+        corners = box / factor
+        crop = line_crop(full, corners)
+        if crop is not None:
+            xs, ys = corners[:, 0], corners[:, 1]
+            crops.append(np.ascontiguousarray(crop[:, :, ::-1]))
             places.append((float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max())))
     if not crops:
         return []
@@ -147,30 +148,29 @@ def read_lines(image: Any) -> list[OcrLine]:
 
 def _detect(engine: Any, image: Any) -> list[Any]:
     """The detector's boxes (4 corners each) on ``image`` (BGR array), found in ``DET_BANDS``
-    overlapping bands of one shape along its long side when it is over ``DET_BAND_OVER``
-    pixels: the detector's working memory grows with the pixels it sees at once, and a page
-    at ``DET_SIDE`` in one piece took the ingester past its memory bound (docs/ingester.md,
-    "Memory"). A box is kept by the band its centre lies in (the bands split in the middle of
-    their overlap), so a line on the seam is found whole, once."""
+    overlapping bands of rows when it is over ``DET_BAND_OVER`` pixels: the detector's
+    working memory grows with the pixels it sees at once, and a page at ``DET_SIDE`` in one
+    piece took the ingester past its memory bound (docs/ingester.md, "Memory"). The bands
+    run across the page, as its lines do (bands of columns would cut every line of a
+    landscape page in two, each piece read, the overlap twice). A box is kept by the band
+    its centre lies in (the bands split in the middle of their overlap), so a line on the
+    seam is found whole, once."""
     import numpy as np
 
     height, width = image.shape[:2]
     if height * width <= DET_BAND_OVER:
         found, _elapsed = engine.text_det(image)
         return [] if found is None else list(found)
-    axis = 0 if height >= width else 1  # the long side's axis: 0 rows, 1 columns
-    length = image.shape[axis]
-    window = min(length, -(-length // DET_BANDS) + DET_OVERLAP)
-    starts = [round(i * (length - window) / (DET_BANDS - 1)) for i in range(DET_BANDS)]
-    seams = [0] + [(starts[i] + window + starts[i + 1]) // 2 for i in range(DET_BANDS - 1)] + [length]
+    window = min(height, -(-height // DET_BANDS) + DET_OVERLAP)
+    starts = [round(i * (height - window) / (DET_BANDS - 1)) for i in range(DET_BANDS)]
+    seams = [0] + [(starts[i] + window + starts[i + 1]) // 2 for i in range(DET_BANDS - 1)] + [height]
     boxes = []
     for band, start in enumerate(starts):
-        piece = image[start : start + window] if axis == 0 else image[:, start : start + window]
-        found, _elapsed = engine.text_det(np.ascontiguousarray(piece))
+        found, _elapsed = engine.text_det(np.ascontiguousarray(image[start : start + window]))
         for box in [] if found is None else found:
             box = box.copy()
-            box[:, 1 - axis] += start  # corners are (x, y): x runs along columns, y along rows
-            centre = (box[:, 1 - axis].min() + box[:, 1 - axis].max()) / 2
+            box[:, 1] += start  # corners are (x, y)
+            centre = (box[:, 1].min() + box[:, 1].max()) / 2
             if seams[band] <= centre < seams[band + 1]:
                 boxes.append(box)
     return boxes

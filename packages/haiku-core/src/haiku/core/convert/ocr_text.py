@@ -3,9 +3,14 @@
 The detector boxes a page's text line by line (and a line with a wide gap in
 it as several boxes). Boxes that stand side by side on one row are one line,
 read left to right; a paragraph is a run of lines one under the other, broken
-where the gap above a line is over ``PARAGRAPH_GAP`` of its height or where
-the type size changes (a line over ``SIZE_STEP`` times as tall as the one
-above, or under its inverse: a heading over its text). Each
+where the gap above a line is wider than the page's ordinary gap between
+lines by over ``PARAGRAPH_GAP`` of its height (the detector's boxes are taller
+than the type, so on a tightly set page consecutive boxes overlap and the
+ordinary gap is below nothing), or where the type size changes: a line
+whose characters are over ``SIZE_STEP`` times as wide as the line above's,
+or under its inverse, and whose box is taller or shorter with them (a heading over its text; a box's
+height alone misleads: a short last line without descenders, "March.", has a
+low box in the type of the line above it and stays in its paragraph). Each
 paragraph becomes one text item whose text keeps its line breaks, with one
 box per line (``charspan`` the line's place in the text), so a chunk keeps
 the page's lines and ``visualize`` draws them, not the whole page.
@@ -14,11 +19,14 @@ the page's lines and ``visualize`` draws them, not the whole page.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 MIN_SCORE = 0.5  # the recogniser's confidence below which a line is dropped
-PARAGRAPH_GAP = 0.8  # a gap above a line over this share of its height starts a paragraph
-SIZE_STEP = 1.35  # a line this much taller or shorter than the one above starts a paragraph
+PARAGRAPH_GAP = 0.5  # a gap above a line over the ordinary one by this share of its height starts a paragraph
+ORDINARY_GAP = 0.5  # the ordinary gap between lines is taken as at most this share of a line's height
+SIZE_STEP = 1.3  # a line whose characters are this much wider or narrower than above starts a paragraph
+SIZE_CHARS = 4  # lines of fewer characters are not measured for a size change
 SAME_ROW = 0.5  # boxes whose vertical centres lie within this share of a line's height share a row
 
 
@@ -33,10 +41,17 @@ class OcrLine:
     bottom: float
     text: str
     score: float
+    boxed: float = 0.0  # the width of the boxes of a line merged from several, gaps left out (``rows``)
 
     @property
     def height(self) -> float:
         return max(self.bottom - self.top, 1.0)
+
+    @property
+    def pitch(self) -> float:
+        """The width of the line's characters, on average: a measure of its type size (the gaps
+        between the boxes of a table's row left out)."""
+        return max(self.boxed or self.right - self.left, 1.0) / max(len(self.text.replace(" ", "")), 1)
 
 
 @dataclass(frozen=True)
@@ -76,6 +91,7 @@ def rows(lines: list[OcrLine]) -> list[OcrLine]:
                 left=min(b.left for b in row), top=min(b.top for b in row),
                 right=max(b.right for b in row), bottom=max(b.bottom for b in row),
                 text=" ".join(b.text for b in row), score=min(b.score for b in row),
+                boxed=sum(b.right - b.left for b in row),
             )
         )  # fmt: skip
     return joined
@@ -84,18 +100,39 @@ def rows(lines: list[OcrLine]) -> list[OcrLine]:
 def paragraphs(lines: list[OcrLine]) -> list[Paragraph]:
     """The page's lines as paragraphs in reading order."""
     found: list[list[OcrLine]] = []
+    ordered = rows(lines)
+    ordinary = _ordinary_gap(ordered)
     previous: OcrLine | None = None
-    for line in rows(lines):
-        step = line.height / previous.height if previous is not None else 1.0
-        if (
-            previous is None
-            or line.top - previous.bottom > PARAGRAPH_GAP * line.height
-            or not 1 / SIZE_STEP <= step <= SIZE_STEP
-        ):
+    for line in ordered:
+        gap = line.top - previous.bottom if previous is not None else 0.0
+        if previous is None or gap > ordinary + PARAGRAPH_GAP * line.height or _resized(previous, line):
             found.append([])
         found[-1].append(line)
         previous = line
     return [Paragraph(lines) for lines in found]
+
+
+def _ordinary_gap(ordered: list[OcrLine]) -> float:
+    """The gap between consecutive lines of a paragraph: the lower quartile of the page's gaps
+    (most are within paragraphs, and the rest are wider), at most ``ORDINARY_GAP`` of the
+    median line's height (on a page of one-line paragraphs every gap is a paragraph's)."""
+    from statistics import median
+
+    if len(ordered) < 2:
+        return 0.0
+    gaps = sorted(below.top - above.bottom for above, below in pairwise(ordered))
+    return min(gaps[len(gaps) // 4], ORDINARY_GAP * median(line.height for line in ordered))
+
+
+def _resized(above: OcrLine, below: OcrLine) -> bool:
+    """Whether the type changes size from ``above`` to ``below``: its characters wider or
+    narrower by over ``SIZE_STEP``, and the line taller or shorter with them (a box's height
+    alone is a poor measure: a line without descenders is shorter). Lines of under
+    ``SIZE_CHARS`` characters are too short to measure."""
+    if min(len(above.text), len(below.text)) < SIZE_CHARS:
+        return False
+    wide = below.pitch / above.pitch
+    return not 1 / SIZE_STEP <= wide <= SIZE_STEP and (wide > 1) == (below.height > above.height)
 
 
 def add_paragraphs(document: Any, page_no: int, page_height: float, scale: float, found: list[Paragraph]) -> None:

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from haiku.core.convert.ocr import UNREADABLE_PAGES
 from haiku.core.models import Chunk, Document
 from haiku.ingester.errors import SkippedFileError, SymlinkOutsideRootError
 from haiku.ingester.manual.source import given_fields
@@ -37,7 +38,7 @@ from haiku.ingester.pipeline.pictures import describe_pictures
 from haiku.ingester.pipeline.reading import read_and_convert
 from haiku.ingester.pipeline.reuse import plan_embedding, stored_vectors
 from haiku.ingester.pipeline.writer import DocumentWriter
-from haiku.ingester.queue import Job, SyncState, SyncUpdate
+from haiku.ingester.queue import Job, SyncState, SyncUpdate, unreadable_json
 from haiku.ingester.skips import SkipReason
 from haiku.ingester.sources import Source
 
@@ -156,10 +157,10 @@ class JobProcessor:
                         )  # fmt: skip
                     except SkippedFileError as exc:
                         return await self._skipped(job, store, exc.reason, facts.revision)
+                    # Pages OCR could not read, named by the converter (docs/ingester.md, "Scanned pages (OCR)").
+                    unreadable = ((converted.metadata or {}).get(UNREADABLE_PAGES) or []) if converted else []
                     if converted is not None and self.metrics is not None:
                         self.metrics.converted(facts.format, time.monotonic() - started)
-                        # Pages OCR could not read, named by the converter (docs/ingester.md, "OCR").
-                        unreadable = (converted.metadata or {}).get("unreadable_pages") or []
                         self.metrics.count_unreadable_pages(job.database, len(unreadable))
                     metadata = {
                         SOURCE_ID: job.source_id,
@@ -171,8 +172,9 @@ class JobProcessor:
                     break
                 async with self._writing(job.database):
                     updated = await store.writer().documents.update_document_metadata(state.document_id, metadata)
-                if updated is not False:
-                    return Outcome("revision", SyncUpdate(facts.revision, digest, state.document_id), state.document_id)
+                if updated is not False:  # the same bytes: the pages OCR could not read are the same
+                    update = SyncUpdate(facts.revision, digest, state.document_id, unreadable=state.unreadable)
+                    return Outcome("revision", update, state.document_id)
                 reuse = False
             if self.describer is not None:
                 await describe_pictures(self.describer, converted, database=job.database, source=job.source_id, uri=job.uri)
@@ -198,7 +200,7 @@ class JobProcessor:
         stored = await self.writer.write(job.database, store, document, chunks, vectors, converted.structure)
         return Outcome(
             "written",
-            SyncUpdate(facts.revision, digest, stored.id),
+            SyncUpdate(facts.revision, digest, stored.id, unreadable=unreadable_json(unreadable)),
             stored.id,
             chunks=len(chunks),
             embedded=len(plan.to_embed),

@@ -7,7 +7,7 @@ from pathlib import Path
 from haiku.ingester.queue.database import QueueDatabase
 from haiku.ingester.queue.jobs import Job, JobQueue, Op
 from haiku.ingester.queue.processing import ProcessingNotes
-from haiku.ingester.queue.sync import SyncRecord, SyncState, SyncUpdate
+from haiku.ingester.queue.sync import SyncRecord, SyncState, SyncUpdate, unreadable_json
 from haiku.ingester.queue.totals import WriteTotals, WrittenCounts
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "SyncUpdate",
     "WriteTotals",
     "WrittenCounts",
+    "unreadable_json",
 ]
 
 

@@ -94,6 +94,11 @@ _MIGRATIONS: list[str] = [
     -- A claim reads each database's oldest ready jobs (queue.fairness).
     CREATE INDEX jobs_ready_by_database ON jobs (database, status, not_before, id);
     """,
+    """
+    -- The pages OCR could not read in the file as last converted (docs/ingester.md, "Scanned pages
+    -- (OCR)"): a JSON list of page numbers, for `status`.
+    ALTER TABLE sync_state ADD COLUMN unreadable TEXT;
+    """,
 ]
 
 

@@ -24,6 +24,7 @@ class SyncRecord:
     content_hash: str | None
     document_id: str | None
     skipped: str | None = None  # the skip reason a job found at this revision (no document then)
+    unreadable: str | None = None  # the pages OCR could not read, a JSON list (``SyncUpdate``)
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,9 @@ class SyncUpdate:
     """What a finished job changes: a new record, or ``delete`` to forget the file.
 
     A record with ``skipped`` (and no document) remembers a file a job skipped, so
-    sweeps count it and do not enqueue it again until its revision changes.
+    sweeps count it and do not enqueue it again until its revision changes;
+    ``unreadable`` lists the pages of the document that OCR could not read (a JSON
+    list of page numbers), so ``status`` names them.
     """
 
     revision: str | None = None
@@ -39,6 +42,13 @@ class SyncUpdate:
     document_id: str | None = None
     delete: bool = False
     skipped: str | None = None
+    unreadable: str | None = None
+
+
+def unreadable_json(pages: Iterable[int] | None) -> str | None:
+    """The ``unreadable`` of a record: the page numbers as JSON, None when there are none."""
+    listed = sorted({int(page) for page in pages or ()})
+    return json.dumps(listed) if listed else None
 
 
 def apply_sync_update(
@@ -50,12 +60,16 @@ def apply_sync_update(
         )
         return
     conn.execute(
-        "INSERT INTO sync_state (database, source_id, uri, revision, content_hash, document_id, skipped, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (database, source_id, uri) DO UPDATE SET "
-        "revision = excluded.revision, content_hash = excluded.content_hash, "
-        "document_id = excluded.document_id, skipped = excluded.skipped, updated_at = excluded.updated_at",
-        (database, source_id, uri, update.revision, update.content_hash, update.document_id, update.skipped, now),
-    )
+        "INSERT INTO sync_state (database, source_id, uri, revision, content_hash, document_id, skipped, "
+        "unreadable, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (database, source_id, uri) "
+        "DO UPDATE SET revision = excluded.revision, content_hash = excluded.content_hash, "
+        "document_id = excluded.document_id, skipped = excluded.skipped, unreadable = excluded.unreadable, "
+        "updated_at = excluded.updated_at",
+        (
+            database, source_id, uri, update.revision, update.content_hash, update.document_id, update.skipped,
+            update.unreadable, now,
+        ),
+    )  # fmt: skip
 
 
 class SyncState:
@@ -64,7 +78,7 @@ class SyncState:
 
     def get(self, database: str, source_id: str, uri: str) -> SyncRecord | None:
         rows = self.db.query(
-            "SELECT uri, revision, content_hash, document_id, skipped FROM sync_state "
+            "SELECT uri, revision, content_hash, document_id, skipped, unreadable FROM sync_state "
             "WHERE database = ? AND source_id = ? AND uri = ?",
             (database, source_id, uri),
         )
@@ -72,7 +86,7 @@ class SyncState:
 
     def known(self, database: str, source_id: str) -> dict[str, SyncRecord]:
         rows = self.db.query(
-            "SELECT uri, revision, content_hash, document_id, skipped FROM sync_state "
+            "SELECT uri, revision, content_hash, document_id, skipped, unreadable FROM sync_state "
             "WHERE database = ? AND source_id = ?",
             (database, source_id),
         )
@@ -80,11 +94,14 @@ class SyncState:
 
     def records(self, database: str) -> dict[tuple[str, str], SyncRecord]:
         rows = self.db.query(
-            "SELECT source_id, uri, revision, content_hash, document_id FROM sync_state WHERE database = ?",
+            "SELECT source_id, uri, revision, content_hash, document_id, unreadable FROM sync_state "
+            "WHERE database = ?",
             (database,),
         )
         return {
-            (r["source_id"], r["uri"]): SyncRecord(r["uri"], r["revision"], r["content_hash"], r["document_id"])
+            (r["source_id"], r["uri"]): SyncRecord(
+                r["uri"], r["revision"], r["content_hash"], r["document_id"], unreadable=r["unreadable"]
+            )
             for r in rows
         }
 

@@ -7,6 +7,7 @@ returned and what the databases held; each test reads one behaviour from the rec
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,9 @@ async def world(tmp_path_factory) -> World:
         async with Ingester(config) as ing:
             world.results["first"] = await ing.add_many(files, database="papers", metadata={"team": "birds"})
             world.results["again"] = await ing.add_many(files[:1], database="papers")
+            later = (outside / "owls.html").stat().st_mtime + 60
+            os.utime(outside / "owls.html", (later, later))  # a new revision of the same bytes
+            world.results["touched"] = await ing.add(files[2], database="papers")
             (outside / "kestrels.txt").write_text("Kestrels hover, then dive.\n")
             world.results["edited"] = await ing.add(files[1], database="papers", title="Kestrels")
             world.results["retitled"] = await ing.add(files[0], database="papers", title="Renamed notes")
@@ -129,6 +133,12 @@ def test_files_of_several_formats_are_added_with_the_metadata_given(world):
 def test_the_same_unchanged_file_again_does_nothing(world):
     [again] = world.results["again"]
     assert (again.outcome, again.document_id) == ("unchanged", world.results["first"][0].document_id)
+
+
+def test_a_touched_file_keeps_its_document_and_the_metadata_given_before(world):
+    touched = world.results["touched"]
+    assert touched.document_id == world.results["first"][2].document_id
+    assert world.documents["added"][touched.uri][3]["team"] == "birds"
 
 
 def test_a_changed_file_updates_its_document_under_the_same_id_and_title_given(world):

@@ -171,7 +171,7 @@ class JobProcessor:
                 if converted is not None:
                     break
                 async with self._writing(job.database):
-                    updated = await store.writer().documents.update_document_metadata(state.document_id, metadata)
+                    updated = await self._roll_revision(store, state.document_id, metadata)
                 if updated is not False:  # the same bytes: the pages OCR could not read are the same
                     update = SyncUpdate(facts.revision, digest, state.document_id, unreadable=state.unreadable)
                     return Outcome("revision", update, state.document_id)
@@ -206,6 +206,18 @@ class JobProcessor:
             embedded=len(plan.to_embed),
             reused=plan.reused,
             size=facts.size,
+        )
+
+    @staticmethod
+    async def _roll_revision(store: WritableStore, document_id: str, source_fields: dict[str, str]) -> bool:
+        """The same bytes under a new revision: the document keeps what else its metadata says (its
+        language, the pages OCR could not read, what `add` was told) and takes the new source fields.
+        False when the document is gone, so the file is converted again."""
+        stored = await store.reads.get_document_by_id(document_id)
+        if stored is None:
+            return False
+        return await store.writer().documents.update_document_metadata(
+            document_id, {**stored.metadata, **source_fields}
         )
 
     async def _skipped(self, job: Job, store: WritableStore, reason: SkipReason, revision: str | None) -> Outcome:

@@ -18,7 +18,8 @@ from haiku.rag.apps.inspector.render import when
 
 # The URI last: a long one runs off the pane's edge, never the counts or dates.
 COLUMNS = (("title", "Title"), ("chunks", "Chunks"), ("created", "Created"), ("updated", "Updated"), ("uri", "URI"))
-# Rows listed before the first paint (a tall terminal's screenful), then per refresh.
+# Rows listed before the first paint (a tall terminal's screenful), then per refresh (0: none on
+# refresh, the rest only when something needs them, as a jump does).
 FIRST_ROWS = 100
 ROW_BATCH = 500
 
@@ -38,8 +39,7 @@ class DocumentTable(DataTable[object]):
         self.clear()
         self.rows_to_add = documents[FIRST_ROWS:]
         self._add_rows(documents[:FIRST_ROWS])
-        if self.rows_to_add:
-            self.call_after_refresh(self._add_next_rows, self.rows_to_add)
+        self._schedule_next_rows()
 
     def forget_rows(self) -> None:
         """Empty the table, dropping the rows still to be listed (another database is opening)."""
@@ -79,5 +79,8 @@ class DocumentTable(DataTable[object]):
             return  # the listing was refilled (another database, another filter) meanwhile
         self.rows_to_add = rows[ROW_BATCH:]
         self._add_rows(rows[:ROW_BATCH])
-        if self.rows_to_add:
+        self._schedule_next_rows()
+
+    def _schedule_next_rows(self) -> None:
+        if self.rows_to_add and ROW_BATCH > 0:  # a batch of none would refresh forever, listing nothing
             self.call_after_refresh(self._add_next_rows, self.rows_to_add)

@@ -25,13 +25,17 @@ $(STAMP): pyproject.toml packages/haiku-core/pyproject.toml packages/haiku-inges
 		|| echo "note: the query encoder will be prepared by the first search (haiku-rag download-models failed)"
 	@touch $(STAMP)
 
+# Tests run on every core (pytest-xdist), a test file per worker at a time so that a module's
+# shared fixture is built once; TEST_WORKERS=0 runs them in this process.
+TEST_WORKERS ?= auto
+
 test: $(STAMP)
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest $(PYTEST_ARGS)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The edit loop: everything but the tests marked slow (daemons, OCR, models, end-to-end runs).
 # `make test` (and .ci/run) still runs the whole suite.
 test-fast: $(STAMP)
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check packages tests bench tools

@@ -85,9 +85,9 @@ def formats_world(tmp_path_factory):
         data_dir=root / "data",
         databases={"notes": root / "notes.lancedb"},
         ingested={"notes": [fs_source(folder, id="notes", max_file_size=MAX_FILE_SIZE)]},
-        # 60 s leaves the OCR of a scan (~15 s on a loaded machine) four times its time, and the
-        # big CSV (chunked in seconds) far more.
-        processing={"conversion_timeout_s": 60},
+        # 120 s leaves the OCR of a scan (~15 s on a loaded machine) eight times its time, and the
+        # big CSV (~10 s alone) as much, with other test files running on the other cores.
+        processing={"conversion_timeout_s": 120},
     )
     batch = run_cli(["run-batch"], config=config, timeout=800)
     status = json.loads(run_cli(["status", "--json"], config=config).stdout)

@@ -6,8 +6,8 @@ line gets its type size and weight from the text layer's characters
 (``layout_model``) finds the page's regions, the lines become blocks
 (``layout_blocks``): section headers with levels (``layout_headings``, settled
 over the whole document by ``layout_levels``), tables
-with their cells (``layout_tables``, or ``layout_rulings`` for a table drawn with
-ruling lines that the model missed), pictures with their captions, paragraphs,
+with their cells (``layout_rulings`` for a table drawn with ruling lines, else
+``layout_tables`` from the runs its lines split into, ``layout_runs``), pictures with their captions, paragraphs,
 and page headers and footers, which go to docling's furniture layer so that
 neither the markdown nor the chunks carry them. Page images and the embedded
 pictures of the native document are kept. Pages read by OCR stay as OCR read
@@ -24,8 +24,9 @@ from haiku.core.convert.layout_fonts import with_fonts
 from haiku.core.convert.layout_headings import SIGNALS, HeadingRule, pdf_outline
 from haiku.core.convert.layout_levels import settled_levels
 from haiku.core.convert.layout_lines import Line, is_ocr_page, page_lines
-from haiku.core.convert.layout_model import page_regions
+from haiku.core.convert.layout_model import Region, page_regions
 from haiku.core.convert.layout_rulings import ruled_tables
+from haiku.core.convert.layout_runs import line_runs
 
 PDF_LAYOUT_MODES = ("auto", "off")
 
@@ -72,13 +73,20 @@ def _rebuilt(
         try:
             regions = page_regions(pdf_page) if on_page else []
             ruled = ruled_tables(pdf_page) if on_page else []
+            runs = line_runs(pdf_page, _in_tables(on_page, regions), height)
         finally:
             pdf_page.close()
         pictures = _pictures(native, page_no, height)
-        layout = PageLayout(width, height, regions, headings, recurring, pictures, ruled)
+        layout = PageLayout(width, height, regions, headings, recurring, pictures, ruled, runs)
         open_paragraph = _emit(document, page_no, height, layout.blocks(on_page), open_paragraph)
     _settle_levels(document, by_numbering=not outline)
     return document
+
+
+def _in_tables(lines: list[Line], regions: list[Region]) -> list[Line]:
+    """The lines whose middle lies in a region the layout model calls a table."""
+    tables = [r for r in regions if r.label == "table"]
+    return [line for line in lines if any(r.holds(line.cx, line.cy) for r in tables)]
 
 
 def _with_fonts(pdf: Any, native: Any, lines: dict[int, list[Line]], ocr_pages: frozenset[int]) -> dict[int, list[Line]]:

@@ -8,8 +8,10 @@ before a caption before a title before text); then:
   (numbers aside) recurs in that band on other pages, and the page has text
   outside those bands; a page number is one
   there or as the page's first or last line;
-- the lines inside a table drawn with ruling lines (``layout_rulings``) where
-  the layout model found no table are that table, its cells from the grid;
+- the lines inside a table drawn with ruling lines (``layout_rulings``) are
+  that table, its cells from the grid (the rules say where a cell ends, which
+  the lines' positions only guess: a header wrapped on two lines, a cell
+  left empty), whether or not the layout model saw a table there;
 - the lines of a table region whose runs form a grid are one table;
 - a heading-shaped line the heading rule accepts is a heading, unless its row
   ends in a page number (a table of contents' entry) (a heading that
@@ -122,10 +124,11 @@ class PageLayout:
     recurring: set[str]
     pictures: list[tuple[Any, tuple[float, float, float, float]]]  # native pictures and their boxes
     ruled: list[RuledTable] = field(default_factory=list)  # tables drawn with ruling lines
+    runs: dict[Line, list[Line]] = field(default_factory=dict)  # lines of table regions split into runs
 
     def blocks(self, lines: list[Line]) -> list[Block]:
         region_of = {id(line): self._region(line) for line in lines}
-        ruled = self._ruled_tables_unseen()
+        ruled = self.ruled
         in_ruled: dict[int, list[Line]] = {}
         outermost = {id(min(lines, key=lambda x: x.top)), id(max(lines, key=lambda x: x.bottom))} if lines else set()
         body = any(not _edge(line, self.height, REGION_EDGE_BAND) for line in lines)
@@ -154,7 +157,7 @@ class PageLayout:
             table.box = ruled[grid].box
             blocks.append(table)
         for region_lines in tables.values():
-            data = table_data(region_lines, self.height)
+            data = table_data([run for line in region_lines for run in self.runs.get(line, [line])], self.height)
             if data is None:
                 rest.extend(region_lines)
             else:
@@ -167,11 +170,6 @@ class PageLayout:
         blocks += figures
         _captions_by_wording(blocks)
         return reading_order(blocks, self.width)
-
-    def _ruled_tables_unseen(self) -> list[RuledTable]:
-        """The ruled tables where the layout model found no table (its own tables keep its reading)."""
-        seen = [(r.left, r.top, r.right, r.bottom) for r in self.regions if r.label == "table"]
-        return [t for t in self.ruled if not any(_overlap(t.box, box) > 0.5 for box in seen)]
 
     def _region(self, line: Line) -> Region | None:
         holding = [r for r in self.regions if r.holds(line.cx, line.cy)]

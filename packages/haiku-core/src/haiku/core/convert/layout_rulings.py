@@ -7,8 +7,9 @@ another, at least three of each (two rows, two columns). Its cells are the
 rectangles between the rules, their text what the page prints inside each one
 (the text layer read within the cell, not its lines, which often run across
 cells); a cell whose right-hand rule is missing spans the next column. A frame
-around a paragraph or a listing is one cell, not a table; a grid with text in
-fewer than two rows and two columns is a drawing, not a table.
+around a paragraph or a listing is one cell, not a table; a rule that runs along less
+than half the grid is a box's side or a connector, no edge of a row or a
+column; a grid with text in fewer than two rows and two columns is a drawing, not a table.
 """
 
 from __future__ import annotations
@@ -17,10 +18,14 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
+from haiku.core.convert.layout_tables import reads_as_table
+
 RULE_THICKNESS = 3.0  # points: a path no thicker than this, one way, is a rule
 MIN_RULE_LENGTH = 6.0  # points: shorter thin paths are ticks, underlines of a letter, bullets
 TOUCH = 2.0  # points: how far a rule may stop short of the rule it meets
-MIN_RULES = 3  # of each direction: two rows and two columns
+CUT_REACH = 1.0  # points each side of an inner rule where a letter means the rule runs through a word
+EDGE_SPAN = 0.5  # the share of the grid's width (height) that a row's (column's) edge rules run along
+MIN_EDGES = 3  # of each direction, the grid's sides included: two rows and two columns
 _RECTANGLE_SEGMENTS = (4, 5, 6)  # a rectangle path: move, three or four lines, maybe a close
 
 
@@ -55,7 +60,7 @@ def ruled_tables(page: Any) -> list[RuledTable]:
     """The ruled tables of a pypdfium2 page, top to bottom."""
     height = page.get_height()
     rules = page_rules(page, height)
-    if len(rules) < 2 * MIN_RULES:
+    if len(rules) < MIN_EDGES:
         return []
     text = page.get_textpage()
     try:
@@ -120,14 +125,66 @@ def _edges(positions: list[float]) -> list[float]:
     return merged
 
 
+def _sides(rules: list[Rule]) -> list[float]:
+    """Where the rules of one direction start and end at the farthest: the grid's sides across them."""
+    return [min(r.start for r in rules), max(r.end for r in rules)]
+
+
+def _spans(rule: Rule, parallel: list[Rule], start: float, end: float) -> bool:
+    """The rules at ``rule``'s position run along at least ``EDGE_SPAN`` of the grid from ``start``
+    to ``end``: a row's or a column's edge, not the side of a box inside a drawing, nor the
+    line that joins two boxes."""
+    along = sorted((r.start, r.end) for r in parallel if abs(r.at - rule.at) <= TOUCH)
+    covered, reach = 0.0, start
+    for low, high in along:
+        low, high = max(low, reach), min(high, end)
+        if high > low:
+            covered += high - low
+            reach = high
+    return covered >= EDGE_SPAN * (end - start)
+
+
+def _cut_words(text: Any, grid: list[Rule], rows: list[float], columns: list[float], height: float) -> int:
+    """How many printed words the grid's inner rules run through (a letter on each side of the
+    rule, right against it): a grid drawn over a figure's labels, not around its cells."""
+    cuts = 0
+    for rule in grid:
+        edges = rows if rule.horizontal else columns
+        if not edges[0] + TOUCH < rule.at < edges[-1] - TOUCH:
+            continue
+        across = columns if rule.horizontal else rows
+        start, end = max(rule.start, across[0]), min(rule.end, across[-1])
+        if end - start < 1.0:
+            continue
+        sides = [
+            _sliver(rule.horizontal, rule.at - CUT_REACH, rule.at - 0.2, start, end, height),
+            _sliver(rule.horizontal, rule.at + 0.2, rule.at + CUT_REACH, start, end, height),
+        ]
+        cuts += min(len(text.get_text_bounded(**side).split()) for side in sides)
+    return cuts
+
+
+def _sliver(horizontal: bool, low: float, high: float, start: float, end: float, height: float) -> dict[str, float]:
+    """pdfium's bounds (from the page's bottom) of the strip from ``low`` to ``high`` across a rule
+    and from ``start`` to ``end`` along it, in points from the page's top-left corner."""
+    if horizontal:
+        return {"left": start, "right": end, "top": height - low, "bottom": height - high}
+    return {"left": low, "right": high, "top": height - start, "bottom": height - end}
+
+
 def _table(grid: list[Rule], text: Any, height: float) -> RuledTable | None:
     from docling_core.types.doc import BoundingBox, CoordOrigin, TableCell, TableData
 
-    rows = _edges([r.at for r in grid if r.horizontal])
-    columns = _edges([r.at for r in grid if not r.horizontal])
-    if len(rows) < MIN_RULES or len(columns) < MIN_RULES:
-        return None
+    horizontals = [r for r in grid if r.horizontal]
     verticals = [r for r in grid if not r.horizontal]
+    if not horizontals or not verticals:
+        return None
+    top, bottom = _sides(verticals)
+    left, right = _sides(horizontals)
+    rows = _edges([r.at for r in horizontals if _spans(r, horizontals, left, right)] + [top, bottom])
+    columns = _edges([r.at for r in verticals if _spans(r, verticals, top, bottom)] + [left, right])
+    if len(rows) < MIN_EDGES or len(columns) < MIN_EDGES:
+        return None
     cells = []
     for r, (top, bottom) in enumerate(pairwise(rows)):
         middle = (top + bottom) / 2
@@ -150,8 +207,7 @@ def _table(grid: list[Rule], text: Any, height: float) -> RuledTable | None:
                 )
             )
             c = end
-    filled = [cell for cell in cells if cell.text]
-    if len({c.start_row_offset_idx for c in filled}) < 2 or len({c.start_col_offset_idx for c in filled}) < 2:
+    if not reads_as_table(cells, len(rows) - 1, len(columns) - 1, _cut_words(text, grid, rows, columns, height)):
         return None
     data = TableData(num_rows=len(rows) - 1, num_cols=len(columns) - 1, table_cells=cells)
     return RuledTable((columns[0], rows[0], columns[-1], rows[-1]), data)

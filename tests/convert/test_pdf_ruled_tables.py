@@ -1,5 +1,6 @@
 """Tables drawn with ruling lines (docs/ingester.md, "PDF layout"): found from the page's vector
-paths where the layout model sees none, their cells from the grid; a frame is no table."""
+paths (framed or not), their cells from the grid; a frame, a chart's gridlines and a diagram's
+boxes are no table."""
 
 from __future__ import annotations
 
@@ -98,3 +99,27 @@ def test_the_converter_keeps_a_ruled_grid_as_one_table_and_a_framed_paragraph_as
     [table] = [item for item in items if item.label == "table"]
     assert [[cell.text for cell in row] for row in table.data.grid] == ROWS
     assert any(item.label == "text" and FRAMED in item.text for item in items)
+
+
+def test_a_grid_ruled_between_rows_and_columns_without_a_frame_is_a_table():
+    """Manuals rule under each row and between the columns, with no rule at the sides."""
+    rows = [["group", "accessible commands"], ["sudo", "execute sudo without their password"],
+            ["lpadmin", "add, modify and remove printers"]]
+
+    def make(platypus, colors):
+        table = platypus.Table(rows)
+        table.setStyle(platypus.TableStyle([
+            ("LINEABOVE", (0, 0), (-1, 0), 0.5, colors.black), ("LINEBELOW", (0, 0), (-1, -1), 0.5, colors.black),
+            ("LINEAFTER", (0, 0), (0, -1), 0.5, colors.black),
+        ]))
+        return [table]
+
+    [table] = _tables(_pdf(make))
+    assert _texts(table) == rows
+
+
+def test_a_charts_gridlines_and_a_pipeline_of_boxes_are_no_table():
+    from table_samples import diagram
+
+    assert _tables(_pdf(lambda platypus, colors: [diagram()])) == []
+

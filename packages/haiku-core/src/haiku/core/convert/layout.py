@@ -72,7 +72,7 @@ def _rebuilt(
         pdf_page = pdf[page_no - 1]
         try:
             regions = page_regions(pdf_page) if on_page else []
-            ruled = ruled_tables(pdf_page) if on_page else []
+            ruled = ruled_tables(pdf_page, on_page) if on_page else []
             runs = line_runs(pdf_page, _in_tables(on_page, regions), height)
         finally:
             pdf_page.close()

@@ -1,24 +1,37 @@
 """Tables drawn with ruling lines, read from a PDF page's vector paths (docs/ingester.md, "PDF layout").
 
 The layout model does not see every table: a small ruled grid set beside a
-figure may come back as part of the figure, or not at all. A grid of ruling
-lines is a table by its drawing: horizontal and vertical rules that cross one
-another, at least three of each (two rows, two columns). Its cells are the
-rectangles between the rules, their text what the page prints inside each one
-(the text layer read within the cell, not its lines, which often run across
-cells); a cell whose right-hand rule is missing spans the next column. A frame
-around a paragraph or a listing is one cell, not a table; a rule that runs along less
-than half the grid is a box's side or a connector, no edge of a row or a
-column; a grid with text in fewer than two rows and two columns is a drawing, not a table.
+figure may come back as part of the figure, or not at all, and its reading of a
+ruled table's cells is a guess where the rules are not. A grid of ruling lines
+is a table by its drawing: horizontal and vertical rules that cross one
+another. Many manuals rule only under each row and between the columns, with no
+frame at the sides (DocBook's tables), so the grid's sides are where its rules
+end: the horizontal rules' ends are its left and right, the vertical rules'
+ends its top and bottom. Its cells are the rectangles between the rules, their
+text what the page prints inside each one (the text layer read within the
+cell, not its lines, which often run across cells); a cell whose right-hand
+rule is missing spans the next column. A table ruled only around its header
+and its body (LaTeX's \\hline under the header) has its body's rows parted
+between its lines of text, where two columns or more hold a line on each.
+
+Not a table: a frame around a paragraph or a listing (one cell); a rule that
+runs along less than half the grid is a box's side or a connector in a
+drawing, no edge of a row or a column; and a grid that reads like no table
+(``layout_tables.reads_as_table``: text in fewer than two rows and two columns,
+mostly empty places, or rules running through its printed words, as a chart's
+gridlines do over its labels).
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from haiku.core.convert.layout_tables import reads_as_table
+from haiku.core.convert.layout_lines import Line
+from haiku.core.convert.layout_tables import ROW_OVERLAP, reads_as_table
 
 RULE_THICKNESS = 3.0  # points: a path no thicker than this, one way, is a rule
 MIN_RULE_LENGTH = 6.0  # points: shorter thin paths are ticks, underlines of a letter, bullets
@@ -56,15 +69,16 @@ class RuledTable:
     data: Any  # docling TableData
 
 
-def ruled_tables(page: Any) -> list[RuledTable]:
-    """The ruled tables of a pypdfium2 page, top to bottom."""
+def ruled_tables(page: Any, lines: Sequence[Line] = ()) -> list[RuledTable]:
+    """The ruled tables of a pypdfium2 page, top to bottom; ``lines``: the page's text lines,
+    which part the rows of a table ruled only around its header and its body."""
     height = page.get_height()
     rules = page_rules(page, height)
     if len(rules) < MIN_EDGES:
         return []
     text = page.get_textpage()
     try:
-        found = [table for grid in _grids(rules) if (table := _table(grid, text, height)) is not None]
+        found = [table for grid in _grids(_joined(rules)) if (table := _table(grid, text, height, lines)) is not None]
     finally:
         text.close()
     return sorted(found, key=lambda t: t.box[1])
@@ -97,6 +111,19 @@ def _is_rectangle(path: Any, raw: Any) -> bool:
         return False
     kinds = [raw.FPDFPathSegment_GetType(raw.FPDFPath_GetPathSegment(path.raw, i)) for i in range(count)]
     return kinds[0] == raw.FPDF_SEGMENT_MOVETO and all(k == raw.FPDF_SEGMENT_LINETO for k in kinds[1:4])
+
+
+def _joined(rules: list[Rule]) -> list[Rule]:
+    """The rules with the pieces of one line joined: a table's column rule is drawn a row at a
+    time, and the rows between which no rule runs would otherwise part its grid."""
+    joined: list[Rule] = []
+    for rule in sorted(rules, key=lambda r: (r.horizontal, round(r.at), r.start)):
+        last = joined[-1] if joined else None
+        if last and last.horizontal == rule.horizontal and abs(last.at - rule.at) <= 0.5 and rule.start <= last.end + TOUCH:
+            joined[-1] = Rule(rule.horizontal, last.at, last.start, max(last.end, rule.end))
+        else:
+            joined.append(rule)
+    return joined
 
 
 def _grids(rules: list[Rule]) -> list[list[Rule]]:
@@ -172,7 +199,33 @@ def _sliver(horizontal: bool, low: float, high: float, start: float, end: float,
     return {"left": low, "right": high, "top": height - start, "bottom": height - end}
 
 
-def _table(grid: list[Rule], text: Any, height: float) -> RuledTable | None:
+def _text_rows(rows: list[float], columns: list[float], lines: Sequence[Line]) -> list[float]:
+    """The row edges with a ruled row parted between its lines of text where two columns or more
+    hold a line on each (a table ruled below its header and around its body only); a cell
+    whose text wraps beside one-line cells keeps its row."""
+    edges = [rows[0]]
+    for top, bottom in pairwise(rows):
+        inside = [x for x in lines if top < x.cy < bottom and columns[0] < x.cx < columns[-1]]
+        bands: list[list[Line]] = []
+        for line in sorted(inside, key=lambda x: x.top):
+            if bands and max(x.bottom for x in bands[-1]) - line.top > ROW_OVERLAP * line.height:
+                bands[-1].append(line)
+            else:
+                bands.append([line])
+        held = Counter(
+            c for band in bands for c in {c for x in band for c in range(len(columns) - 1) if _touches(x, columns, c)}
+        )
+        if len(bands) > 1 and sum(1 for n in held.values() if n > 1) >= 2:
+            edges += [(max(x.bottom for x in a) + min(x.top for x in b)) / 2 for a, b in pairwise(bands)]
+        edges.append(bottom)
+    return edges
+
+
+def _touches(line: Line, columns: list[float], c: int) -> bool:
+    return min(line.right, columns[c + 1]) > max(line.left, columns[c])
+
+
+def _table(grid: list[Rule], text: Any, height: float, lines: Sequence[Line] = ()) -> RuledTable | None:
     from docling_core.types.doc import BoundingBox, CoordOrigin, TableCell, TableData
 
     horizontals = [r for r in grid if r.horizontal]
@@ -185,6 +238,7 @@ def _table(grid: list[Rule], text: Any, height: float) -> RuledTable | None:
     columns = _edges([r.at for r in verticals if _spans(r, verticals, top, bottom)] + [left, right])
     if len(rows) < MIN_EDGES or len(columns) < MIN_EDGES:
         return None
+    rows = _text_rows(rows, columns, lines)
     cells = []
     for r, (top, bottom) in enumerate(pairwise(rows)):
         middle = (top + bottom) / 2

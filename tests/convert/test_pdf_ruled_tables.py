@@ -123,3 +123,20 @@ def test_a_charts_gridlines_and_a_pipeline_of_boxes_are_no_table():
 
     assert _tables(_pdf(lambda platypus, colors: [diagram()])) == []
 
+
+
+def test_a_table_ruled_around_its_header_and_body_only_has_a_row_per_line(converter):
+    """A paper's table: a box, a rule under the header and rules between the columns, none
+    between the body's rows; a row per line of the body, the numbers in their own columns."""
+
+    def make(platypus, colors):
+        table = platypus.Table(ROWS)
+        table.setStyle(platypus.TableStyle([
+            ("BOX", (0, 0), (-1, -1), 0.5, colors.black), ("LINEBELOW", (0, 0), (-1, 0), 0.5, colors.black),
+            ("LINEAFTER", (0, 0), (-2, -1), 0.5, colors.black),
+        ]))
+        return [table]
+
+    document = converter.read(name="paper.pdf", fmt="pdf", data=_pdf(make))
+    [table] = document.docling.tables
+    assert [[cell.text for cell in row] for row in table.data.grid] == ROWS

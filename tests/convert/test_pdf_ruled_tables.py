@@ -127,16 +127,30 @@ def test_a_charts_gridlines_and_a_pipeline_of_boxes_are_no_table():
 
 def test_a_table_ruled_around_its_header_and_body_only_has_a_row_per_line(converter):
     """A paper's table: a box, a rule under the header and rules between the columns, none
-    between the body's rows; a row per line of the body, the numbers in their own columns."""
+    between the body's rows; a row per line of the body, the numbers in their own columns.
+    Beside it a grid ruled under every row keeps a row whose two cells wrap as one row."""
+    from reportlab.lib.styles import getSampleStyleSheet
 
     def make(platypus, colors):
-        table = platypus.Table(ROWS)
-        table.setStyle(platypus.TableStyle([
+        paper = platypus.Table(ROWS)
+        paper.setStyle(platypus.TableStyle([
             ("BOX", (0, 0), (-1, -1), 0.5, colors.black), ("LINEBELOW", (0, 0), (-1, 0), 0.5, colors.black),
             ("LINEAFTER", (0, 0), (-2, -1), 0.5, colors.black),
         ]))
-        return [table]
+        style = getSampleStyleSheet()["BodyText"]
+        wrapped = [[platypus.Paragraph(text, style) for text in row] for row in WRAPPED]
+        manual = platypus.Table(wrapped, colWidths=[90, 180])
+        manual.setStyle(platypus.TableStyle([("GRID", (0, 0), (-1, -1), 0.5, colors.black)]))
+        return [paper, platypus.Spacer(1, 24), manual]
 
     document = converter.read(name="paper.pdf", fmt="pdf", data=_pdf(make))
-    [table] = document.docling.tables
-    assert [[cell.text for cell in row] for row in table.data.grid] == ROWS
+    paper, manual = document.docling.tables
+    assert [[cell.text for cell in row] for row in paper.data.grid] == ROWS
+    assert [[cell.text for cell in row] for row in manual.data.grid] == WRAPPED
+
+
+WRAPPED = [
+    ["group", "accessible commands"],
+    ["lpadmin group of printers", "execute commands to add, modify, and remove printers from printer databases"],
+    ["sudo", "execute sudo without their password"],
+]

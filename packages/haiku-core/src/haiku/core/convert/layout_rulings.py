@@ -201,17 +201,14 @@ def _sliver(horizontal: bool, low: float, high: float, start: float, end: float,
 
 def _text_rows(rows: list[float], columns: list[float], lines: Sequence[Line]) -> list[float]:
     """The row edges with a ruled row parted between its lines of text where two columns or more
-    hold a line on each (a table ruled below its header and around its body only); a cell
-    whose text wraps beside one-line cells keeps its row."""
+    hold a line on each: a table ruled below its header and around its body only. Where rules
+    part most rows (more rows of one line than rows of several), a row of several lines is a
+    row whose cells wrapped, and a cell whose text wraps beside one-line cells keeps its row."""
+    banded = [_bands([x for x in lines if top < x.cy < bottom and columns[0] < x.cx < columns[-1]]) for top, bottom in pairwise(rows)]
+    if sum(len(b) == 1 for b in banded) > sum(len(b) > 1 for b in banded):
+        return rows
     edges = [rows[0]]
-    for top, bottom in pairwise(rows):
-        inside = [x for x in lines if top < x.cy < bottom and columns[0] < x.cx < columns[-1]]
-        bands: list[list[Line]] = []
-        for line in sorted(inside, key=lambda x: x.top):
-            if bands and max(x.bottom for x in bands[-1]) - line.top > ROW_OVERLAP * line.height:
-                bands[-1].append(line)
-            else:
-                bands.append([line])
+    for bottom, bands in zip(rows[1:], banded, strict=True):
         held = Counter(
             c for band in bands for c in {c for x in band for c in range(len(columns) - 1) if _touches(x, columns, c)}
         )
@@ -219,6 +216,17 @@ def _text_rows(rows: list[float], columns: list[float], lines: Sequence[Line]) -
             edges += [(max(x.bottom for x in a) + min(x.top for x in b)) / 2 for a, b in pairwise(bands)]
         edges.append(bottom)
     return edges
+
+
+def _bands(lines: list[Line]) -> list[list[Line]]:
+    """The lines grouped by height on the page: lines overlapping one another up and down are one band."""
+    bands: list[list[Line]] = []
+    for line in sorted(lines, key=lambda x: x.top):
+        if bands and max(x.bottom for x in bands[-1]) - line.top > ROW_OVERLAP * line.height:
+            bands[-1].append(line)
+        else:
+            bands.append([line])
+    return bands
 
 
 def _touches(line: Line, columns: list[float], c: int) -> bool:

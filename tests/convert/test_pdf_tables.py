@@ -5,7 +5,7 @@ rows), and a figure's labels and gridlines stay text, never a table."""
 from __future__ import annotations
 
 import pytest
-from table_samples import FIGURE_LABELS, RESULTS, results_pdf
+from table_samples import FIGURE_LABELS, RESULTS, TIGHT, booktabs_pdf, results_pdf
 
 from haiku.core.convert.layout_lines import Line
 
@@ -34,6 +34,14 @@ def test_a_figures_labels_and_gridlines_are_text_not_a_table(paper):
     texts = " ".join(item.text for item in paper.docling.texts)
     for label in FIGURE_LABELS:
         assert label not in tables and label in texts
+
+
+def test_a_table_set_tight_between_three_rules_is_read_from_its_gaps(converter):
+    """Booktabs: no column rules and columns five points apart, which the text layer runs
+    together ("Params MNLI QQP SST-2 Avg.") and the layout model does not box."""
+    document = converter.read(name="booktabs.pdf", fmt="pdf", data=booktabs_pdf())
+    [table] = document.docling.tables
+    assert _grid(table) == TIGHT
 
 
 def test_scattered_words_in_a_table_region_are_no_table():

@@ -38,6 +38,8 @@ MIN_RULE_LENGTH = 6.0  # points: shorter thin paths are ticks, underlines of a l
 TOUCH = 2.0  # points: how far a rule may stop short of the rule it meets
 CUT_REACH = 1.0  # points each side of an inner rule where a letter means the rule runs through a word
 EDGE_SPAN = 0.5  # the share of the grid's width (height) that a row's (column's) edge rules run along
+EDGE_BAND = 0.1  # the share of the page at its top and bottom where a running header's rule stands
+MAX_BAND = 0.5  # the tallest share of the page two rules of one width bound a table in
 MIN_EDGES = 3  # of each direction, the grid's sides included: two rows and two columns
 _RECTANGLE_SEGMENTS = (4, 5, 6)  # a rectangle path: move, three or four lines, maybe a close
 
@@ -69,11 +71,12 @@ class RuledTable:
     data: Any  # docling TableData
 
 
-def ruled_tables(page: Any, lines: Sequence[Line] = ()) -> list[RuledTable]:
+def ruled_tables(page: Any, lines: Sequence[Line] = (), rules: list[Rule] | None = None) -> list[RuledTable]:
     """The ruled tables of a pypdfium2 page, top to bottom; ``lines``: the page's text lines,
-    which part the rows of a table ruled only around its header and its body."""
+    which part the rows of a table ruled only around its header and its body; ``rules``: the
+    page's rules (``page_rules``), when they are read already."""
     height = page.get_height()
-    rules = page_rules(page, height)
+    rules = page_rules(page, height) if rules is None else rules
     if len(rules) < MIN_EDGES:
         return []
     text = page.get_textpage()
@@ -82,6 +85,29 @@ def ruled_tables(page: Any, lines: Sequence[Line] = ()) -> list[RuledTable]:
     finally:
         text.close()
     return sorted(found, key=lambda t: t.box[1])
+
+
+def rule_bands(rules: list[Rule], height: float) -> list[tuple[float, float, float, float]]:
+    """Boxes (left, top, right, bottom) between three horizontal rules of one width or more that
+    no vertical rule meets: a table set the way papers set them (booktabs: a rule above, one
+    under the header, one at the foot), whose columns only its text's gaps show; two such rules
+    alone frame a note or a listing. Rules in the page's top
+    and bottom bands (a running header's or footer's) and bands taller than ``MAX_BAND`` of the
+    page (two rules far apart that merely share a width) bound none."""
+    joined = _joined(rules)
+    verticals = [r for r in joined if not r.horizontal]
+    lone = [
+        r for r in joined
+        if r.horizontal and not any(r.meets(v) for v in verticals)
+        and EDGE_BAND * height < r.at < (1 - EDGE_BAND) * height
+    ]
+    bands = []
+    for rule in sorted(lone, key=lambda r: r.at):
+        same = [r for r in lone if r.at > rule.at and abs(r.start - rule.start) <= 2 * TOUCH and abs(r.end - rule.end) <= 2 * TOUCH]
+        below = [r for r in same if r.at - rule.at <= MAX_BAND * height]
+        if len(below) >= 2 and not any(b[0] <= rule.start + 2 * TOUCH and b[1] <= rule.at <= b[3] for b in bands):
+            bands.append((rule.start, rule.at, rule.end, max(r.at for r in below)))
+    return bands
 
 
 def page_rules(page: Any, height: float) -> list[Rule]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from haiku.core.convert.layout_lines import Line
 
-RUN_GAP = 0.8  # line heights between two characters that stand in two runs
+RUN_GAP = 0.5  # line heights between two characters that stand in two runs
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,28 @@ def _runs(line: Line, chars: list[_Char]) -> list[Line]:
             groups.append([char])
     if len(groups) < 2:
         return [line]
-    return [replace(line, text=_text(group), left=group[0].left, right=max(c.right for c in group)) for group in groups]
+    texts = _cut(line.text, [len(group) for group in groups]) or [_text(group) for group in groups]
+    return [
+        replace(line, text=text, left=group[0].left, right=max(c.right for c in group))
+        for group, text in zip(groups, texts, strict=True)
+    ]
+
+
+def _cut(text: str, counts: list[int]) -> list[str] | None:
+    """The line's own text cut into pieces of ``counts`` characters each, spaces aside (the
+    line's text spells its words as the text layer's extraction did); None when the counts do
+    not add up to the line's characters (a ligature read as one character in one, two in the other)."""
+    if sum(counts) != sum(1 for ch in text if not ch.isspace()):
+        return None
+    pieces, start = [], 0
+    for count in counts:
+        end, seen = start, 0
+        while seen < count:
+            seen += not text[end].isspace()
+            end += 1
+        pieces.append(text[start:end].strip())
+        start = end
+    return pieces
 
 
 def _text(chars: list[_Char]) -> str:

@@ -35,7 +35,7 @@ ROW_OVERLAP = 0.25  # the share of a run's height it overlaps a row by to be on 
 COLUMN_GAP = 0.5  # run heights: the narrowest gap between two columns
 MAX_CROSSING = 1 / 3  # the share of rows whose runs may cross a gap between two columns
 WRAP_GAP = 0.75  # a row closer than this share of the usual gap between rows may be wrapped lines
-MAX_EMPTY = 0.5  # the share of a grid's places left empty above which it is no table
+MAX_EMPTY = 0.35  # the share of a grid's places left empty above which it is no table
 MAX_CUT = 0.1  # words cut by the grid's rules per filled cell above which it is no table
 MAX_HEADER_ROWS = 3
 _NUMBER = re.compile(r"^[-+±−(]?[$€£]?\d[\d.,]*\s*[%)*†‡]?$")
@@ -137,15 +137,16 @@ def _header_rows(texts: list[list[str]]) -> int:
     return 1
 
 
-def table_data(runs: list[Line], page_height: float) -> Any | None:
-    """docling ``TableData`` of the runs, or None when they do not form a grid that reads as a table."""
+def table_data(runs: list[Line], page_height: float, min_columns: int = 2) -> Any | None:
+    """docling ``TableData`` of the runs, or None when they do not form a grid that reads as a
+    table of ``min_columns`` columns or more."""
     from docling_core.types.doc import BoundingBox, CoordOrigin, TableCell, TableData
 
     rows = _rows(runs)
     if len(rows) < 2:
         return None
     boundaries = _boundaries(rows)
-    if not boundaries:
+    if len(boundaries) + 1 < min_columns:
         return None
     rows = _unwrapped(rows, boundaries)
     laid = [_cells(row, boundaries) for row in rows]

@@ -61,9 +61,10 @@ CONVERSION_RULES = 9  # 2: PDF ruled tables, compacted heading levels, paragraph
 # dates, callouts, list items and contents entries no headings, a PDF's title never a cover's word
 # 8: a scan's lines cut along their (skewed) boxes, its paragraphs split by the page's own line gap
 # and type size
-# 9: PDF tables ruled without a frame read from their rules, unruled tables' columns from the gaps
-# between their runs (a line split where a column's gap parts it), wrapped cells kept in one cell;
-# a figure's labels and gridlines (a grid mostly empty or cutting its words) stay text
+# 9: PDF tables ruled without a frame (or around header and body only) read from their rules,
+# unruled tables (the model's, or between three booktabs rules) by the gaps between their runs (a
+# line split where a column's gap parts it), wrapped cells kept in one cell; a figure's labels and
+# gridlines (a grid over a third empty, or cutting its words) stay text
 
 # The distributions whose version changes what a file converts to.
 CONVERTER_PACKAGES = ("docling-slim", "docling-core", "docling-parse", "rapidocr-onnxruntime", "rapid-layout")

@@ -2,9 +2,11 @@
 
 The native pipeline's lines join what stands on one baseline, so a table's
 row can come as one line across its columns ("nDCG@10 Recall@100 nDCG@10").
-Inside a table region each line is split where two of its characters stand
-further apart than ``RUN_GAP`` of the line's height: wider than any space
-between two words, as narrow as the gaps tables leave between columns.
+Inside a table region (the layout model's, or between a table's rules) each
+line is split where two of its characters stand further apart than
+``RUN_GAP`` of the line's height: wider than a space between two words, as
+narrow as the gaps tight tables leave between columns. The runs keep the
+line's own spelling of its words.
 """
 
 from __future__ import annotations

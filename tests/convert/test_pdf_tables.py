@@ -44,9 +44,10 @@ def test_a_table_set_tight_between_three_rules_is_read_from_its_gaps(converter):
     assert _grid(table) == TIGHT
 
 
-def test_scattered_words_in_a_table_region_are_no_table():
+def test_scattered_words_or_a_list_in_a_table_region_are_no_table():
     """The labels of a chart that the layout model boxed as a table: tick labels down the
-    side, years along the foot, curve names here and there."""
+    side, years along the foot, curve names here and there; and a list it boxed, whose
+    bullets stand a column's gap before their text."""
     from haiku.core.convert.layout_tables import table_data
 
     def at(text: str, left: float, top: float) -> Line:
@@ -57,3 +58,10 @@ def test_scattered_words_in_a_table_region_are_no_table():
     labels += [at("peak", 458, 269), at("dense", 278, 289), at("baseline", 138, 319), at("sparse", 388, 349),
                at("hybrid", 198, 379), at("Thdd", 328, 399)]
     assert table_data(labels, 842.0) is None
+
+    items = ["cat(1) concatenates files", "tac(1) outputs in reverse", "cut(1) selects parts of lines"]
+    runs = []
+    for i, item in enumerate(items):
+        top = 440.0 + 15.6 * i
+        runs += [Line(1, "-", 65.2, top, 69.0, top + 9.0), Line(1, item, 75.0, top, 75.0 + 4.5 * len(item), top + 9.0)]
+    assert table_data(runs, 842.0) is None

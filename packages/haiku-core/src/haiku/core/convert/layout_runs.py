@@ -5,8 +5,8 @@ row can come as one line across its columns ("nDCG@10 Recall@100 nDCG@10").
 Inside a table region (the layout model's, or between a table's rules) each
 line is split where two of its characters stand further apart than
 ``RUN_GAP`` of the line's height: wider than a space between two words, as
-narrow as the gaps tight tables leave between columns (a list item's bullet
-stays with its text). The runs keep the line's own spelling of its words.
+narrow as the gaps tight tables leave between columns. The runs keep the
+line's own spelling of its words.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 from typing import Any
 
-from haiku.core.convert.layout_lines import Line, starts_with_bullet
+from haiku.core.convert.layout_lines import Line
 
 RUN_GAP = 0.5  # line heights between two characters that stand in two runs
 
@@ -58,8 +58,6 @@ def _runs(line: Line, chars: list[_Char]) -> list[Line]:
             groups[-1].append(char)
         else:
             groups.append([char])
-    if len(groups) > 1 and starts_with_bullet("".join(c.text for c in groups[0]) + " "):
-        groups[:2] = [groups[0] + groups[1]]  # a list item's bullet stands apart from its text, in no column
     if len(groups) < 2:
         return [line]
     texts = _cut(line.text, [len(group) for group in groups]) or [_text(group) for group in groups]

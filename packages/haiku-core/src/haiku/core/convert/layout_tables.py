@@ -16,6 +16,9 @@ across two columns). A table is read the way its reader reads it:
 - the header: the rows above the first row that holds a number, where the
   body holds numbers (a results table's two-row header), else the first row.
 
+A first column of bullets alone is a list whose marks stand apart from their
+text, not a table.
+
 A region that yields fewer than two rows or two columns is not a table and
 stays text, and so is one whose grid reads like no table (``reads_as_table``):
 the layout model takes a figure's scattered labels for a table now and then,
@@ -38,6 +41,7 @@ WRAP_GAP = 0.75  # a row closer than this share of the usual gap between rows ma
 MAX_EMPTY = 0.35  # the share of a grid's places left empty above which it is no table
 MAX_CUT = 0.1  # words cut by the grid's rules per filled cell above which it is no table
 MAX_HEADER_ROWS = 3
+LIST_MARKS = frozenset({"•", "◦", "▪", "‣", "·", "-", "–", "*", "\uf0b7", "\u25cf", "\u25a0"})
 _NUMBER = re.compile(r"^[-+±−(]?[$€£]?\d[\d.,]*\s*[%)*†‡]?$")
 
 
@@ -129,6 +133,14 @@ def _spanning(row: list[Line], boundaries: list[float]) -> bool:
     return any(_column(x.left, boundaries) != _column(x.right, boundaries) for x in row)
 
 
+def _list_marks(laid: list[list[tuple[int, int, list[Line]]]], texts: list[list[str]]) -> bool:
+    """The first column holds only list marks (a bullet stands a column's gap before its text):
+    a list, not a table."""
+    first = [text for row, row_texts in zip(laid, texts, strict=True)
+             for (start, end, _), text in zip(row, row_texts, strict=True) if start == 0 and end == 1]
+    return bool(first) and all(text in LIST_MARKS for text in first)
+
+
 def _header_rows(texts: list[list[str]]) -> int:
     """The rows above the first row holding a number, where the body holds numbers; else one."""
     for index, row in enumerate(texts):
@@ -151,6 +163,8 @@ def table_data(runs: list[Line], page_height: float, min_columns: int = 2) -> An
     rows = _unwrapped(rows, boundaries)
     laid = [_cells(row, boundaries) for row in rows]
     texts = [[" ".join(x.text for x in sorted(cell[2], key=lambda x: (x.top, x.left))) for cell in row] for row in laid]
+    if _list_marks(laid, texts):
+        return None
     header = _header_rows(texts)
     table_cells = []
     for r, (row, row_texts) in enumerate(zip(laid, texts, strict=True)):

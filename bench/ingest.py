@@ -209,7 +209,8 @@ async def chunk_texts(root: Path) -> list[str]:
 
     texts: list[str] = []
     for i in range(FOLDERS):
-        store = await Store.open(DatabaseRef.configured(f"db{i}", root / f"db{i}.lancedb"), AppConfig(), read_only=True)
+        # Writable: the reader of every current chunk is the rebuild's, handed out with the writer.
+        store = await Store.open(DatabaseRef.configured(f"db{i}", root / f"db{i}.lancedb"), AppConfig())
         try:
             async for batch in store.writer().rebuild.iter_chunk_batches():
                 texts.extend(embed_text(c.headings, c.content) for c in batch)

@@ -8,6 +8,9 @@ before a caption before a title before text); then:
   (numbers aside) recurs in that band on other pages, and the page has text
   outside those bands; a page number is one
   there or as the page's first or last line;
+- the lines of a table of contents (``furniture.contents_lines``: a run of
+  entries ending in page numbers or dot leaders) are kept as furniture, each
+  line on its own;
 - the lines inside a table drawn with ruling lines (``layout_rulings``) where
   the layout model found no table are that table, its cells from the grid;
 - the lines of a table region whose runs form a grid are one table;
@@ -30,6 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from haiku.core.convert.furniture import PAGE_NUMBER, contents_entries, contents_lines
 from haiku.core.convert.layout_headings import HeadingRule, chapter_label
 from haiku.core.convert.layout_lines import Line, starts_with_bullet, without_digits
 from haiku.core.convert.layout_model import Region
@@ -41,7 +45,6 @@ REGION_EDGE_BAND = 0.15  # the same, for lines the layout model calls a header o
 RECURRING_PAGES = 3  # edge text on this many pages (numbers aside) is a running header or footer
 FIGURE_MAX_LINES = 6  # a "figure" holding more text lines than this is text the model mistook
 PARAGRAPH_GAP = 0.8  # a gap between lines wider than this share of a line's height starts a paragraph
-_PAGE_NUMBER = re.compile(r"^(page\s+)?([0-9]{1,4}|[ivxlcdm]{1,6})(\s*(/|of)\s*[0-9]{1,4})?$", re.IGNORECASE)
 _CAPTION = re.compile(r"^(fig(ure)?|table|tab)\.?\s*\d+[a-z]?\s*[.:]", re.IGNORECASE)
 LABEL_DISTANCE = 6.0  # line heights between a chapter's label ("Chapter 1") and its title
 CAPTION_DISTANCE = 2.0  # line heights between a "Figure 1: ..." paragraph and its picture or table
@@ -50,7 +53,7 @@ _PRIORITY = {"table": 0, "figure": 1, "figure_caption": 2, "table_caption": 2, "
 
 @dataclass
 class Block:
-    kind: str  # page_header, page_footer, heading, text, caption, table, picture
+    kind: str  # page_header, page_footer, contents, heading, text, caption, table, picture
     lines: list[Line] = field(default_factory=list)
     level: int = 0
     box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # left, top, right, bottom
@@ -163,6 +166,9 @@ class PageLayout:
             region = region_of[id(region_lines[0])]
             of = "table" if region is not None and region.label == "table_caption" else "figure"
             blocks.append(Block("caption", sorted(region_lines, key=lambda x: (x.top, x.left)), caption_of=of))
+        contents = contents_lines(rest)  # a table of contents' lines: kept, out of the chunks
+        blocks += [Block("contents", [line]) for line in rest if id(line) in contents]
+        rest = [line for line in rest if id(line) not in contents]
         blocks += self._headings_and_paragraphs(rest, region_of, contents_entries(lines))
         blocks += figures
         _captions_by_wording(blocks)
@@ -197,7 +203,7 @@ class PageLayout:
         kind = "page_header" if line.cy < self.height / 2 else "page_footer"
         if body and _edge(line, self.height, EDGE_BAND) and without_digits(line.text) in self.recurring:
             return kind
-        if _PAGE_NUMBER.match(line.text) and (outermost or _edge(line, self.height, EDGE_BAND)):
+        if PAGE_NUMBER.match(line.text) and (outermost or _edge(line, self.height, EDGE_BAND)):
             return kind
         if label in ("header", "footer") and body and _edge(line, self.height, REGION_EDGE_BAND):
             # a chapter heading (or its label, "CHAPTER") at the top of its page is no running header
@@ -269,20 +275,6 @@ def bold_heads(lines: list[Line]) -> set[int]:
         if above is None or line.top - above.bottom > PARAGRAPH_GAP * line.height or above.text.endswith((".", ":", "!", "?")):
             heads.add(id(line))
     return heads
-
-
-def contents_entries(lines: list[Line]) -> set[int]:
-    """The ids of the lines whose row ends in a page number set apart to their right: entries
-    of a table of contents ("2 Related work ... 3"), which repeat the headings they point at."""
-    numbers = [x for x in lines if _PAGE_NUMBER.match(x.text)]
-    entries = set()
-    for line in lines:
-        for number in numbers:
-            overlap = min(line.bottom, number.bottom) - max(line.top, number.top)
-            if number.left > line.right and overlap >= 0.5 * min(line.height, number.height):
-                entries.add(id(line))
-                break
-    return entries
 
 
 def _captions_by_wording(blocks: list[Block]) -> None:

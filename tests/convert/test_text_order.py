@@ -207,3 +207,10 @@ def test_a_contents_list_that_repeats_the_headings_stays_out_of_the_chunks(conve
     assert "Pick a spot" in text and "Count in tens" in text and "Send the totals" in text
     furniture = [x.text for x in document.docling.texts if x.content_layer.value == "furniture"]
     assert furniture == ["Choosing a site", "Counting the flock", "Sending the counts"]
+
+
+def test_arabic_presentation_forms_read_as_the_letters_they_show():
+    from haiku.core.convert.clean import clean_text
+
+    assert clean_text("ﻣﺮﺣﺒﺎ ﺑﻜﻢ ﻻ") == "مرحبا بكم لا"
+    assert clean_text("שלום, Python 3.12") == "שלום, Python 3.12"

@@ -22,6 +22,14 @@ ARABIC_TITLE = "مقدمة إلى لغة Python للمبتدئين"
 ARABIC_LINES = ["هذه وثيقة باللغة العربية تذكر Linux في السطر", "وقد صدر الإصدار 3.12 في عام 2023 وهو سريع."]
 HEBREW_LINES = ["זהו מסמך בעברית עם המילה Debian בתוך השורה."]
 
+# A second page of two columns side by side: the right one is read first.
+RIGHT_COLUMN = [
+    "العمود الأيمن يبدأ الصفحة الثانية",
+    "ويكمل القارئ فيه من الأعلى",
+    "إلى الأسفل قبل أن ينتقل",
+]
+LEFT_COLUMN = ["ثم يأتي العمود الأيسر بعده", "فيقرأ القارئ سطوره كلها", "حتى نهاية هذه الصفحة"]
+
 _LTR_RUN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.]*[A-Za-z0-9])?")
 
 
@@ -57,14 +65,20 @@ def rtl_pdf() -> bytes:
     pdfmetrics.registerFont(TTFont("DejaVu-Bold", str(font_file(bold=True))))
     out = io.BytesIO()
     pdf = canvas.Canvas(out, pagesize=(595, 842))
-    y = 760.0
-    lines = [("DejaVu-Bold", 20, ARABIC_TITLE)] + [("DejaVu", 11, x) for x in ARABIC_LINES + HEBREW_LINES]
-    for font, size, line in lines:
-        x = 540.0  # the right margin: reading order runs leftwards
+
+    def draw(line: str, right: float, y: float, font: str = "DejaVu", size: float = 11) -> None:
+        x = right  # the line's right edge: reading order runs leftwards
         for run in visual_runs(line):
             x -= pdfmetrics.stringWidth(run, font, size)
             pdf.setFont(font, size)
             pdf.drawString(x, y, run)
-        y -= size * (2.4 if size > 12 else 1.4)
+
+    draw(ARABIC_TITLE, 540, 760, "DejaVu-Bold", 20)
+    for i, line in enumerate(ARABIC_LINES + HEBREW_LINES):
+        draw(line, 540, 712 - 15.4 * i)
+    pdf.showPage()
+    for i, (right, left) in enumerate(zip(RIGHT_COLUMN, LEFT_COLUMN, strict=True)):
+        draw(right, 540, 760 - 15.4 * i)
+        draw(left, 270, 760 - 15.4 * i)
     pdf.save()
     return out.getvalue()

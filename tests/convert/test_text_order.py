@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
+
 from haiku.core.convert.furniture import is_contents_line
 
 REAL_PDFS = Path(__file__).parent / "real_pdfs"
@@ -109,18 +111,19 @@ def test_an_articles_own_header_and_its_title_stay():
 def test_a_right_to_left_pdf_line_drawn_run_by_run_reads_in_logical_order(converter):
     """An Arabic heading and Arabic and Hebrew lines drawn as one text cell per run (a Latin
     word or a number inside them is a run): each line reads right to left, its Latin word
-    and numbers in place, and the heading, not its Latin word, is the title."""
-    import pytest
-    from rtl_samples import ARABIC_LINES, ARABIC_TITLE, HEBREW_LINES, font_file, rtl_pdf
+    and numbers in place, and the heading, not its Latin word, is the title; of two columns
+    of Arabic side by side, the right one is read first."""
+    import rtl_samples as rtl
 
-    if font_file() is None or font_file(bold=True) is None:
+    if rtl.font_file() is None or rtl.font_file(bold=True) is None:
         pytest.skip("no font with Arabic and Hebrew glyphs (DejaVu Sans) here")
-    document = converter.convert(name="rtl.pdf", fmt="pdf", data=rtl_pdf())
+    document = converter.convert(name="rtl.pdf", fmt="pdf", data=rtl.rtl_pdf())
     text = " ".join(" ".join(chunk.content for chunk in document.chunks).split())
-    assert document.title == ARABIC_TITLE
-    for line in ARABIC_LINES + HEBREW_LINES:
+    assert document.title == rtl.ARABIC_TITLE
+    for line in rtl.ARABIC_LINES + rtl.HEBREW_LINES:
         assert line in text, line
-    assert all(chunk.headings == [ARABIC_TITLE] for chunk in document.chunks)
+    assert all(chunk.headings == [rtl.ARABIC_TITLE] for chunk in document.chunks)
+    assert text.index(" ".join(rtl.RIGHT_COLUMN)) < text.index(" ".join(rtl.LEFT_COLUMN))
 
 
 def test_cells_of_a_right_to_left_row_join_right_to_left_and_columns_stay_apart():

@@ -35,7 +35,7 @@ def has_rtl(text: str) -> bool:
 
 def rtl_dominant(text: str) -> bool:
     """More of ``text``'s letters are right-to-left (Arabic, Hebrew, …) than left-to-right."""
-    return len(_RTL.findall(text)) > len(_LTR.findall(text))
+    return has_rtl(text) and len(_RTL.findall(text)) > len(_LTR.findall(text))
 
 
 def logical_rows(lines: list[Line]) -> list[Line]:

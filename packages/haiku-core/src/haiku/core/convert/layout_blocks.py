@@ -23,7 +23,8 @@ before a caption before a title before text); then:
   other, without a gap wider than a line's height or a bullet starting a line.
 
 Blocks are ordered top to bottom; where the page has two columns side by side,
-the left column is read before the right one, between the full-width blocks.
+the left column is read before the right one, between the full-width blocks (the
+right one first on a page whose letters are mostly right-to-left: Arabic, Hebrew).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from haiku.core.convert.furniture import PAGE_NUMBER, contents_entries, contents_lines
+from haiku.core.convert.layout_bidi import rtl_dominant
 from haiku.core.convert.layout_headings import HeadingRule, chapter_label
 from haiku.core.convert.layout_lines import Line, starts_with_bullet, without_digits
 from haiku.core.convert.layout_model import Region
@@ -172,7 +174,7 @@ class PageLayout:
         blocks += self._headings_and_paragraphs(rest, region_of, contents_entries(lines))
         blocks += figures
         _captions_by_wording(blocks)
-        return reading_order(blocks, self.width)
+        return reading_order(blocks, self.width, rtl=rtl_dominant(" ".join(line.text for line in lines)))
 
     def _ruled_tables_unseen(self) -> list[RuledTable]:
         """The ruled tables where the layout model found no table (its own tables keep its reading)."""
@@ -311,8 +313,9 @@ def _follows(above: Line, below: Line) -> bool:
     return -0.3 * above.height <= gap <= PARAGRAPH_GAP * above.height and sideways > 0 and same_size
 
 
-def reading_order(blocks: list[Block], width: float) -> list[Block]:
-    """Headers, then the body top to bottom (left column before right where two stand side by side), then footers."""
+def reading_order(blocks: list[Block], width: float, *, rtl: bool = False) -> list[Block]:
+    """Headers, then the body top to bottom (left column before right where two stand side by side,
+    right before left on a page of right-to-left text), then footers."""
     headers = [b for b in blocks if b.kind == "page_header"]
     footers = [b for b in blocks if b.kind == "page_footer"]
     body = sorted((b for b in blocks if b.kind not in ("page_header", "page_footer")), key=lambda b: (b.box[1], b.box[0]))
@@ -320,12 +323,12 @@ def reading_order(blocks: list[Block], width: float) -> list[Block]:
     segment: list[Block] = []
     for block in body:
         if _side(block, width) == "full":
-            ordered += _columns_first(segment, width)
+            ordered += _columns_first(segment, width, rtl=rtl)
             ordered.append(block)
             segment = []
         else:
             segment.append(block)
-    ordered += _columns_first(segment, width)
+    ordered += _columns_first(segment, width, rtl=rtl)
     return headers + ordered + footers
 
 
@@ -337,11 +340,12 @@ def _side(block: Block, width: float) -> str:
     return "full"
 
 
-def _columns_first(blocks: list[Block], width: float) -> list[Block]:
-    """Left blocks before right ones when the two sides stand next to each other; else top to bottom."""
+def _columns_first(blocks: list[Block], width: float, *, rtl: bool) -> list[Block]:
+    """Left blocks before right ones (right before left when ``rtl``) when the two sides stand next
+    to each other; else top to bottom."""
     left = [b for b in blocks if _side(b, width) == "left"]
     right = [b for b in blocks if _side(b, width) == "right"]
     side_by_side = any(min(a.box[3], b.box[3]) > max(a.box[1], b.box[1]) for a in left for b in right)
     if not side_by_side:
         return blocks
-    return left + right
+    return right + left if rtl else left + right

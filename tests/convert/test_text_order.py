@@ -144,15 +144,16 @@ def test_cells_of_a_right_to_left_row_join_right_to_left_and_columns_stay_apart(
     assert logical_rows(mostly_latin)[0].text == "The word שלום means peace"
 
 
-def test_a_contents_page_without_leaders_on_its_chapter_lines_stays_out_of_the_chunks(converter):
+def test_a_contents_page_and_a_running_header_stay_out_of_the_chunks(converter):
     """The Debian FAQ's first contents page (chapter entries with their page numbers set apart,
-    wrapped entries, dot leaders) and its first chapter page: the entries are kept for
+    wrapped entries, dot leaders), its first chapter page, and a page whose running header's
+    two halves the text layer reads as one line: the entries and the header are kept for
     ``visualize`` but no chunk holds them; the chapter's text stays."""
     import pypdfium2
 
     source = pypdfium2.PdfDocument(Path(__file__).parents[2] / "bench" / "fidelity" / "debian-faq-p1-11.pdf")
     cut = pypdfium2.PdfDocument.new()
-    cut.import_pages(source, pages=[2, 8])  # the contents page, chapter 1's first page
+    cut.import_pages(source, pages=[2, 8, 10])  # the contents page, chapter 1's first and third pages
     out = io.BytesIO()
     cut.save(out)
     cut.close()
@@ -164,6 +165,7 @@ def test_a_contents_page_without_leaders_on_its_chapter_lines_stays_out_of_the_c
         assert entry not in text, entry
     furniture = " ".join(x.text for x in document.docling.texts if x.content_layer.value == "furniture")
     assert "2 Getting and installing Debian GNU/Linux" in furniture and "I thought this CD contains just" in furniture
+    assert "HOW DOES THE DEBIAN PROJECT FIT IN" not in text and "HOW DOES THE DEBIAN PROJECT FIT IN" in furniture
 
 
 def test_numbers_that_go_back_are_no_page_numbers():

@@ -184,8 +184,19 @@ class PageLayout:
     def _region(self, line: Line) -> Region | None:
         holding = [r for r in self.regions if r.holds(line.cx, line.cy)]
         if not holding:
-            return None
+            return self._page_edge_region(line)
         return min(holding, key=lambda r: (_PRIORITY.get(r.label, 5), -r.score))
+
+    def _page_edge_region(self, line: Line) -> Region | None:
+        """The header or footer region of a line whose middle falls between two of them: a running
+        header's two halves ("CHAPTER 1. …" and "1.6. …") that the text layer reads as one line."""
+        box = (line.left, line.top, line.right, line.bottom)
+        edges = [r for r in self.regions if r.label in ("header", "footer")]
+        covered = [(r, _overlap(box, (r.left, r.top, r.right, r.bottom))) for r in edges]
+        width = sum(max(min(line.right, r.right) - max(line.left, r.left), 0.0) for r, share in covered if share > 0.5)
+        if width < 0.5 * (line.right - line.left):
+            return None
+        return max(covered, key=lambda c: c[1])[0]
 
     def _figures(self, lines: list[Line], region_of: dict[int, Region | None]) -> list[Block]:
         blocks = [Block("picture", picture=item, box=box) for item, box in self.pictures]

@@ -61,9 +61,9 @@ CONVERSION_RULES = 9  # 2: PDF ruled tables, compacted heading levels, paragraph
 # dates, callouts, list items and contents entries no headings, a PDF's title never a cover's word
 # 8: a scan's lines cut along their (skewed) boxes, its paragraphs split by the page's own line gap
 # and type size
-# 9: right-to-left PDF lines drawn run by run joined in logical order, Arabic and Hebrew presentation
-# forms as their letters; PDF contents pages and contents lists that repeat the headings kept as
-# furniture, out of the chunks
+# 9: right-to-left PDF lines drawn run by run joined in logical order, their pages' right column
+# read first, Arabic and Hebrew presentation forms as their letters; PDF contents pages, contents
+# lists that repeat the headings and a running header read as one line kept out of the chunks
 
 # The distributions whose version changes what a file converts to.
 CONVERTER_PACKAGES = ("docling-slim", "docling-core", "docling-parse", "rapidocr-onnxruntime", "rapid-layout")

@@ -179,6 +179,8 @@ def test_numbers_that_go_back_are_no_page_numbers():
     assert len(contents_lines(contents)) == 8
     prices = [x for i, name in enumerate(["Apples", "Pears", "Plums", "Figs"]) for x in row(name, str(12 - i * 3), 100 + 20 * i)]
     assert contents_lines(prices) == set()
+    console = [Line(1, f"Unpacking package {i} ....", 80, 100 + 20 * i, 300, 112 + 20 * i) for i in range(5)]
+    assert contents_lines(console) == set()
 
 
 HANDBOOK = """# Field handbook

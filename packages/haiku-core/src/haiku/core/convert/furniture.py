@@ -8,8 +8,9 @@ index, hold the text they point to rather than pages of dots. Three rules find t
 - a paragraph of entries with dot leaders (``2.1. NAME . . . . . . 2``), in any format;
 - on a PDF page (``contents_lines``), the lines from the first entry to the last
   (an entry: a row ending in a page number set apart to its right, or a line ending
-  in a dot leader) when entries are at least half of them and their page numbers
-  never go back: a contents page, its wrapped entries and chapter lines included;
+  in a dot leader) when entries are at least half of them and they give two page
+  numbers or more that never go back: a contents page, its wrapped entries and
+  chapter lines included;
 - after a heading such as "Contents" (``move_contents_to_furniture``), the paragraphs
   made of the texts of headings that follow later in the document: a table of
   contents without page numbers.
@@ -27,9 +28,9 @@ from haiku.core.convert.layout_lines import Line, normalized
 _LEADER = re.compile(r"(?:\s?[.·]){6,}\s*|…{2,}\s*")
 _PAGE = re.compile(r"(?:\d{1,4}|[ivxlcdm]{1,7})(?:\s|$)", re.IGNORECASE)
 PAGE_NUMBER = re.compile(r"^(page\s+)?([0-9]{1,4}|[ivxlcdm]{1,6})(\s*(/|of)\s*[0-9]{1,4})?$", re.IGNORECASE)
-# A line ending in a leader (three dots or more, spaced or not), a page number after it or not
-_LEADER_END = re.compile(r"(?:[.·]\s?){3,}\s*(\d{1,4}|[ivxlcdm]{1,7})?\s*$", re.IGNORECASE)
-_LAST_NUMBER = re.compile(r"(\d{1,4})\s*$")
+# A line ending in a leader (four dots or more, spaced or not: "Loading..." ends in an ellipsis),
+# a page number after it or not
+_LEADER_END = re.compile(r"(?:[.·]\s?){4,}\s*(\d{1,4}|[ivxlcdm]{1,9})?\s*$", re.IGNORECASE)
 CONTENTS_ENTRIES = 4  # a page's contents run holds at least this many entries
 CONTENTS_SHARE = 0.5  # and entries are at least this share of its lines
 _CONTENTS_HEADING = re.compile(
@@ -78,15 +79,20 @@ def contents_lines(lines: list[Line]) -> set[int]:
     run = ordered[marked[0] : marked[-1] + 1]
     if len(marked) < CONTENTS_SHARE * len(run):
         return set()
-    pages = [int(m.group(1)) for x in run if (m := _LAST_NUMBER.search(x.text)) and _numbered_entry(x.text)]
-    if any(later < earlier for earlier, later in pairwise(pages)):
-        return set()  # numbers that go back: a list or a table of figures, not page numbers
+    pages = [page for x in run if (page := _entry_page(x.text))]
+    arabic = [int(page) for page in pages if page.isdigit()]  # roman front-matter pages restart by part
+    if len(pages) < 2 or any(later < earlier for earlier, later in pairwise(arabic)):
+        return set()  # no page numbers, or numbers that go back (a list, a table's column): no contents
     return {id(x) for x in run}
 
 
-def _numbered_entry(text: str) -> bool:
-    """A line that gives an entry's page: a page number alone, or a leader and a page number."""
-    return bool(PAGE_NUMBER.match(text.strip()) or _LEADER_END.search(text))
+def _entry_page(text: str) -> str | None:
+    """The page number a line gives: the line itself, or the number after its leader."""
+    text = text.strip()
+    if PAGE_NUMBER.match(text):
+        return text.split()[-1]
+    leader = _LEADER_END.search(text)
+    return leader.group(1) if leader else None
 
 
 def move_contents_to_furniture(document: Any) -> None:

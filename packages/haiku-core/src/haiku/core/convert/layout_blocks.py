@@ -192,9 +192,9 @@ class PageLayout:
         header's two halves ("CHAPTER 1. …" and "1.6. …") that the text layer reads as one line."""
         box = (line.left, line.top, line.right, line.bottom)
         edges = [r for r in self.regions if r.label in ("header", "footer")]
-        covered = [(r, _overlap(box, (r.left, r.top, r.right, r.bottom))) for r in edges]
-        width = sum(max(min(line.right, r.right) - max(line.left, r.left), 0.0) for r, share in covered if share > 0.5)
-        if width < 0.5 * (line.right - line.left):
+        covered = [(r, share) for r in edges if (share := _overlap(box, (r.left, r.top, r.right, r.bottom))) > 0.5]
+        width = sum(max(min(line.right, r.right) - max(line.left, r.left), 0.0) for r, _ in covered)
+        if not covered or width < 0.5 * (line.right - line.left):
             return None
         return max(covered, key=lambda c: c[1])[0]
 

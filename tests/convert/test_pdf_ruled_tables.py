@@ -1,5 +1,6 @@
 """Tables drawn with ruling lines (docs/ingester.md, "PDF layout"): found from the page's vector
-paths where the layout model sees none, their cells from the grid; a frame is no table."""
+paths (framed or not), their cells from the grid; a frame, a chart's gridlines and a diagram's
+boxes are no table."""
 
 from __future__ import annotations
 
@@ -98,3 +99,58 @@ def test_the_converter_keeps_a_ruled_grid_as_one_table_and_a_framed_paragraph_as
     [table] = [item for item in items if item.label == "table"]
     assert [[cell.text for cell in row] for row in table.data.grid] == ROWS
     assert any(item.label == "text" and FRAMED in item.text for item in items)
+
+
+def test_a_grid_ruled_between_rows_and_columns_without_a_frame_is_a_table():
+    """Manuals rule under each row and between the columns, with no rule at the sides."""
+    rows = [["group", "accessible commands"], ["sudo", "execute sudo without their password"],
+            ["lpadmin", "add, modify and remove printers"]]
+
+    def make(platypus, colors):
+        table = platypus.Table(rows)
+        table.setStyle(platypus.TableStyle([
+            ("LINEABOVE", (0, 0), (-1, 0), 0.5, colors.black), ("LINEBELOW", (0, 0), (-1, -1), 0.5, colors.black),
+            ("LINEAFTER", (0, 0), (0, -1), 0.5, colors.black),
+        ]))
+        return [table]
+
+    [table] = _tables(_pdf(make))
+    assert _texts(table) == rows
+
+
+def test_a_charts_gridlines_and_a_pipeline_of_boxes_are_no_table():
+    from table_samples import diagram
+
+    assert _tables(_pdf(lambda platypus, colors: [diagram()])) == []
+
+
+
+def test_a_table_ruled_around_its_header_and_body_only_has_a_row_per_line(converter):
+    """A paper's table: a box, a rule under the header and rules between the columns, none
+    between the body's rows; a row per line of the body, the numbers in their own columns.
+    Beside it a grid ruled under every row keeps a row whose two cells wrap as one row."""
+    from reportlab.lib.styles import getSampleStyleSheet
+
+    def make(platypus, colors):
+        paper = platypus.Table(ROWS)
+        paper.setStyle(platypus.TableStyle([
+            ("BOX", (0, 0), (-1, -1), 0.5, colors.black), ("LINEBELOW", (0, 0), (-1, 0), 0.5, colors.black),
+            ("LINEAFTER", (0, 0), (-2, -1), 0.5, colors.black),
+        ]))
+        style = getSampleStyleSheet()["BodyText"]
+        wrapped = [[platypus.Paragraph(text, style) for text in row] for row in WRAPPED]
+        manual = platypus.Table(wrapped, colWidths=[90, 180])
+        manual.setStyle(platypus.TableStyle([("GRID", (0, 0), (-1, -1), 0.5, colors.black)]))
+        return [paper, platypus.Spacer(1, 24), manual]
+
+    document = converter.read(name="paper.pdf", fmt="pdf", data=_pdf(make))
+    paper, manual = document.docling.tables
+    assert [[cell.text for cell in row] for row in paper.data.grid] == ROWS
+    assert [[cell.text for cell in row] for row in manual.data.grid] == WRAPPED
+
+
+WRAPPED = [
+    ["group", "accessible commands"],
+    ["lpadmin group of printers", "execute commands to add, modify, and remove printers from printer databases"],
+    ["sudo", "execute sudo without their password"],
+]

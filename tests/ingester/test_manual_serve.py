@@ -95,7 +95,7 @@ def _big_pdf(pages: int) -> bytes:
 
 async def test_an_add_killed_mid_way_then_run_again_leaves_one_document_and_no_orphans(tmp_path):
     report = tmp_path / "report.pdf"
-    report.write_bytes(_big_pdf(40))
+    report.write_bytes(_big_pdf(16))
     location = tmp_path / "papers.lancedb"
     config = write_ingester_config(
         tmp_path / "cfg.yaml", data_dir=tmp_path / "data", databases={"papers": location}, ingested={}

@@ -7,8 +7,10 @@ line gets its type size and weight from the text layer's characters
 (``layout_model``) finds the page's regions, the lines become blocks
 (``layout_blocks``): section headers with levels (``layout_headings``, settled
 over the whole document by ``layout_levels``), tables
-with their cells (``layout_tables``, or ``layout_rulings`` for a table drawn with
-ruling lines that the model missed), pictures with their captions, paragraphs,
+with their cells (``layout_rulings`` for a table drawn with ruling lines, else
+``layout_tables`` from the runs its lines split into, ``layout_runs``, in the
+model's table regions and between the rules of a table set without column
+rules), pictures with their captions, paragraphs,
 and page headers and footers, which go to docling's furniture layer so that
 neither the markdown nor the chunks carry them. Page images and the embedded
 pictures of the native document are kept. Pages read by OCR stay as OCR read
@@ -26,8 +28,9 @@ from haiku.core.convert.layout_fonts import with_fonts
 from haiku.core.convert.layout_headings import SIGNALS, HeadingRule, pdf_outline
 from haiku.core.convert.layout_levels import settled_levels
 from haiku.core.convert.layout_lines import Line, is_ocr_page, page_lines
-from haiku.core.convert.layout_model import page_regions
-from haiku.core.convert.layout_rulings import ruled_tables
+from haiku.core.convert.layout_model import Region, page_regions
+from haiku.core.convert.layout_rulings import page_rules, rule_bands, ruled_tables
+from haiku.core.convert.layout_runs import line_runs
 
 PDF_LAYOUT_MODES = ("auto", "off")
 
@@ -73,14 +76,24 @@ def _rebuilt(
         pdf_page = pdf[page_no - 1]
         try:
             regions = page_regions(pdf_page) if on_page else []
-            ruled = ruled_tables(pdf_page) if on_page else []
+            rules = page_rules(pdf_page, height) if on_page else []
+            ruled = ruled_tables(pdf_page, on_page, rules) if rules else []
+            bands = rule_bands(rules, height)
+            runs = line_runs(pdf_page, _in_tables(on_page, regions, bands), height)
         finally:
             pdf_page.close()
         pictures = _pictures(native, page_no, height)
-        layout = PageLayout(width, height, regions, headings, recurring, pictures, ruled)
+        layout = PageLayout(width, height, regions, headings, recurring, pictures, ruled, runs, bands)
         open_paragraph = _emit(document, page_no, height, layout.blocks(on_page), open_paragraph)
     _settle_levels(document, by_numbering=not outline)
     return document
+
+
+def _in_tables(lines: list[Line], regions: list[Region], bands: list[tuple[float, float, float, float]]) -> list[Line]:
+    """The lines whose middle lies in a region the layout model calls a table, or between the
+    rules of a table set without column rules (``layout_rulings.rule_bands``)."""
+    tables = [(r.left, r.top, r.right, r.bottom) for r in regions if r.label == "table"] + bands
+    return [x for x in lines if any(b[0] <= x.cx <= b[2] and b[1] <= x.cy <= b[3] for b in tables)]
 
 
 def _with_fonts(pdf: Any, native: Any, lines: dict[int, list[Line]], ocr_pages: frozenset[int]) -> dict[int, list[Line]]:

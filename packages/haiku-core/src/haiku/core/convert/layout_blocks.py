@@ -11,9 +11,13 @@ before a caption before a title before text); then:
 - the lines of a table of contents (``furniture.contents_lines``: a run of
   entries ending in page numbers or dot leaders) are kept as furniture, each
   line on its own;
-- the lines inside a table drawn with ruling lines (``layout_rulings``) where
-  the layout model found no table are that table, its cells from the grid;
-- the lines of a table region whose runs form a grid are one table;
+- the lines inside a table drawn with ruling lines (``layout_rulings``) are
+  that table, its cells from the grid (the rules say where a cell ends, which
+  the lines' positions only guess: a header wrapped on two lines, a cell
+  left empty), whether or not the layout model saw a table there;
+- the lines of a table region whose runs form a grid are one table, and so
+  are the other lines between the rules of a table set without column rules
+  (``layout_rulings.rule_bands``) when their runs form one of three columns or more;
 - a heading-shaped line the heading rule accepts is a heading, unless its row
   ends in a page number (a table of contents' entry) (a heading that
   wraps is one heading, and the label set above a chapter's title, "Chapter 1"
@@ -127,10 +131,12 @@ class PageLayout:
     recurring: set[str]
     pictures: list[tuple[Any, tuple[float, float, float, float]]]  # native pictures and their boxes
     ruled: list[RuledTable] = field(default_factory=list)  # tables drawn with ruling lines
+    runs: dict[Line, list[Line]] = field(default_factory=dict)  # lines of table regions split into runs
+    bands: list[tuple[float, float, float, float]] = field(default_factory=list)  # between a table's rules
 
     def blocks(self, lines: list[Line]) -> list[Block]:
         region_of = {id(line): self._region(line) for line in lines}
-        ruled = self._ruled_tables_unseen()
+        ruled = self.ruled
         in_ruled: dict[int, list[Line]] = {}
         outermost = {id(min(lines, key=lambda x: x.top)), id(max(lines, key=lambda x: x.bottom))} if lines else set()
         body = any(not _edge(line, self.height, REGION_EDGE_BAND) for line in lines)
@@ -152,14 +158,19 @@ class PageLayout:
                 tables.setdefault(id(region), []).append(line)
             elif label in ("figure_caption", "table_caption"):
                 captions.setdefault(id(region), []).append(line)
+            elif (band := next((i for i, b in enumerate(self.bands) if _holds(b, line)), None)) is not None:
+                tables.setdefault(-1 - band, []).append(line)
             else:
                 rest.append(line)
         for grid, grid_lines in in_ruled.items():
             table = Block("table", sorted(grid_lines, key=lambda x: (x.top, x.left)), table=ruled[grid].data)
             table.box = ruled[grid].box
             blocks.append(table)
-        for region_lines in tables.values():
-            data = table_data(region_lines, self.height)
+        for key, region_lines in tables.items():
+            runs = [run for line in region_lines for run in self.runs.get(line, [line])]
+            # between rules alone, with no layout model's table to vouch for it, a table has three
+            # columns at least: two are a note's label and text, a listing's line numbers and code
+            data = table_data(runs, self.height, min_columns=3 if key < 0 else 2)
             if data is None:
                 rest.extend(region_lines)
             else:
@@ -175,11 +186,6 @@ class PageLayout:
         blocks += figures
         _captions_by_wording(blocks)
         return reading_order(blocks, self.width, rtl=rtl_dominant(" ".join(line.text for line in lines)))
-
-    def _ruled_tables_unseen(self) -> list[RuledTable]:
-        """The ruled tables where the layout model found no table (its own tables keep its reading)."""
-        seen = [(r.left, r.top, r.right, r.bottom) for r in self.regions if r.label == "table"]
-        return [t for t in self.ruled if not any(_overlap(t.box, box) > 0.5 for box in seen)]
 
     def _region(self, line: Line) -> Region | None:
         holding = [r for r in self.regions if r.holds(line.cx, line.cy)]

@@ -49,7 +49,7 @@ NOT_STORED: frozenset[str] = frozenset(
 
 # The revision of haiku's own conversion and chunking rules (cleaning, titles, serializers, code
 # blocks): raised whenever a change to them changes what an unchanged file is stored as.
-CONVERSION_RULES = 9  # 2: PDF ruled tables, compacted heading levels, paragraphs joined across pages;
+CONVERSION_RULES = 10  # 2: PDF ruled tables, compacted heading levels, paragraphs joined across pages;
 # 3: a table over the chunk budget split between its cells; 4: declared titles first (web pages'
 # <h1>/<title>, document properties, LaTeX \title), Python chunks headed by their class and function,
 # scans read upright, every TIFF page, at 216 dpi, line by line with a box per line; 5: code chunks of
@@ -65,6 +65,9 @@ CONVERSION_RULES = 9  # 2: PDF ruled tables, compacted heading levels, paragraph
 # unruled tables (the model's, or between three booktabs rules) by the gaps between their runs (a
 # line split where a column's gap parts it), wrapped cells kept in one cell; a figure's labels and
 # gridlines (a grid over a third empty, or cutting its words) stay text
+# 10: right-to-left PDF lines drawn run by run joined in logical order, their pages' right column
+# read first, Arabic and Hebrew presentation forms as their letters; PDF contents pages, contents
+# lists that repeat the headings and a running header read as one line kept out of the chunks
 
 # The distributions whose version changes what a file converts to.
 CONVERTER_PACKAGES = ("docling-slim", "docling-core", "docling-parse", "rapidocr-onnxruntime", "rapid-layout")

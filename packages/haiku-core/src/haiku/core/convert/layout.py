@@ -1,6 +1,7 @@
 """The PDF layout step: structure for the lines of docling's native pipeline (docs/ingester.md, "PDF layout").
 
-The native pipeline reads a PDF's text layer as one ``text`` item per line; each
+The native pipeline reads a PDF's text layer as one ``text`` item per line (a
+right-to-left line drawn run by run is joined in reading order: ``layout_bidi``); each
 line gets its type size and weight from the text layer's characters
 (``layout_fonts``). This step rebuilds the document page by page: the bundled layout model
 (``layout_model``) finds the page's regions, the lines become blocks
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from haiku.core.convert.layout_bidi import logical_rows
 from haiku.core.convert.layout_blocks import Block, PageLayout, recurring_edge_texts
 from haiku.core.convert.layout_continuation import OpenParagraph, carry_on, continues
 from haiku.core.convert.layout_fonts import with_fonts
@@ -40,7 +42,7 @@ def lay_out(
     heading signals to use (``layout_headings``); ``ocr_pages``: the pages OCR read, kept as read."""
     import pypdfium2
 
-    lines = page_lines(native)
+    lines = {no: x if no in ocr_pages else logical_rows(x) for no, x in page_lines(native).items()}
     if not lines:
         return native  # no text layer anywhere: nothing to lay out
     pdf = pypdfium2.PdfDocument(data)
@@ -163,7 +165,9 @@ def _emit(
             page_no=page_no, bbox=box.to_bottom_left_origin(page_height=height), charspan=(0, len(text))
         )
 
-    furniture = {"page_header": DocItemLabel.PAGE_HEADER, "page_footer": DocItemLabel.PAGE_FOOTER}
+    furniture = {
+        "page_header": DocItemLabel.PAGE_HEADER, "page_footer": DocItemLabel.PAGE_FOOTER, "contents": DocItemLabel.TEXT
+    }
     placed: list[tuple[Block, Any]] = []
     for block in blocks:
         text = block.text

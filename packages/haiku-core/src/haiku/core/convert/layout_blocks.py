@@ -8,6 +8,9 @@ before a caption before a title before text); then:
   (numbers aside) recurs in that band on other pages, and the page has text
   outside those bands; a page number is one
   there or as the page's first or last line;
+- the lines of a table of contents (``furniture.contents_lines``: a run of
+  entries ending in page numbers or dot leaders) are kept as furniture, each
+  line on its own;
 - the lines inside a table drawn with ruling lines (``layout_rulings``) are
   that table, its cells from the grid (the rules say where a cell ends, which
   the lines' positions only guess: a header wrapped on two lines, a cell
@@ -24,7 +27,8 @@ before a caption before a title before text); then:
   other, without a gap wider than a line's height or a bullet starting a line.
 
 Blocks are ordered top to bottom; where the page has two columns side by side,
-the left column is read before the right one, between the full-width blocks.
+the left column is read before the right one, between the full-width blocks (the
+right one first on a page whose letters are mostly right-to-left: Arabic, Hebrew).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from haiku.core.convert.furniture import PAGE_NUMBER, contents_entries, contents_lines
+from haiku.core.convert.layout_bidi import rtl_dominant
 from haiku.core.convert.layout_headings import HeadingRule, chapter_label
 from haiku.core.convert.layout_lines import Line, starts_with_bullet, without_digits
 from haiku.core.convert.layout_model import Region
@@ -45,7 +51,6 @@ REGION_EDGE_BAND = 0.15  # the same, for lines the layout model calls a header o
 RECURRING_PAGES = 3  # edge text on this many pages (numbers aside) is a running header or footer
 FIGURE_MAX_LINES = 6  # a "figure" holding more text lines than this is text the model mistook
 PARAGRAPH_GAP = 0.8  # a gap between lines wider than this share of a line's height starts a paragraph
-_PAGE_NUMBER = re.compile(r"^(page\s+)?([0-9]{1,4}|[ivxlcdm]{1,6})(\s*(/|of)\s*[0-9]{1,4})?$", re.IGNORECASE)
 _CAPTION = re.compile(r"^(fig(ure)?|table|tab)\.?\s*\d+[a-z]?\s*[.:]", re.IGNORECASE)
 LABEL_DISTANCE = 6.0  # line heights between a chapter's label ("Chapter 1") and its title
 CAPTION_DISTANCE = 2.0  # line heights between a "Figure 1: ..." paragraph and its picture or table
@@ -54,7 +59,7 @@ _PRIORITY = {"table": 0, "figure": 1, "figure_caption": 2, "table_caption": 2, "
 
 @dataclass
 class Block:
-    kind: str  # page_header, page_footer, heading, text, caption, table, picture
+    kind: str  # page_header, page_footer, contents, heading, text, caption, table, picture
     lines: list[Line] = field(default_factory=list)
     level: int = 0
     box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # left, top, right, bottom
@@ -174,16 +179,30 @@ class PageLayout:
             region = region_of[id(region_lines[0])]
             of = "table" if region is not None and region.label == "table_caption" else "figure"
             blocks.append(Block("caption", sorted(region_lines, key=lambda x: (x.top, x.left)), caption_of=of))
+        contents = contents_lines(rest)  # a table of contents' lines: kept, out of the chunks
+        blocks += [Block("contents", [line]) for line in rest if id(line) in contents]
+        rest = [line for line in rest if id(line) not in contents]
         blocks += self._headings_and_paragraphs(rest, region_of, contents_entries(lines))
         blocks += figures
         _captions_by_wording(blocks)
-        return reading_order(blocks, self.width)
+        return reading_order(blocks, self.width, rtl=rtl_dominant(" ".join(line.text for line in lines)))
 
     def _region(self, line: Line) -> Region | None:
         holding = [r for r in self.regions if r.holds(line.cx, line.cy)]
         if not holding:
-            return None
+            return self._page_edge_region(line)
         return min(holding, key=lambda r: (_PRIORITY.get(r.label, 5), -r.score))
+
+    def _page_edge_region(self, line: Line) -> Region | None:
+        """The header or footer region of a line whose middle falls between two of them: a running
+        header's two halves ("CHAPTER 1. …" and "1.6. …") that the text layer reads as one line."""
+        box = (line.left, line.top, line.right, line.bottom)
+        edges = [r for r in self.regions if r.label in ("header", "footer")]
+        covered = [(r, share) for r in edges if (share := _overlap(box, (r.left, r.top, r.right, r.bottom))) > 0.5]
+        width = sum(max(min(line.right, r.right) - max(line.left, r.left), 0.0) for r, _ in covered)
+        if not covered or width < 0.5 * (line.right - line.left):
+            return None
+        return max(covered, key=lambda c: c[1])[0]
 
     def _figures(self, lines: list[Line], region_of: dict[int, Region | None]) -> list[Block]:
         blocks = [Block("picture", picture=item, box=box) for item, box in self.pictures]
@@ -203,7 +222,7 @@ class PageLayout:
         kind = "page_header" if line.cy < self.height / 2 else "page_footer"
         if body and _edge(line, self.height, EDGE_BAND) and without_digits(line.text) in self.recurring:
             return kind
-        if _PAGE_NUMBER.match(line.text) and (outermost or _edge(line, self.height, EDGE_BAND)):
+        if PAGE_NUMBER.match(line.text) and (outermost or _edge(line, self.height, EDGE_BAND)):
             return kind
         if label in ("header", "footer") and body and _edge(line, self.height, REGION_EDGE_BAND):
             # a chapter heading (or its label, "CHAPTER") at the top of its page is no running header
@@ -277,20 +296,6 @@ def bold_heads(lines: list[Line]) -> set[int]:
     return heads
 
 
-def contents_entries(lines: list[Line]) -> set[int]:
-    """The ids of the lines whose row ends in a page number set apart to their right: entries
-    of a table of contents ("2 Related work ... 3"), which repeat the headings they point at."""
-    numbers = [x for x in lines if _PAGE_NUMBER.match(x.text)]
-    entries = set()
-    for line in lines:
-        for number in numbers:
-            overlap = min(line.bottom, number.bottom) - max(line.top, number.top)
-            if number.left > line.right and overlap >= 0.5 * min(line.height, number.height):
-                entries.add(id(line))
-                break
-    return entries
-
-
 def _captions_by_wording(blocks: list[Block]) -> None:
     """A paragraph reading "Figure 1: ..." or "Table 2. ..." next to a picture or table is its caption."""
     targets = [b for b in blocks if b.kind in ("picture", "table")]
@@ -325,8 +330,9 @@ def _follows(above: Line, below: Line) -> bool:
     return -0.3 * above.height <= gap <= PARAGRAPH_GAP * above.height and sideways > 0 and same_size
 
 
-def reading_order(blocks: list[Block], width: float) -> list[Block]:
-    """Headers, then the body top to bottom (left column before right where two stand side by side), then footers."""
+def reading_order(blocks: list[Block], width: float, *, rtl: bool = False) -> list[Block]:
+    """Headers, then the body top to bottom (left column before right where two stand side by side,
+    right before left on a page of right-to-left text), then footers."""
     headers = [b for b in blocks if b.kind == "page_header"]
     footers = [b for b in blocks if b.kind == "page_footer"]
     body = sorted((b for b in blocks if b.kind not in ("page_header", "page_footer")), key=lambda b: (b.box[1], b.box[0]))
@@ -334,12 +340,12 @@ def reading_order(blocks: list[Block], width: float) -> list[Block]:
     segment: list[Block] = []
     for block in body:
         if _side(block, width) == "full":
-            ordered += _columns_first(segment, width)
+            ordered += _columns_first(segment, width, rtl=rtl)
             ordered.append(block)
             segment = []
         else:
             segment.append(block)
-    ordered += _columns_first(segment, width)
+    ordered += _columns_first(segment, width, rtl=rtl)
     return headers + ordered + footers
 
 
@@ -351,11 +357,12 @@ def _side(block: Block, width: float) -> str:
     return "full"
 
 
-def _columns_first(blocks: list[Block], width: float) -> list[Block]:
-    """Left blocks before right ones when the two sides stand next to each other; else top to bottom."""
+def _columns_first(blocks: list[Block], width: float, *, rtl: bool) -> list[Block]:
+    """Left blocks before right ones (right before left when ``rtl``) when the two sides stand next
+    to each other; else top to bottom."""
     left = [b for b in blocks if _side(b, width) == "left"]
     right = [b for b in blocks if _side(b, width) == "right"]
     side_by_side = any(min(a.box[3], b.box[3]) > max(a.box[1], b.box[1]) for a in left for b in right)
     if not side_by_side:
         return blocks
-    return left + right
+    return right + left if rtl else left + right

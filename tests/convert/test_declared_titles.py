@@ -40,6 +40,36 @@ def test_a_web_page_without_h1_is_titled_by_its_title_less_the_sites_name(conver
     )
 
 
+def test_a_documentation_sites_banner_or_section_h1_gives_way_to_the_pages_title(converter, tmp_path):
+    # As Node.js' API pages, Sphinx's (a section's h1, a permalink per heading) and GCC's news are set.
+    banner = tmp_path / "cluster.html"
+    banner.write_text(
+        "<html><head><title>Cluster | Node.js v20.20.2 Documentation</title></head><body>"
+        "<header><h1>Node.js v20.20.2 documentation</h1></header><h2>Cluster</h2>"
+        "<p>Clusters of Node.js processes run several instances.</p></body></html>"
+    )
+    sphinx = tmp_path / "policy.html"
+    sphinx.write_text(
+        "<html><head><title>Debian Python Policy 0.12.0.0 documentation</title></head><body>"
+        '<section id="abstract"><h1>Abstract<a class="headerlink" href="#abstract" title="Link">¶</a></h1>'
+        "<p>This document describes the packaging of Python within Debian.</p></section>"
+        '<section id="copyright"><h2>1. Copyright<a class="headerlink" href="#copyright">¶</a></h2>'
+        "<p>1999-2021, Software in the Public Interest.</p></section></body></html>"
+    )
+    news = tmp_path / "NEWS.html"
+    news.write_text(
+        "<html><head><title>GCC 12 Release Series — Changes</title></head><body>"
+        "<h1>GCC 12 Release Series<br>Changes, New Features, and Fixes</h1><p>This page lists changes.</p>"
+        "</body></html>"
+    )
+    assert _read(converter, banner)[1] == "Cluster"
+    document, title = _read(converter, sphinx)
+    assert title == "Debian Python Policy 0.12.0.0 documentation"
+    assert "¶" not in document.content
+    assert [c.headings for c in converter.chunk(document)] == [["Abstract"], ["Abstract", "1. Copyright"]]
+    assert _read(converter, news)[1] == "GCC 12 Release Series Changes, New Features, and Fixes"
+
+
 def test_office_files_are_titled_by_their_document_properties(converter, tmp_path):
     import docx
     import openpyxl

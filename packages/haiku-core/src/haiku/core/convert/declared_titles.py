@@ -58,6 +58,8 @@ class _Headings(HTMLParser):
     def handle_starttag(self, tag: str, attrs: Any) -> None:
         if tag in ("title", "h1") and tag not in self.found and self._open is None:
             self._open, self._text = tag, []
+        elif tag == "br" and self._open is not None:  # "Release Series<br>Changes": two words
+            self._text.append(" ")
 
     def handle_endtag(self, tag: str) -> None:
         if tag == self._open:
@@ -75,9 +77,29 @@ def _html_title(data: bytes) -> str | None:
     parser = _Headings()
     parser.feed(decode_text(data))
     h1, title = parser.found.get("h1") or "", parser.found.get("title") or ""
+    if h1 and title and (_same(h1, _site_part(title)) or _GENERIC_HEADING.match(h1)):
+        # The <h1> is the site's banner ("Node.js documentation" atop every page) or a section's
+        # name ("Abstract"): the <title> names the page.
+        return site_trimmed(title)
     if h1 and len(h1) <= TITLE_MAX_CHARS:
         return h1
     return site_trimmed(title) if title else None
+
+
+# A section's name set as a page's <h1> by documentation tools: it titles a part, not the document.
+_GENERIC_HEADING = re.compile(
+    r"(?i)^(?:abstract|contents|table of contents|introduction|overview|preface|foreword|summary|index)$"
+)
+
+
+def _same(a: str, b: str | None) -> bool:
+    return b is not None and a.casefold().split() == b.casefold().split()
+
+
+def _site_part(title: str) -> str | None:
+    """``Cluster | Node.js Documentation`` → ``Node.js Documentation``: what ``site_trimmed`` cuts off."""
+    trimmed = site_trimmed(title)
+    return title[len(trimmed):].lstrip(" -|–—·:") if trimmed != title else None
 
 
 def site_trimmed(title: str) -> str:

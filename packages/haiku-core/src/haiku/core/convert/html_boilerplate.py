@@ -8,6 +8,10 @@ navigation (``nav``, ``menu``, ``sidebar``, ``breadcrumb``, ``footer``,
 Wikipedia's language links ``p-lang`` and ``interlanguage``, DocBook's
 ``navheader`` and ``navfooter`` (Prev/Next/Home link tables), Texinfo's ``header`` and ``nav-panel``). A page that
 would be left with almost no words this way is kept whole: the markers misled.
+
+A heading's permalink (Sphinx's and MkDocs' ``¶``, GitHub's and Docusaurus' ``#``
+anchors: a link to the page's own fragment holding a mark or nothing) is removed
+in any case, so headings, titles and chunk headings do not end in ``¶``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ _NAMES = re.compile(
 )
 _CONTENT = ("article", "main", "section")  # a <header> inside one heads content: its post title, byline
 _KEEP_AT_LEAST = 20  # words: a page left with fewer is kept whole (the markers misled)
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_PERMALINK_MARKS = {"", "¶", "§", "#", "🔗", "\u200b"}
 
 
 def _named_as_navigation(tag: Any) -> bool:
@@ -34,12 +40,23 @@ def _named_as_navigation(tag: Any) -> bool:
     return bool(names.strip()) and bool(_NAMES.search(names))
 
 
+def _permalinks(body: Any) -> list[Any]:
+    links = [link for heading in body.find_all(_HEADINGS) for link in heading.find_all("a", href=True)]
+    return [link for link in links if str(link["href"]).startswith("#") and link.get_text().strip() in _PERMALINK_MARKS]
+
+
 def strip_boilerplate(html: str) -> str:
-    """``html`` without its navigation, language lists and footers (unchanged if it would lose most words)."""
+    """``html`` without its headings' permalinks, navigation, language lists and footers (the
+    latter kept if removing them would lose most words)."""
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(html, "html.parser")
     body = soup.body or soup
+    permalinks = _permalinks(body)
+    for link in permalinks:
+        link.decompose()
+    if permalinks:
+        html = str(soup)
     before = len(body.get_text(" ").split())
     doomed = [tag for tag in body.find_all(_TAGS)]
     doomed += [tag for tag in body.find_all(attrs={"role": True}) if str(tag.get("role")).lower() in _ROLES]

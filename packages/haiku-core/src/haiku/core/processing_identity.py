@@ -67,7 +67,8 @@ CONVERSION_RULES = 10  # 2: PDF ruled tables, compacted heading levels, paragrap
 # gridlines (a grid over a third empty, or cutting its words) stay text
 # 10: right-to-left PDF lines drawn run by run joined in logical order, their pages' right column
 # read first, Arabic and Hebrew presentation forms as their letters; PDF contents pages, contents
-# lists that repeat the headings and a running header read as one line kept out of the chunks
+# lists that repeat the headings and a running header read as one line kept out of the chunks;
+# web pages titled past a site's banner <h1>, their headings' permalinks (¶) removed
 
 # The distributions whose version changes what a file converts to.
 CONVERTER_PACKAGES = ("docling-slim", "docling-core", "docling-parse", "rapidocr-onnxruntime", "rapid-layout")

@@ -30,12 +30,12 @@ $(STAMP): pyproject.toml packages/haiku-core/pyproject.toml packages/haiku-inges
 TEST_WORKERS ?= auto
 
 test: $(STAMP)
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The edit loop: everything but the tests marked slow (daemons, OCR, models, end-to-end runs).
 # `make test` (and .ci/run) still runs the whole suite.
 test-fast: $(STAMP)
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow" $(PYTEST_ARGS)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check packages tests bench tools

@@ -25,29 +25,6 @@ SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 os.environ.setdefault("HAIKU_MODEL_CACHE_DIR", str(REPO_ROOT / ".pytest_cache" / "haiku-models"))
 
 
-def _module_weight(items: list[pytest.Item]) -> tuple[int, float]:
-    """How long a test file is expected to run: files marked slow as a whole first, longest
-    timeout first, then files with some slow tests, then the rest."""
-    module = items[0].module if isinstance(items[0], pytest.Function) else None
-    marks = getattr(module, "pytestmark", [])
-    marks = marks if isinstance(marks, list) else [marks]
-    whole = any(mark.name == "slow" for mark in marks)
-    timeout = max((float(mark.args[0]) for mark in marks if mark.name == "timeout" and mark.args), default=0.0)
-    some = any(item.get_closest_marker("slow") for item in items)
-    return (2 if whole else 1 if some else 0), timeout
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the long files first. pytest-xdist hands each worker a file at a time in this order
-    (``make test`` turns its own ordering by test count off), so the last files to finish are
-    short ones and no core waits alone at the end for an end-to-end file."""
-    by_file: dict[str, list[pytest.Item]] = {}
-    for item in items:
-        by_file.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
-    order = sorted(by_file.values(), key=_module_weight, reverse=True)  # stable: ties keep their order
-    items[:] = [item for group in order for item in group]
-
-
 @pytest.fixture(scope="session")
 def query_encoder_exported() -> None:
     """The query encoder exported into the session's cache (a CLI subprocess's helpers do it too)."""

@@ -205,7 +205,9 @@ class InspectorApp(App[None]):
         if self.document is not None and document.id == self.document.id and self.chunks:
             self._follow_pending()
             return
-        self.document = document
+        # Until its chunks load, the chunks held are another document's: a jump that looked at them
+        # now would find its chunk missing and give up.
+        self.document, self.chunks = document, []
         self.load_chunks(document)
 
     @read_worker("chunks")

@@ -299,10 +299,12 @@ class HaikuRAG:
         self,
         limit: int | None = None,
         offset: int | None = None,
+        *,
+        sources: Sequence[str] | None = None,
         filter: str | None = None,
         include_content: bool = False,
-        sources: Sequence[str] | None = None,
     ) -> list[Document]:
+        """Documents of the selection by creation time, each with its ``source`` (docs/client.md)."""
         return await _lookups.list_documents(
             self._reach(),
             limit=limit,

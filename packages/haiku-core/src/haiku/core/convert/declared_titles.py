@@ -4,7 +4,8 @@ A web page's ``<h1>`` (or its ``<title>`` less the site's name), an office
 file's or an e-book's document properties, a PDF's ``/Title``, a LaTeX
 ``\\title{}``: each read before the document's first heading, which can be a
 sidebar's "Contents" or a cover's "Front cover". A declared title that is a
-placeholder, a file name or no words at all is not one.
+placeholder ("document title"), a file name or no words at all is not one, nor
+is a document property written as a file's or a template's name.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from haiku.core.convert.titles import TITLE_MAX_CHARS, usable_title
 # " - Wikipedia", " | The Site", " — Blog": a site's name after the page's.
 _SITE_SEPARATORS = re.compile(r"\s+[-|–—·:]{1,2}\s+")
 _SITE_NAME_MAX_CHARS = 40
+# A document property in the form of a file's or a template's name (``xinxinli-blue-squares``,
+# ``report_v2``): lower-case words joined by hyphens or underscores, which the tool that made
+# the file left there, not a title set for readers
+_PROPERTY_SLUG = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)+$")
 
 
 def declared_title(fmt: str, data: bytes) -> str | None:
@@ -42,6 +47,8 @@ def declared_title(fmt: str, data: bytes) -> str | None:
         else:
             return None
     except (zipfile.BadZipFile, OSError, ValueError, KeyError):
+        return None
+    if fmt not in ("html", "latex") and title and _PROPERTY_SLUG.match(title.strip()):
         return None
     return usable_title(title)
 

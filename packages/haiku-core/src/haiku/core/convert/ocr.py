@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from haiku.core.convert.ocr_crops import line_crop
-from haiku.core.convert.ocr_orientation import turned_back, upright_read
+from haiku.core.convert.ocr_headings import with_strokes
+from haiku.core.convert.ocr_orientation import turned, turned_back, upright_read
 from haiku.core.convert.ocr_slot import ocr_slot
 from haiku.core.convert.ocr_text import OcrLine, Paragraph, add_paragraphs, paragraphs
 from haiku.core.convert.scan_images import MAX_PIXELS, image_pages
@@ -222,8 +223,9 @@ def read_page(image: Any) -> PageRead:
             turn, lines = upright_read(image, read_lines, quarter_turn)
         finally:
             release_free_memory()  # before the next page, this worker's or another's, takes the slot
+    lines = with_strokes(lines, turned(image, turn) if turn else image)
     found = [
-        Paragraph([turned_back(line, turn, image.width, image.height) for line in paragraph.lines])
+        Paragraph([turned_back(line, turn, image.width, image.height) for line in paragraph.lines], paragraph.level)
         for paragraph in paragraphs(lines)
     ]
     return PageRead(found, turn)

@@ -34,7 +34,8 @@ def reads_well(lines: list[OcrLine]) -> bool:
     return chars >= WELL_READ_CHARS and score(lines) >= WELL_READ_CONFIDENCE * chars
 
 
-def _turned(image: Any, turn: int) -> Any:
+def turned(image: Any, turn: int) -> Any:
+    """``image`` (PIL) turned ``turn`` degrees counter-clockwise (90, 180 or 270)."""
     from PIL import Image
 
     method = {90: Image.Transpose.ROTATE_90, 180: Image.Transpose.ROTATE_180, 270: Image.Transpose.ROTATE_270}
@@ -73,9 +74,9 @@ def upright_read(
         first = quarter(image, tall)
         turns = [first, 360 - first, 180]
     for turn in turns:
-        turned = read(_turned(image, turn))
-        if score(turned) > score(best):
-            best_turn, best = turn, turned
-        if reads_well(turned):
+        read_so = read(turned(image, turn))
+        if score(read_so) > score(best):
+            best_turn, best = turn, read_so
+        if reads_well(read_so):
             break
     return best_turn, best

@@ -1,7 +1,8 @@
 """The lines OCR reads on a page, as paragraphs of lines (docs/ingester.md, "Scanned pages (OCR)").
 
 The detector boxes a page's text line by line (and a line with a wide gap in
-it as several boxes). Boxes that stand side by side on one row are one line,
+it as several boxes). A page set in columns is read column by column
+(``ocr_columns``); boxes that stand side by side on one row of a column are one line,
 read left to right; a paragraph is a run of lines one under the other, broken
 where the gap above a line is wider than the page's ordinary gap between
 lines by over ``PARAGRAPH_GAP`` of its height (the detector's boxes are taller
@@ -13,7 +14,8 @@ height alone misleads: a short last line without descenders, "March.", has a
 low box in the type of the line above it and stays in its paragraph). Each
 paragraph becomes one text item whose text keeps its line breaks, with one
 box per line (``charspan`` the line's place in the text), so a chunk keeps
-the page's lines and ``visualize`` draws them, not the whole page.
+the page's lines and ``visualize`` draws them, not the whole page; a paragraph
+set in larger or bold type is a heading (``ocr_headings``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ PARAGRAPH_GAP = 0.5  # a gap above a line over the ordinary one by this share of
 ORDINARY_GAP = 0.5  # the ordinary gap between lines is taken as at most this share of a line's height
 SIZE_STEP = 1.3  # a line whose characters are this much wider or narrower than above starts a paragraph
 SIZE_CHARS = 4  # lines of fewer characters are not measured for a size change
-SAME_ROW = 0.5  # boxes whose vertical centres lie within this share of a line's height share a row
+_ENDS = (".", "!", "?", ":")  # a line ending so does not run on into the next
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class OcrLine:
     text: str
     score: float
     boxed: float = 0.0  # the width of the boxes of a line merged from several, gaps left out (``rows``)
+    stroke: float = 0.0  # the thickness of the type's strokes, in pixels (``ocr_headings``)
 
     @property
     def height(self) -> float:
@@ -56,9 +59,11 @@ class OcrLine:
 
 @dataclass(frozen=True)
 class Paragraph:
-    """Lines of a paragraph in reading order; each line's box and text."""
+    """Lines of a paragraph in reading order; each line's box and text; ``level``: the heading
+    level it has (``ocr_headings``), 0 for body text."""
 
     lines: list[OcrLine]
+    level: int = 0
 
     @property
     def text(self) -> str:
@@ -73,55 +78,58 @@ def readable(lines: list[OcrLine]) -> list[OcrLine]:
 def rows(lines: list[OcrLine]) -> list[OcrLine]:
     """The boxes merged into the page's lines, top to bottom: boxes that stand side by side
     on one row are one line, their texts joined by a space, left to right."""
-    merged: list[list[OcrLine]] = []
-    for box in sorted(readable(lines), key=lambda line: (line.top + line.bottom) / 2):
-        centre = (box.top + box.bottom) / 2
-        if merged:
-            last = merged[-1]
-            last_centre = sum((b.top + b.bottom) / 2 for b in last) / len(last)
-            if abs(centre - last_centre) <= SAME_ROW * min(box.height, last[0].height):
-                last.append(box)
-                continue
-        merged.append([box])
-    joined = []
-    for row in merged:
-        row.sort(key=lambda b: b.left)
-        joined.append(
-            OcrLine(
-                left=min(b.left for b in row), top=min(b.top for b in row),
-                right=max(b.right for b in row), bottom=max(b.bottom for b in row),
-                text=" ".join(b.text for b in row), score=min(b.score for b in row),
-                boxed=sum(b.right - b.left for b in row),
-            )
-        )  # fmt: skip
-    return joined
+    from haiku.core.convert.ocr_columns import row_groups
+
+    return [
+        OcrLine(
+            left=min(b.left for b in row), top=min(b.top for b in row),
+            right=max(b.right for b in row), bottom=max(b.bottom for b in row),
+            text=" ".join(b.text for b in row), score=min(b.score for b in row),
+            boxed=sum(b.right - b.left for b in row),
+            stroke=sum(b.stroke * (b.right - b.left) for b in row) / max(sum(b.right - b.left for b in row), 1.0),
+        )
+        for row in row_groups(readable(lines))
+    ]  # fmt: skip
 
 
 def paragraphs(lines: list[OcrLine]) -> list[Paragraph]:
-    """The page's lines as paragraphs in reading order."""
-    found: list[list[OcrLine]] = []
-    ordered = rows(lines)
-    ordinary = _ordinary_gap(ordered)
-    previous: OcrLine | None = None
-    for line in ordered:
-        gap = line.top - previous.bottom if previous is not None else 0.0
-        if previous is None or gap > ordinary + PARAGRAPH_GAP * line.height or _resized(previous, line):
-            found.append([])
-        found[-1].append(line)
-        previous = line
-    return [Paragraph(lines) for lines in found]
+    """The page's lines as paragraphs in reading order: column by column (``ocr_columns``)."""
+    from haiku.core.convert.ocr_columns import reading_regions
+    from haiku.core.convert.ocr_headings import body_of, bold, heading_level
+
+    regions = [rows(region) for region in reading_regions(readable(lines))]
+    ordinary = _ordinary_gap(regions)
+    body = body_of([line for ordered in regions for line in ordered])
+    found: list[tuple[list[OcrLine], bool]] = []  # each paragraph's lines, and whether it is a bold heading
+    for ordered in regions:
+        previous: OcrLine | None = None
+        was_heading = False
+        for line in ordered:
+            gap = line.top - previous.bottom if previous is not None else 0.0
+            # a bold line heads what follows unless the line above runs on into it
+            heading = bold(line, body) and (previous is None or was_heading or previous.text.rstrip().endswith(_ENDS))
+            if (
+                previous is None
+                or gap > ordinary + PARAGRAPH_GAP * line.height
+                or _resized(previous, line)
+                or heading != was_heading  # a bold heading stands alone
+            ):
+                found.append(([], heading))
+            found[-1][0].append(line)
+            previous, was_heading = line, heading
+    return [Paragraph(lines, heading_level(lines, body, heading)) for lines, heading in found]
 
 
-def _ordinary_gap(ordered: list[OcrLine]) -> float:
+def _ordinary_gap(regions: list[list[OcrLine]]) -> float:
     """The gap between consecutive lines of a paragraph: the lower quartile of the page's gaps
     (most are within paragraphs, and the rest are wider), at most ``ORDINARY_GAP`` of the
     median line's height (on a page of one-line paragraphs every gap is a paragraph's)."""
     from statistics import median
 
-    if len(ordered) < 2:
+    gaps = sorted(below.top - above.bottom for ordered in regions for above, below in pairwise(ordered))
+    if not gaps:
         return 0.0
-    gaps = sorted(below.top - above.bottom for above, below in pairwise(ordered))
-    return min(gaps[len(gaps) // 4], ORDINARY_GAP * median(line.height for line in ordered))
+    return min(gaps[len(gaps) // 4], ORDINARY_GAP * median(line.height for ordered in regions for line in ordered))
 
 
 def _resized(above: OcrLine, below: OcrLine) -> bool:
@@ -150,5 +158,9 @@ def add_paragraphs(document: Any, page_no: int, page_height: float, scale: float
             span = (start, start + len(line.text))
             provs.append(ProvenanceItem(page_no=page_no, bbox=box.to_bottom_left_origin(page_height), charspan=span))
             start = span[1] + 1
-        item = document.add_text(label=DocItemLabel.TEXT, text=paragraph.text, prov=provs[0])
+        if paragraph.level:  # a heading reads as one line; its lines keep their boxes
+            text = " ".join(line.text for line in paragraph.lines)
+            item = document.add_heading(text=text, level=paragraph.level, prov=provs[0])
+        else:
+            item = document.add_text(label=DocItemLabel.TEXT, text=paragraph.text, prov=provs[0])
         item.prov.extend(provs[1:])

@@ -3,6 +3,7 @@
 docling reads each sheet of an XLSX or ODS workbook into a group named for the
 sheet, and each note written on a cell into a comment outside the body. Here:
 
+- notes written around a sheet's table are text, not rows of it (``sheet_notes``);
 - each sheet's name becomes the heading of what it holds, so a chunk says which
   sheet its rows come from ("Targets"), except an empty sheet and the one sheet
   of a workbook that kept its default name ("Sheet1");
@@ -44,7 +45,11 @@ def sheet_groups(document: Any) -> list[tuple[Any, str]]:
 def read_sheets(document: Any, fmt: str, data: bytes) -> None:
     """Head each sheet with its name, show its dates as dates and (ODS) keep its cells'
     comments, in place."""
+    from haiku.core.convert.sheet_notes import notes_out_of_tables
+
     sheets = sheet_groups(document)
+    for group, _name in sheets:
+        notes_out_of_tables(document, group)
     if fmt == "ods":
         for group, name in sheets:
             for (row, col), note in _ods_notes(data).get(name, {}).items():

@@ -21,8 +21,9 @@ from typing import Any
 TITLE_MAX_CHARS = 100
 TITLE_PAGES = 3  # a PDF's title is set on one of its first pages
 _NOT_A_TITLE = re.compile(
-    r"(?i)^(untitled|no title|title|document\d*|presentation\d*|powerpoint presentation|slide \d+|book\d*|sheet\d*)$"
-    r"|\.(docx?|pdf|odt|rtf|tex|dvi|txt|pptx?|xlsx?|html?|epub)$|^microsoft "
+    r"(?i)^(untitled|no title|(?:document |presentation |slide )?title|document\d*|presentation\d*"
+    r"|powerpoint presentation|slide \d+|book\d*|sheet\d*|click to (?:add|edit) (?:a )?title)$"
+    r"|\.(docx?|pdf|odt|odp|ods|rtf|tex|dvi|txt|pptx?|xlsx?|html?|epub)$|^microsoft "
 )
 
 # A cover's word, an issue or page number: set large on a first page, never a document's title

@@ -10,6 +10,9 @@ by ``bench/fidelity.py``. Sheets and presentations are made here as a user's too
 from __future__ import annotations
 
 import io
+from pathlib import Path
+
+import pytest
 
 from haiku.core.convert.ocr_headings import body_of, heading_level
 from haiku.core.convert.ocr_text import OcrLine, paragraphs
@@ -122,3 +125,32 @@ def test_a_word_files_placeholder_title_is_no_title(converter):
     out = io.BytesIO()
     word.save(out)
     assert converter.convert(name="example.docx", fmt="docx", data=out.getvalue()).title == "Title 1"
+
+
+FIDELITY = Path(__file__).resolve().parents[2] / "bench" / "fidelity"
+
+
+def test_a_slide_title_set_in_two_runs_titles_the_deck_whole():
+    """py7zr's published talk: docling reads its first slide's title as two pieces."""
+    from haiku.core.config import AppConfig
+    from haiku.core.convert.files import FileConverter
+
+    files = FileConverter(AppConfig())
+    document = files.convert(FIDELITY / "py7zr-introduction.odp")
+    assert files.generate_title(document) == "python 7zip library: py7zr"  # not its template's name
+
+
+@pytest.mark.slow
+def test_a_scanned_pdf_keeps_the_headings_ocr_told_by_their_type():
+    """A published scan (a page of Huckleberry Finn): its drawn chapter heading, read by OCR, stays a
+    heading through the PDF layout step and titles the page."""
+    from docling_core.types.doc import DocItemLabel
+
+    from haiku.core.config import AppConfig
+    from haiku.core.convert.files import FileConverter
+
+    files = FileConverter(AppConfig())
+    document = files.convert(FIDELITY / "huck-finn-c03-29.pdf")
+    headings = [t.text for t in document.docling.texts if t.label == DocItemLabel.SECTION_HEADER]
+    assert headings and headings[0].startswith("Cha")
+    assert files.generate_title(document) == headings[0]

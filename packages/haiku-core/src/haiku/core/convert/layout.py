@@ -137,7 +137,10 @@ def _copy_items(native: Any, document: Any, page_no: int) -> None:
 
     for item in native.texts:
         if item.prov and item.prov[0].page_no == page_no and item.text.strip():
-            copied = document.add_text(label=DocItemLabel.TEXT, text=item.text, prov=item.prov[0])
+            if item.label == DocItemLabel.SECTION_HEADER:  # a heading OCR told by its type
+                copied = document.add_heading(text=item.text, level=getattr(item, "level", 1), prov=item.prov[0])
+            else:
+                copied = document.add_text(label=DocItemLabel.TEXT, text=item.text, prov=item.prov[0])
             copied.prov.extend(item.prov[1:])  # an OCR paragraph: a box per line
     for picture in native.pictures:
         if picture.prov and picture.prov[0].page_no == page_no:

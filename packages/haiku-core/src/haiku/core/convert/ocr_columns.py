@@ -24,7 +24,7 @@ from statistics import median
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from haiku.core.convert.ocr_text import OcrLine
+    from haiku.core.convert.ocr_lines import OcrLine
 
 GUTTER = 0.4  # the narrowest gutter between columns, in line heights (boxes are taller than the type)
 MIN_SPLIT_ROWS = 3  # rows with text on both sides of a gutter that make a column block

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from haiku.core.convert.ocr_text import OcrLine
+    from haiku.core.convert.ocr_lines import OcrLine
 
 SIZE_STEP = 1.3  # type this many times the body's, in width and height, is a heading's
 BOLD_STEP = 1.35  # strokes this many times as thick as the body's are bold

@@ -24,37 +24,16 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
+from haiku.core.convert.ocr_columns import reading_regions, row_groups
+from haiku.core.convert.ocr_headings import body_of, bold, heading_level
+from haiku.core.convert.ocr_lines import OcrLine
+
 MIN_SCORE = 0.5  # the recogniser's confidence below which a line is dropped
 PARAGRAPH_GAP = 0.5  # a gap above a line over the ordinary one by this share of its height starts a paragraph
 ORDINARY_GAP = 0.5  # the ordinary gap between lines is taken as at most this share of a line's height
 SIZE_STEP = 1.3  # a line whose characters are this much wider or narrower than above starts a paragraph
 SIZE_CHARS = 4  # lines of fewer characters are not measured for a size change
 _ENDS = (".", "!", "?", ":")  # a line ending so does not run on into the next
-
-
-@dataclass(frozen=True)
-class OcrLine:
-    """One box the detector found and the text read in it, in pixels of the image read
-    (top-left origin); ``score``: the recogniser's confidence."""
-
-    left: float
-    top: float
-    right: float
-    bottom: float
-    text: str
-    score: float
-    boxed: float = 0.0  # the width of the boxes of a line merged from several, gaps left out (``rows``)
-    stroke: float = 0.0  # the thickness of the type's strokes, in pixels (``ocr_headings``)
-
-    @property
-    def height(self) -> float:
-        return max(self.bottom - self.top, 1.0)
-
-    @property
-    def pitch(self) -> float:
-        """The width of the line's characters, on average: a measure of its type size (the gaps
-        between the boxes of a table's row left out)."""
-        return max(self.boxed or self.right - self.left, 1.0) / max(len(self.text.replace(" ", "")), 1)
 
 
 @dataclass(frozen=True)
@@ -78,8 +57,6 @@ def readable(lines: list[OcrLine]) -> list[OcrLine]:
 def rows(lines: list[OcrLine]) -> list[OcrLine]:
     """The boxes merged into the page's lines, top to bottom: boxes that stand side by side
     on one row are one line, their texts joined by a space, left to right."""
-    from haiku.core.convert.ocr_columns import row_groups
-
     return [
         OcrLine(
             left=min(b.left for b in row), top=min(b.top for b in row),
@@ -94,9 +71,6 @@ def rows(lines: list[OcrLine]) -> list[OcrLine]:
 
 def paragraphs(lines: list[OcrLine]) -> list[Paragraph]:
     """The page's lines as paragraphs in reading order: column by column (``ocr_columns``)."""
-    from haiku.core.convert.ocr_columns import reading_regions
-    from haiku.core.convert.ocr_headings import body_of, bold, heading_level
-
     regions = [rows(region) for region in reading_regions(readable(lines))]
     ordinary = _ordinary_gap(regions)
     body = body_of([line for ordered in regions for line in ordered])

@@ -49,7 +49,7 @@ NOT_STORED: frozenset[str] = frozenset(
 
 # The revision of haiku's own conversion and chunking rules (cleaning, titles, serializers, code
 # blocks): raised whenever a change to them changes what an unchanged file is stored as.
-CONVERSION_RULES = 11  # 2: PDF ruled tables, compacted heading levels, paragraphs joined across pages;
+CONVERSION_RULES = 12  # 2: PDF ruled tables, compacted heading levels, paragraphs joined across pages;
 # 3: a table over the chunk budget split between its cells; 4: declared titles first (web pages'
 # <h1>/<title>, document properties, LaTeX \title), Python chunks headed by their class and function,
 # scans read upright, every TIFF page, at 216 dpi, line by line with a box per line; 5: code chunks of
@@ -73,6 +73,9 @@ CONVERSION_RULES = 11  # 2: PDF ruled tables, compacted heading levels, paragrap
 # scan); notes around a sheet's table read as text, not rows, a one-row sheet table a note; a
 # document property named like a file or template ("xinxinli-blue-squares") or "document title"
 # no title
+# 12: PDF fonts bold by their names before pdfium's weight (LaTeX's regular read as bold), italic
+# subsubsections headings, formulas, echoed code and the lines under a paper's title none; code
+# cells of PDF tables kept whole, a long left-set entry spanning no column
 
 # The distributions whose version changes what a file converts to.
 CONVERTER_PACKAGES = ("docling-slim", "docling-core", "docling-parse", "rapidocr-onnxruntime", "rapid-layout")

@@ -50,6 +50,7 @@ EDGE_BAND = 0.1  # the share of the page height at its top and bottom where head
 REGION_EDGE_BAND = 0.15  # the same, for lines the layout model calls a header or footer
 RECURRING_PAGES = 3  # edge text on this many pages (numbers aside) is a running header or footer
 FIGURE_MAX_LINES = 6  # a "figure" holding more text lines than this is text the model mistook
+ITALIC_HEAD_SIZE = 1.05  # an italic line heads a paragraph when set at least this much larger than the body
 PARAGRAPH_GAP = 0.8  # a gap between lines wider than this share of a line's height starts a paragraph
 _CAPTION = re.compile(r"^(fig(ure)?|table|tab)\.?\s*\d+[a-z]?\s*[.:]", re.IGNORECASE)
 LABEL_DISTANCE = 6.0  # line heights between a chapter's label ("Chapter 1") and its title
@@ -236,7 +237,7 @@ class PageLayout:
         """``contents``: the ids of table-of-contents entries, which are no headings."""
         blocks: list[Block] = []
         open_paragraphs: list[Block] = []
-        alone = bold_heads(lines)
+        alone = styled_heads(lines, self.headings.body_size)
         for line in sorted(lines, key=lambda x: (x.top, x.left)):
             region = region_of[id(line)]
             in_title = region is not None and region.label == "title"
@@ -269,13 +270,15 @@ class PageLayout:
         return blocks
 
 
-def bold_heads(lines: list[Line]) -> set[int]:
-    """The ids of the bold lines that stand alone above a paragraph: no other line on their
-    row, the nearest line under them regular and within two line heights, and a gap above
-    them (they do not carry on the paragraph before)."""
+def styled_heads(lines: list[Line], body_size: float) -> set[int]:
+    """The ids of the bold lines, and the italic ones set larger than the body text
+    (``body_size``, a LaTeX paper's subsubsections), that stand alone above a paragraph: no
+    other line on their row, the nearest line under them plain and within two line heights,
+    and a gap above them (they do not carry on the paragraph before)."""
     heads = set()
     for line in lines:
-        if not line.bold:
+        italic_head = line.italic and body_size > 0 and line.size >= ITALIC_HEAD_SIZE * body_size
+        if not (line.bold or italic_head) or line.math:
             continue
         beside = below = above = None
         for other in lines:
@@ -289,7 +292,8 @@ def bold_heads(lines: list[Line]) -> set[int]:
                 below = other
             if sideways and other.bottom <= line.top + 0.3 * line.height and (above is None or other.bottom > above.bottom):
                 above = other
-        if beside is not None or below is None or below.bold or below.top - line.bottom > 2 * line.height:
+        plain_below = below is not None and not below.bold and not (italic_head and not line.bold and below.italic)
+        if beside is not None or not plain_below or below.top - line.bottom > 2 * line.height:
             continue
         if above is None or line.top - above.bottom > PARAGRAPH_GAP * line.height or above.text.endswith((".", ":", "!", "?")):
             heads.add(id(line))

@@ -7,6 +7,11 @@ misses how the page scales it): "other distribution?" and
 line gets the size most of its characters are set in, whether they are bold,
 and whether the line ends or opens with a footnote marker (digits or a dagger
 set smaller than the line), from pdfium's characters inside the line's box.
+
+A font's weight as pdfium reports it is a guess for many embedded Type 1 fonts
+(LaTeX's Latin Modern regular reads 744, its bold 620), so a font whose name
+says its style ("LMRoman10-Regular", "Times-Bold", "NimbusRomNo9L-Medi") is
+taken at its word, and the weight decides only for names that say nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +29,22 @@ from haiku.core.convert.layout_lines import Line
 BOLD_WEIGHT = 600  # the font weight from which a character is bold (400 regular, 700 bold)
 BOLD_SHARE = 0.8  # a line is bold when this share of its characters is
 MARKER_SIZE = 0.8  # a footnote marker is set at most this share of its line's size
-_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|cmbx", re.IGNORECASE)  # cmbx: TeX's bold
+MONO_SHARE = 0.8  # a line is set in a monospaced (code) font when this share of its characters is
+# Style words of font names, after any subset prefix ("ABCDEF+"): TeX's cmbx/sfbx are its bold,
+# URW's "-Medi" is Times' bold; cmr, cmti, sfrm, ... and "-Regu" its regular faces.
+_BOLD_NAME = re.compile(r"bold|black|heavy|demi|cmbx|sfbx|cmb\d|-medi(?:ital)?$", re.IGNORECASE)
+_REGULAR_NAME = re.compile(
+    r"regular|-regu|roman|italic|ital$|oblique|book|light|thin|normal"
+    r"|^(?:cm|sf)(?:r|rm|ti|it|sl|tt|mi|sy|ex|ss|csc|sc|u)\d",
+    re.IGNORECASE,
+)
+MATH_SHARE = 0.3  # a line is a formula's when this share of its characters is set in math fonts
+_ITALIC_NAME = re.compile(r"italic|oblique|-ital|ital$|cmti|sfti", re.IGNORECASE)
+_ITALIC = 1 << 6  # the font descriptor's Italic flag
+# TeX's math fonts (Computer and Latin Modern, AMS, STIX, Cambria), and the Symbol font
+_MATH_NAME = re.compile(r"math|cmmi|cmsy|cmex|msbm|msam|eufm|rsfs|lmmi|lmsy|lmex|stix|symbol", re.IGNORECASE)
+_MONO_NAME = re.compile(r"mono|courier|cmtt|sftt|typewriter|consol|menlo|inconsolata|code", re.IGNORECASE)
+_FIXED_PITCH = 1  # the font descriptor's FixedPitch flag
 _FORCE_BOLD = 1 << 18  # the font descriptor's ForceBold flag
 _MARKERS = frozenset("0123456789*†‡§¶")
 _SUPERSCRIPTS = frozenset("¹²³⁰⁴⁵⁶⁷⁸⁹*†‡")
@@ -37,6 +57,9 @@ class _Char:
     cy: float  # from the page's top
     size: float
     bold: bool
+    mono: bool = False
+    italic: bool = False
+    math: bool = False
 
 
 def with_fonts(page: Any, lines: list[Line], height: float) -> list[Line]:
@@ -66,7 +89,11 @@ def _fitted(line: Line, chars: list[_Char]) -> Line:
     sizes = Counter(round(c.size * 2) / 2 for c in visible)
     size = sizes.most_common(1)[0][0]
     bold = sum(c.bold for c in visible) >= BOLD_SHARE * len(visible)
-    return replace(line, size=size, bold=bold, marker=_has_marker(line.text, visible, size))
+    mono = sum(c.mono for c in visible) >= MONO_SHARE * len(visible)
+    italic = sum(c.italic for c in visible) >= BOLD_SHARE * len(visible)
+    math = sum(c.math for c in visible) >= MATH_SHARE * len(visible)
+    marker = _has_marker(line.text, visible, size)
+    return replace(line, size=size, bold=bold, mono=mono, italic=italic, math=math, marker=marker)
 
 
 def _has_marker(text: str, visible: list[_Char], size: float) -> bool:
@@ -105,18 +132,35 @@ def _chars(page: Any, height: float) -> list[_Char]:
             code = pdfium.FPDFText_GetUnicode(raw, index)
             if code <= 32 or not pdfium.FPDFText_GetCharBox(raw, index, left, right, bottom, top):
                 continue
-            weight = pdfium.FPDFText_GetFontWeight(raw, index)
-            if weight > 0:
-                bold = weight >= BOLD_WEIGHT
-            else:  # a standard font with no descriptor ("Helvetica-Bold"): its name says
-                pdfium.FPDFText_GetFontInfo(raw, index, name, len(name), ctypes.byref(flags))
-                bold = bool(flags.value & _FORCE_BOLD) or bool(_BOLD_NAME.search(name.value.decode("latin-1")))
+            pdfium.FPDFText_GetFontInfo(raw, index, name, len(name), ctypes.byref(flags))
+            font = name.value.decode("latin-1").rpartition("+")[2]
+            bold = font_is_bold(font, pdfium.FPDFText_GetFontWeight(raw, index), flags.value)
+            mono = monospaced(font, flags.value)
+            italic = bool(flags.value & _ITALIC) or bool(_ITALIC_NAME.search(font))
+            in_math = bool(_MATH_NAME.search(font))
             # the size the reader sees: the font's size scaled as the text and the page draw it
             # (text set at 1 point and scaled 12 times, a figure drawn at half its size)
             scale = math.hypot(matrix.c, matrix.d) if pdfium.FPDFText_GetMatrix(raw, index, ctypes.byref(matrix)) else 1.0
             size = pdfium.FPDFText_GetFontSize(raw, index) * scale
             center = ((left.value + right.value) / 2, height - (bottom.value + top.value) / 2)
-            chars.append(_Char(chr(code) if code < 0x110000 else "?", *center, size, bold))
+            chars.append(_Char(chr(code) if code < 0x110000 else "?", *center, size, bold, mono, italic, in_math))
         return chars
     finally:
         textpage.close()
+
+
+def monospaced(font: str, flags: int) -> bool:
+    """Whether the font named ``font`` (with the descriptor's ``flags``) is monospaced."""
+    return bool(flags & _FIXED_PITCH) or bool(_MONO_NAME.search(font.rpartition("+")[2]))
+
+
+def font_is_bold(font: str, weight: int, flags: int) -> bool:
+    """Whether a character of the font named ``font`` is bold: its name's style word, else its
+    weight (-1: none known), else the descriptor's ForceBold flag."""
+    if _BOLD_NAME.search(font):
+        return True
+    if _REGULAR_NAME.search(font):
+        return False
+    if weight > 0:
+        return weight >= BOLD_WEIGHT
+    return bool(flags & _FORCE_BOLD)

@@ -126,6 +126,7 @@ class HeadingRule:
                 self._outline.setdefault((entry.page_no, key), min(entry.level, MAX_LEVEL))
         self._learn_levels_from_outline(lines)
         self.title_page, self._title_size = self._find_title_page(lines)
+        self._bylines = self._find_bylines(lines)
         # the title page's title stands above every other heading
         self._below_title = 1 if self.title_page is not None else 0
 
@@ -149,6 +150,27 @@ class HeadingRule:
                 return None, 0.0
             return page_no, max(_size(line) for line in large)
         return None, 0.0
+
+    def _find_bylines(self, lines: list[Line]) -> set[Line]:
+        """The lines set under the document's title before its first body line: authors and
+        their affiliations, a subtitle (a paper's "Achim Zeileis" in bold under its title), which
+        head no section. The title is the largest heading-shaped line of the first pages."""
+        first = [x for x in lines if x.page_no < min((y.page_no for y in lines), default=0) + TITLE_PAGES]
+        large = [x for x in first if self._large(x) and heading_shaped(x.text)]
+        if not large:
+            return set()
+        top_size = max(_size(x) for x in large)
+        title = min((x for x in large if _size(x) == top_size), key=lambda x: (x.page_no, x.top))
+        under: set[Line] = set()
+        for line in sorted((x for x in first if x.page_no == title.page_no and x.top > title.bottom), key=lambda x: x.top):
+            if _size(line) >= top_size:
+                continue  # the title's own next line
+            if _size(line) <= self.body_size * 1.05 and not line.bold and not line.italic:
+                break  # the body begins
+            if _NUMBERING.match(line.text) or self._large(line):
+                break  # a section opens straight under the title
+            under.add(line)
+        return under
 
     def _learn_levels_from_outline(self, lines: list[Line]) -> None:
         """Where the outline names headings, their size takes the outline's level, and a size
@@ -185,8 +207,9 @@ class HeadingRule:
         """The line's heading level, or None when it is not a heading (a line ending in a
         footnote marker is a body line; on a title page, only the title is a heading).
         ``alone``: the line stands alone above a paragraph (``layout_blocks``); then, bold
-        and short, it heads that paragraph even at the body size."""
-        if not heading_shaped(line.text) or line.marker:
+        (or italic and a little larger) and short, it heads that paragraph even at the body
+        size, an italic head a level under a bold one."""
+        if not heading_shaped(line.text) or line.marker or line.math:
             return None
         if line.page_no == self.title_page:
             return 1 if self._large(line) and _size(line) >= self._title_size else None
@@ -195,8 +218,18 @@ class HeadingRule:
             return min(level + self._below_title, MAX_LEVEL)
         if "size" in self._signals and self._large(line):
             return min(self._size_levels.get(_size(line), MAX_LEVEL) + self._below_title, MAX_LEVEL)
+        if line in self._bylines:
+            return None
         short = len(line.text.split()) <= 12 and not line.text.endswith(".")
-        bold_head = alone and line.bold and _size(line) >= BOLD_HEAD_SIZE * self.body_size
-        if short and (("title" in self._signals and in_title_region) or ("bold" in self._signals and bold_head)):
-            return min(len(self._size_levels) + 1 + self._below_title, MAX_LEVEL)
+        body_sized = _size(line) >= BOLD_HEAD_SIZE * self.body_size
+        bold_head = alone and body_sized  # bold, or italic and larger (``layout_blocks.styled_heads``)
+        # the model's title regions also fall on display formulas (their symbols set small), on
+        # code echoed in a paper (monospaced, regular) and on an author's affiliation: a line
+        # there heads a section when it is set apart from the body (bold, italic, larger, capitals)
+        styled = line.italic or line.text.isupper()
+        set_apart = line.bold or (styled and not line.mono) or _size(line) > self.body_size
+        title_head = in_title_region and body_sized and set_apart
+        if short and (("title" in self._signals and title_head) or ("bold" in self._signals and bold_head)):
+            under = 2 if line.italic and not line.bold else 1
+            return min(len(self._size_levels) + under + self._below_title, MAX_LEVEL)
         return None

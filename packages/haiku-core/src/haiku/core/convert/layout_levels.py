@@ -9,7 +9,9 @@ outline, else the rank of its font size). Two document-wide rules then settle th
   sections, still stands above them. A depth takes the most prominent level its
   headings have, and always comes under the depth above it; an unnumbered
   heading less prominent than the chapters joins the deepest numbered level at
-  or above its own, and one more prominent (the document's title) stays above;
+  or above its own, one less prominent than every numbered heading (a paper's
+  unnumbered italic subsubsections) comes under the deepest, and one more
+  prominent (the document's title) stays above;
 - compaction: the levels in use become 1, 2, 3, ... in their order, so the
   top heading of a document is at level 1 and no level is skipped.
 """
@@ -67,6 +69,8 @@ def _by_numbering(headings: list[tuple[str, int]]) -> list[int]:
             settled.append(of_depth[depth])
         elif level < used[0]:
             settled.append(level)
+        elif level > used[-1]:
+            settled.append(used[-1] + 1)  # set less prominently than every numbered heading: under them
         else:
             settled.append(max(v for v in used if v <= level))
     return settled

@@ -25,6 +25,9 @@ class Line:
     bottom: float
     size: float = 0.0  # the type size most of its characters have (``layout_fonts``); 0: unknown
     bold: bool = False
+    mono: bool = False  # set in a monospaced (code) font
+    italic: bool = False
+    math: bool = False  # a formula's line: much of it set in math fonts
     marker: bool = False  # ends or opens with a footnote marker
 
     @property

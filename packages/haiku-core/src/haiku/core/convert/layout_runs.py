@@ -6,7 +6,10 @@ Inside a table region (the layout model's, or between a table's rules) each
 line is split where two of its characters stand further apart than
 ``RUN_GAP`` of the line's height: wider than a space between two words, as
 narrow as the gaps tight tables leave between columns. The runs keep the
-line's own spelling of its words.
+line's own spelling of its words. Code set in a monospaced font spaces its words
+a whole character apart, as wide as a tight column gap: there two characters
+stand in one run while they stand at most ``MONO_PITCHES`` character pitches
+apart (one space between them), however wide that is.
 """
 
 from __future__ import annotations
@@ -14,11 +17,15 @@ from __future__ import annotations
 import ctypes
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
+from itertools import pairwise
+from statistics import median
 from typing import Any
 
+from haiku.core.convert.layout_fonts import monospaced
 from haiku.core.convert.layout_lines import Line
 
 RUN_GAP = 0.5  # line heights between two characters that stand in two runs
+MONO_PITCHES = 2.5  # monospaced characters' pitches from one's left to the next's within a run
 
 
 @dataclass(frozen=True)
@@ -28,6 +35,7 @@ class _Char:
     right: float
     cy: float  # from the page's top
     spaced: bool  # the text layer puts a space before it
+    mono: bool = False  # set in a monospaced font
 
 
 def line_runs(page: Any, lines: list[Line], height: float) -> dict[Line, list[Line]]:
@@ -53,8 +61,13 @@ def line_runs(page: Any, lines: list[Line], height: float) -> dict[Line, list[Li
 
 def _runs(line: Line, chars: list[_Char]) -> list[Line]:
     groups: list[list[_Char]] = []
+    pitch = _mono_pitch(chars, line.height)
     for char in chars:
-        if groups and char.left - groups[-1][-1].right < RUN_GAP * line.height:
+        last = groups[-1][-1] if groups else None
+        if last is not None and (
+            char.left - last.right < RUN_GAP * line.height
+            or (pitch and char.mono and last.mono and char.left - last.left <= MONO_PITCHES * pitch)
+        ):
             groups[-1].append(char)
         else:
             groups.append([char])
@@ -65,6 +78,17 @@ def _runs(line: Line, chars: list[_Char]) -> list[Line]:
         replace(line, text=text, left=group[0].left, right=max(c.right for c in group))
         for group, text in zip(groups, texts, strict=True)
     ]
+
+
+def _mono_pitch(chars: list[_Char], height: float) -> float:
+    """The pitch of the line's monospaced characters (left to left of two set side by side, no
+    space between them); 0 when it has fewer than three such pairs."""
+    steps = [
+        b.left - a.left
+        for a, b in pairwise(chars)
+        if a.mono and b.mono and not b.spaced and 0 < b.left - a.left < height
+    ]
+    return median(steps) if len(steps) >= 3 else 0.0
 
 
 def _cut(text: str, counts: list[int]) -> list[str] | None:
@@ -95,6 +119,8 @@ def _chars(page: Any, height: float) -> list[_Char]:
     try:
         raw = textpage.raw
         left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+        name = ctypes.create_string_buffer(128)
+        flags = ctypes.c_int()
         chars = []
         spaced = False
         for index in range(pdfium.FPDFText_CountChars(raw)):
@@ -103,7 +129,9 @@ def _chars(page: Any, height: float) -> list[_Char]:
                 spaced = True
                 continue
             text = chr(code) if code < 0x110000 else "?"
-            chars.append(_Char(text, left.value, right.value, height - (bottom.value + top.value) / 2, spaced))
+            pdfium.FPDFText_GetFontInfo(raw, index, name, len(name), ctypes.byref(flags))
+            mono = monospaced(name.value.decode("latin-1"), flags.value)
+            chars.append(_Char(text, left.value, right.value, height - (bottom.value + top.value) / 2, spaced, mono))
             spaced = False
         return chars
     finally:

@@ -95,10 +95,15 @@ def _column(x: float, boundaries: list[float]) -> int:
 
 def _cells(row: list[Line], boundaries: list[float]) -> list[tuple[int, int, list[Line]]]:
     """The row's cells, left to right: (first column, one past the last, runs); runs that share
-    a column are one cell."""
+    a column are one cell. A run reaching into the column where the row's next run starts spans
+    no column: it is a long entry of a left-set column ("standard" over "CL-0" and "PL"), not a
+    header over two."""
     cells: list[tuple[int, int, list[Line]]] = []
-    for run in sorted(row, key=lambda x: x.left):
+    ordered = sorted(row, key=lambda x: x.left)
+    for index, run in enumerate(ordered):
         start, end = _column(run.left, boundaries), _column(run.right, boundaries) + 1
+        if index + 1 < len(ordered):
+            end = max(start + 1, min(end, _column(ordered[index + 1].left, boundaries)))
         if cells and start < cells[-1][1]:
             first, last, runs = cells.pop()
             cells.append((first, max(last, end), [*runs, run]))

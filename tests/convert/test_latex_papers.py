@@ -1,0 +1,83 @@
+"""Published LaTeX papers read as a careful reader reads them (docs/ingester.md, "PDF layout"):
+R package vignettes set in the Journal of Statistical Software's style, cut from Debian's
+r-cran-sandwich and r-cran-zoo (bench/fidelity/README.md gives their licences).
+
+Their Latin Modern fonts report a weight pdfium guesses (the regular face reads 744, the bold
+620), so the font's name says which is bold; their subsubsections are italic and a point larger
+than the body; their display formulas and echoed code fall in the layout model's title regions;
+their tables set code in a monospaced font whose spaces are as wide as a column's gap.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from haiku.core.convert.layout_fonts import font_is_bold, monospaced
+
+FIDELITY = Path(__file__).resolve().parents[2] / "bench" / "fidelity"
+
+
+def _read(converter, name: str):
+    return converter.read(name=name, fmt="pdf", data=(FIDELITY / name).read_bytes())
+
+
+def _headings(document) -> list[tuple[str, int]]:
+    return [(item.text, item.level) for item, _ in document.docling.iterate_items() if item.label == "section_header"]
+
+
+def test_a_fonts_name_says_its_weight_before_pdfiums_guess():
+    assert not font_is_bold("LMRoman10-Regular", 744, 0)  # what pdfium reports for LaTeX's regular face
+    assert font_is_bold("LMRoman10-Bold", 620, 0)
+    assert font_is_bold("ABCDEF+LMRomanDemi10-Regular", 685, 0)
+    assert font_is_bold("NimbusRomNo9L-Medi", 400, 0) and not font_is_bold("NimbusRomNo9L-Regu", 700, 0)
+    assert not font_is_bold("CMR10", 700, 0) and font_is_bold("CMBX12", 400, 0)
+    assert font_is_bold("ArialMT", 700, 0) and not font_is_bold("ArialMT", 400, 0)  # no style word: the weight decides
+    assert monospaced("LMMono10-Regular", 0) and monospaced("Whatever", 1) and not monospaced("LMRoman10-Regular", 0)
+
+
+@pytest.mark.slow
+def test_a_papers_sections_and_italic_subsections_are_its_headings_and_formulas_are_not(converter):
+    paper = _read(converter, "sandwich-cl-p1-10.pdf")
+    headings = _headings(paper)
+    texts = [text for text, _ in headings]
+    assert converter.title(paper) == "Various Versatile Variances: An Object-Oriented Implementation of Clustered Covariances in R"
+    assert texts[1:] == [
+        "1. Introduction", "2. Overview", "2.1. Clustered dependencies in regression models",
+        "2.2. Clustered covariance methods", "2.3. R packages for sandwich covariances",
+        "2.4. R packages for clustered covariances", "2.5. Stata software for clustered covariances",
+        "3. Methods", "3.1. Sandwich covariances", "3.2. Clustered covariances", "Types of bias correction",
+        "Two-way and multi-way clustered covariances", "3.3. Clustered covariances for panel data",
+        "Panel Newey-West", "Driscoll and Kraay", "3.4. Panel-corrected standard errors",
+    ]
+    levels = dict(headings)
+    # italic subsubsections stand under the bold subsections, which stand under the sections
+    assert levels["3. Methods"] < levels["3.2. Clustered covariances"] < levels["Types of bias correction"]
+
+
+@pytest.mark.slow
+def test_echoed_code_and_an_author_under_the_title_are_no_headings(converter):
+    zoo = _headings(_read(converter, "zoo-p1-8.pdf"))
+    assert [text for text, _ in zoo] == [
+        "zoo: An S3 Class and Methods for Indexed Totally Ordered Observations", "1. Introduction",
+        '2. The class "zoo" and its methods', '2.1. Creation of "zoo" objects', '2.2. Creation of "zooreg" objects',
+        "2.3. Plotting",
+    ]  # not "R> z1", "R> summary(z1)" nor "[1] TRUE"
+    oop = [text for text, _ in _headings(_read(converter, "sandwich-oop-p1-3.pdf"))]
+    assert oop == [
+        "Object-Oriented Computation of Sandwich Estimators", "1. Introduction", "2. Model frame",
+        "3. Existing R infrastructure",
+    ]  # not the author's name set in bold under the title, nor the affiliation under it
+
+
+@pytest.mark.slow
+def test_a_table_of_code_keeps_its_cells_whole(converter):
+    paper = _read(converter, "sandwich-cl-p21-22.pdf")
+    [table] = paper.docling.tables
+    grid = [[cell.text for cell in row] for row in table.data.grid]
+    assert grid[0] == ["Label", "Model", "Object", "Variance-covariance matrix"]
+    assert grid[1] == ["CL-0", "(g)lm", "m", 'vcovCL(m, cluster = id, type = "HC0")']
+    assert grid[6] == ["PC", "(g)lm", "m", "vcovPC(m, cluster = id, order.by = round)"]
+    assert grid[7] == ["standard", "(g)lm", "m", "vcov(m)"]  # a long first entry spans no column
+    assert grid[10] == ["gee", "geeglm", "m_gee", "m_gee$geese$vbeta"]

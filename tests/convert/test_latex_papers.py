@@ -81,3 +81,27 @@ def test_a_table_of_code_keeps_its_cells_whole(converter):
     assert grid[6] == ["PC", "(g)lm", "m", "vcovPC(m, cluster = id, order.by = round)"]
     assert grid[7] == ["standard", "(g)lm", "m", "vcov(m)"]  # a long first entry spans no column
     assert grid[10] == ["gee", "geeglm", "m_gee", "m_gee$geese$vbeta"]
+
+
+REAL = Path(__file__).parent / "real_pdfs"  # R vignettes' page cuts (their README gives each licence)
+
+
+def _read_real(converter, name: str):
+    return converter.read(name=name, fmt="pdf", data=(REAL / name).read_bytes())
+
+
+def test_an_articles_authors_set_large_are_no_headings_and_its_titles_mark_is_dropped(converter):
+    article = _read_real(converter, "generalsiminf-page-1.pdf")
+    assert [text for text, _ in _headings(article)] == ["Simultaneous Inference in General Parametric Models ∗"]
+    assert converter.title(article) == "Simultaneous Inference in General Parametric Models"
+
+
+def test_code_echoed_in_bold_monospaced_type_is_no_heading(converter):
+    assert _headings(_read_real(converter, "coin-pages-5-6.pdf")) == []  # not "R> statistic(it)", "R> pvalue(it)"
+
+
+@pytest.mark.slow
+def test_a_text_layer_of_dingbats_is_read_by_ocr(converter):
+    paper = _read_real(converter, "xts-page-1.pdf")
+    assert converter.title(paper) == "xts: Extensible Time Series"
+    assert "Jeffrey A. Ryan" in paper.content and "❊" not in paper.content

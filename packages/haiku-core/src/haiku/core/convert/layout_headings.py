@@ -153,8 +153,9 @@ class HeadingRule:
 
     def _find_bylines(self, lines: list[Line]) -> set[Line]:
         """The lines set under the document's title before its first body line: authors and
-        their affiliations, a subtitle (a paper's "Achim Zeileis" in bold under its title), which
-        head no section. The title is the largest heading-shaped line of the first pages."""
+        their affiliations, a date, a subtitle (a paper's "Achim Zeileis" in bold under its title,
+        an article's authors set large), which head no section. The title is the largest
+        heading-shaped line of the first pages."""
         first = [x for x in lines if x.page_no < min((y.page_no for y in lines), default=0) + TITLE_PAGES]
         large = [x for x in first if self._large(x) and heading_shaped(x.text)]
         if not large:
@@ -162,14 +163,20 @@ class HeadingRule:
         top_size = max(_size(x) for x in large)
         title = min((x for x in large if _size(x) == top_size), key=lambda x: (x.page_no, x.top))
         under: set[Line] = set()
+        last: Line | None = None
         for line in sorted((x for x in first if x.page_no == title.page_no and x.top > title.bottom), key=lambda x: x.top):
             if _size(line) >= top_size:
                 continue  # the title's own next line
             if _size(line) <= self.body_size * 1.05 and not line.bold and not line.italic:
-                break  # the body begins
-            if _NUMBERING.match(line.text) or self._large(line):
+                # the body begins; a large line right above it heads it ("Introduction" under a
+                # title with no byline), where authors set large stand above their affiliations
+                if last is not None and self._large(last) and line.top - last.bottom < 2 * last.height:
+                    under.discard(last)
+                break
+            if _NUMBERING.match(line.text):
                 break  # a section opens straight under the title
             under.add(line)
+            last = line
         return under
 
     def _learn_levels_from_outline(self, lines: list[Line]) -> None:
@@ -213,22 +220,25 @@ class HeadingRule:
             return None
         if line.page_no == self.title_page:
             return 1 if self._large(line) and _size(line) >= self._title_size else None
+        if line in self._bylines:
+            return None
         level = self._outline_level(line)
         if level is not None:
             return min(level + self._below_title, MAX_LEVEL)
         if "size" in self._signals and self._large(line):
             return min(self._size_levels.get(_size(line), MAX_LEVEL) + self._below_title, MAX_LEVEL)
-        if line in self._bylines:
-            return None
         short = len(line.text.split()) <= 12 and not line.text.endswith(".")
         body_sized = _size(line) >= BOLD_HEAD_SIZE * self.body_size
-        bold_head = alone and body_sized  # bold, or italic and larger (``layout_blocks.styled_heads``)
+        # a monospaced line set at the body size is code (a paper echoes its R input in bold)
+        # unless numbered as a section
+        code = line.mono and not _NUMBERING.match(line.text)
+        bold_head = alone and body_sized and not code  # bold, or italic and larger (``layout_blocks.styled_heads``)
         # the model's title regions also fall on display formulas (their symbols set small), on
         # code echoed in a paper (monospaced, regular) and on an author's affiliation: a line
         # there heads a section when it is set apart from the body (bold, italic, larger, capitals)
         styled = line.italic or line.text.isupper()
         set_apart = line.bold or (styled and not line.mono) or _size(line) > self.body_size
-        title_head = in_title_region and body_sized and set_apart
+        title_head = in_title_region and body_sized and set_apart and not code
         if short and (("title" in self._signals and title_head) or ("bold" in self._signals and bold_head)):
             under = 2 if line.italic and not line.bold else 1
             return min(len(self._size_levels) + under + self._below_title, MAX_LEVEL)

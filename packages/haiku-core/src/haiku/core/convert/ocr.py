@@ -15,14 +15,15 @@ holding the OCR slot (``ocr_slot``), so one page at a time is read across its
 conversion workers, and the memory the read took is handed back to the OS
 before the slot is let go, so a worker between its pages is not at OCR's peak.
 
-``processing.ocr``: ``auto`` OCRs the PDF pages that have no text layer (and
-every image), ``force`` every page, ``off`` none (an image then yields nothing).
+``processing.ocr``: ``auto`` OCRs the PDF pages that have no readable text layer
+(none, or one of symbols that spell no word) and every image, ``force`` every page, ``off`` none (an image then yields nothing).
 An image whose declared size is over ``MAX_PIXELS`` is refused before it is
 decoded (an image bomb).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -53,6 +54,7 @@ DET_BANDS = 2  # bands a page is detected in ...
 DET_BAND_OVER = 800_000  # ... when the scaled page has more pixels than this
 DET_OVERLAP = 128  # pixels two bands share: more than a heading's height at DET_SIDE
 QUARTER_SAMPLE = 8  # lines the direction classifier is asked of to tell 90 from 270 degrees
+GARBLED_SHARE = 0.25  # a text layer this much of dingbats and private-use codes is read by OCR (``pages_without_text``)
 UNREADABLE_CHARS = 20  # a page OCR reads fewer characters on is reported unreadable
 UNREADABLE_PAGES = "unreadable_pages"  # the document metadata key listing them
 
@@ -282,8 +284,25 @@ def image_document(name: str, data: bytes, *, mode: str = "auto") -> Scan:
 
 
 def pages_without_text(document: Any, page_count: int) -> list[int]:
-    with_text = {prov.page_no for item in document.texts if item.text.strip() for prov in item.prov}
-    return [page for page in range(1, page_count + 1) if page not in with_text]
+    """The pages with no readable text layer: none at all, or one whose characters are mostly
+    symbols that spell no word (dingbats, private-use codes: a font embedded with no usable map
+    to Unicode, as some TeX builds embed their bitmap fonts, reads "❆❞❥✉a115a116❡❞")."""
+    visible: Counter[int] = Counter()
+    garbled: Counter[int] = Counter()
+    for item in document.texts:
+        for prov in item.prov:
+            text = "".join(item.text.split())
+            visible[prov.page_no] += len(text)
+            garbled[prov.page_no] += sum(1 for ch in text if _garbled(ch))
+    return [
+        page for page in range(1, page_count + 1)
+        if not visible[page] or garbled[page] >= GARBLED_SHARE * visible[page]
+    ]
+
+
+def _garbled(char: str) -> bool:
+    code = ord(char)
+    return 0x2460 <= code <= 0x27BF or 0xE000 <= code <= 0xF8FF or code == 0xFFFD
 
 
 def ocr_pdf(name: str, data: bytes, native: Any, *, mode: str) -> Scan:

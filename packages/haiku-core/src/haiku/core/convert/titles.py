@@ -90,10 +90,14 @@ def plausible_title(text: str | None) -> str | None:
     return title
 
 
+# the mark of a title's footnote (LaTeX's \thanks): "A Lego System for Conditional Inference ∗"
+_FOOTNOTE_MARK = re.compile(r"(?:\s*[∗†‡§¹²³⁴⁵⁶⁷⁸⁹⁰]+|\s+\*+)$")
+
+
 def usable_title(title: str | None) -> str | None:
     """``title`` stripped, unless it is empty, over twice ``TITLE_MAX_CHARS``, wordless (a lone
     ``1``, a bullet) or a placeholder or file name (``Untitled``, ``report.docx``)."""
-    title = " ".join((title or "").split())
+    title = _FOOTNOTE_MARK.sub("", " ".join((title or "").split()))
     if not title or len(title) > 2 * TITLE_MAX_CHARS or _NOT_A_TITLE.search(title):
         return None
     if not any(c.isalpha() for c in title):

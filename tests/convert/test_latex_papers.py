@@ -105,3 +105,17 @@ def test_a_text_layer_of_dingbats_is_read_by_ocr(converter):
     paper = _read_real(converter, "xts-page-1.pdf")
     assert converter.title(paper) == "xts: Extensible Time Series"
     assert "Jeffrey A. Ryan" in paper.content and "❊" not in paper.content
+
+
+def test_a_paragraph_columns_lines_carried_over_stay_in_their_cell(converter):
+    [table] = _read_real(converter, "lmer-page-7.pdf").docling.tables
+    grid = [[cell.text for cell in row] for row in table.data.grid]
+    assert grid == [
+        ["Formula", "Alternative", "Meaning"],
+        ["(1 | g)", "1 + (1 | g)", "Random intercept with fixed mean."],
+        ["0 + offset(o) + (1 | g)", "-1 + offset(o) + (1 | g)", "Random intercept with a priori means."],
+        ["(1 | g1/g2)", "(1 | g1)+(1 | g1:g2)", "Intercept varying among g1 and g2 within g1."],
+        ["(1 | g1) + (1 | g2)", "1 + (1 | g1) + (1 | g2).", "Intercept varying among g1 and g2."],
+        ["x + (x | g)", "1 + x + (1 + x | g)", "Correlated random intercept and slope."],
+        ["x + (x || g)", "1 + x + (1 | g) + (0 + x | g)", "Uncorrelated random intercept and slope."],
+    ]  # before: each cell's second line a row of its own, the first two columns empty

@@ -133,6 +133,35 @@ def _unwrapped(rows: list[list[Line]], boundaries: list[float]) -> list[list[Lin
     return joined
 
 
+def _carried_over(rows: list[list[Line]], boundaries: list[float]) -> list[list[Line]]:
+    """The rows with a cell's text carried over onto the next line joined into one row: a row
+    that fills some of the columns the row above fills, and only those, each with words that
+    carry on the text above (starting in lower case, or after a hyphen or a comma). LaTeX sets a
+    paragraph column's lines as far apart as its rows ("Random intercept" / "with fixed mean.")."""
+    joined: list[list[Line]] = []
+    for row in rows:
+        if joined and not _spanning(row, boundaries) and _carries_on(_by_column(joined[-1], boundaries), _by_column(row, boundaries)):
+            joined[-1] = joined[-1] + row
+        else:
+            joined.append(row)
+    return joined
+
+
+def _by_column(row: list[Line], boundaries: list[float]) -> dict[int, str]:
+    texts: dict[int, list[Line]] = {}
+    for run in row:
+        texts.setdefault(_column(run.left, boundaries), []).append(run)
+    return {col: " ".join(x.text for x in sorted(runs, key=lambda x: (x.top, x.left))) for col, runs in texts.items()}
+
+
+def _carries_on(above: dict[int, str], row: dict[int, str]) -> bool:
+    if not row or not set(row) < set(above):
+        return False
+    return all(
+        text[:1].islower() or above[col].endswith(("-", ",", "(", "/")) for col, text in row.items()
+    )
+
+
 def _spanning(row: list[Line], boundaries: list[float]) -> bool:
     """A run of the row crosses a gap between two columns: a header over the columns under it."""
     return any(_column(x.left, boundaries) != _column(x.right, boundaries) for x in row)
@@ -165,7 +194,7 @@ def table_data(runs: list[Line], page_height: float, min_columns: int = 2) -> An
     boundaries = _boundaries(rows)
     if len(boundaries) + 1 < min_columns:
         return None
-    rows = _unwrapped(rows, boundaries)
+    rows = _unwrapped(_carried_over(rows, boundaries), boundaries)
     laid = [_cells(row, boundaries) for row in rows]
     texts = [[" ".join(x.text for x in sorted(cell[2], key=lambda x: (x.top, x.left))) for cell in row] for row in laid]
     if _list_marks(laid, texts):

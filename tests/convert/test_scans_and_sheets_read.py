@@ -154,3 +154,20 @@ def test_a_scanned_pdf_keeps_the_headings_ocr_told_by_their_type():
     headings = [t.text for t in document.docling.texts if t.label == DocItemLabel.SECTION_HEADER]
     assert headings and headings[0].startswith("Cha")
     assert files.generate_title(document) == headings[0]
+
+
+def test_a_cover_too_short_to_measure_is_measured_against_the_documents_body():
+    cover = [_line(300, 0, "Adjusted Survival Curves", width=24 * 38, height=70), _line(300, 120, "Jan 2015", width=8 * 24)]
+    body = body_of([_line(300, 42 * row, f"{row} {BODY}") for row in range(8)])  # another page's text
+    assert [p.level for p in paragraphs(cover)] == [0, 0]  # alone, the cover has no body to compare with
+    assert paragraphs(cover, fallback=body)[0].level == 1
+
+
+def test_large_bold_type_is_a_first_level_heading_and_code_is_none():
+    page = [_line(300, 0, "xts: Extensible Time Series", width=27 * 30, height=70, stroke=6.5)]
+    page += [_line(300, 100 + 42 * row, f"{row} {BODY}.") for row in range(6)]
+    page.append(_line(300, 400, "> fdata <- flchain[flchain$futime >= 7,]", width=700, stroke=6.5))
+    page += [_line(300, 460 + 42 * row, f"{row} {BODY}.") for row in range(6)]
+    found = {p.text: p.level for p in paragraphs(page)}
+    assert found["xts: Extensible Time Series"] == 1  # before: 2, its weight read before its size
+    assert all(level == 0 for text, level in found.items() if "fdata" in text)  # typewriter type reads thick

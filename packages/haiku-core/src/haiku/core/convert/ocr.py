@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from haiku.core.convert.ocr_crops import line_crop
-from haiku.core.convert.ocr_headings import with_strokes
+from haiku.core.convert.ocr_headings import Body, body_of, with_strokes
 from haiku.core.convert.ocr_orientation import turned, turned_back, upright_read
 from haiku.core.convert.ocr_slot import ocr_slot
 from haiku.core.convert.ocr_text import OcrLine, Paragraph, add_paragraphs, paragraphs
@@ -215,22 +215,49 @@ class PageRead:
         return sum(len(line.text) for paragraph in self.paragraphs for line in paragraph.lines)
 
 
-def read_page(image: Any) -> PageRead:
-    """The text of a page image (PIL) as paragraphs in reading order, read the right way up."""
+@dataclass(frozen=True)
+class _Seen:
+    """A page's lines as OCR read them (upright, their strokes measured), before they are laid
+    out as paragraphs: a document's pages are all seen first, so that a page too short to
+    measure its body type (a cover) is measured against the document's."""
+
+    lines: list[OcrLine]
+    turn: int
+    width: int
+    height: int
+    blank: bool = False
+
+
+def _see(image: Any) -> _Seen:
     low, high = image.convert("L").getextrema()
     if high - low < BLANK_CONTRAST:
-        return PageRead([], blank=True)  # a blank page: nothing to read, and no model run for it
+        return _Seen([], 0, image.width, image.height, blank=True)  # nothing to read, no model run
     with ocr_slot():
         try:
             turn, lines = upright_read(image, read_lines, quarter_turn)
         finally:
             release_free_memory()  # before the next page, this worker's or another's, takes the slot
     lines = with_strokes(lines, turned(image, turn) if turn else image)
+    return _Seen(lines, turn, image.width, image.height)
+
+
+def _laid_out(seen: _Seen, fallback: Body | None = None) -> PageRead:
+    if seen.blank:
+        return PageRead([], blank=True)
     found = [
-        Paragraph([turned_back(line, turn, image.width, image.height) for line in paragraph.lines], paragraph.level)
-        for paragraph in paragraphs(lines)
+        Paragraph([turned_back(line, seen.turn, seen.width, seen.height) for line in paragraph.lines], paragraph.level)
+        for paragraph in paragraphs(seen.lines, fallback)
     ]
-    return PageRead(found, turn)
+    return PageRead(found, seen.turn)
+
+
+def _document_body(pages: list[_Seen]) -> Body | None:
+    return body_of([line for seen in pages for line in seen.lines])
+
+
+def read_page(image: Any) -> PageRead:
+    """The text of a page image (PIL) as paragraphs in reading order, read the right way up."""
+    return _laid_out(_see(image))
 
 
 def ocr_paragraphs(image: Any) -> list[str]:
@@ -253,13 +280,14 @@ class Scan:
         return {UNREADABLE_PAGES: list(self.unreadable_pages)} if self.unreadable_pages else {}
 
 
-def _add_read_page(scan: Scan, name: str, page_no: int, size: tuple[float, float], image: Any) -> None:
-    """OCR's read of ``image`` as page ``page_no`` of the scan (``size``: the page's size in its units)."""
+def _add_read_page(scan: Scan, name: str, page_no: int, size: tuple[float, float], seen: _Seen, body: Body | None) -> None:
+    """OCR's read of a page image as page ``page_no`` of the scan (``size``: the page's size in
+    its units; ``body``: the document's body type)."""
     from docling_core.types.doc import Size
 
-    read = read_page(image)
+    read = _laid_out(seen, body)
     scan.document.add_page(page_no=page_no, size=Size(width=size[0], height=size[1]))
-    add_paragraphs(scan.document, page_no, size[1], image.width / size[0], read.paragraphs)
+    add_paragraphs(scan.document, page_no, size[1], seen.width / size[0], read.paragraphs)
     scan.ocr_pages = scan.ocr_pages | {page_no}
     if not read.blank and read.chars < UNREADABLE_CHARS:
         scan.unreadable_pages.append(page_no)
@@ -272,14 +300,17 @@ def image_document(name: str, data: bytes, *, mode: str = "auto") -> Scan:
 
     scan = Scan(DoclingDocument(name=Path(name).stem or "image"))
     try:
-        for page_no, image in enumerate(image_pages(name, data), start=1):
-            size = (float(image.width), float(image.height))
-            if mode == "off":
-                scan.document.add_page(page_no=page_no, size=Size(width=size[0], height=size[1]))
-            else:
-                _add_read_page(scan, name, page_no, size, image)
+        seen: list[tuple[tuple[float, float], _Seen | None]] = []
+        for image in image_pages(name, data):
+            seen.append(((float(image.width), float(image.height)), None if mode == "off" else _see(image)))
     finally:
         release()
+    body = _document_body([page for _, page in seen if page is not None])
+    for page_no, (size, page) in enumerate(seen, start=1):
+        if page is None:
+            scan.document.add_page(page_no=page_no, size=Size(width=size[0], height=size[1]))
+        else:
+            _add_read_page(scan, name, page_no, size, page, body)
     return scan
 
 
@@ -327,19 +358,25 @@ def _ocr_pages(name: str, pdf: Any, native: Any, *, mode: str) -> Scan:
     targets = set(range(1, count + 1)) if mode == "force" else set(pages_without_text(native, count))
     if not targets:
         return Scan(native)
-    scan = Scan(DoclingDocument(name=native.name))
+    sizes: dict[int, tuple[float, float]] = {}
+    seen: dict[int, _Seen] = {}
     for page_no in range(1, count + 1):
         page = pdf[page_no - 1]
         try:
-            size = (float(page.get_width()), float(page.get_height()))
-            if page_no not in targets:
-                _copy_page(native, scan.document, page_no, size)
-                continue
-            # a poster-sized page is read at the scale that keeps it within the bound
-            scale = min(PDF_RENDER_SCALE, (MAX_PIXELS / max(size[0] * size[1], 1.0)) ** 0.5)
-            _add_read_page(scan, name, page_no, size, page.render(scale=scale).to_pil())
+            sizes[page_no] = size = (float(page.get_width()), float(page.get_height()))
+            if page_no in targets:
+                # a poster-sized page is read at the scale that keeps it within the bound
+                scale = min(PDF_RENDER_SCALE, (MAX_PIXELS / max(size[0] * size[1], 1.0)) ** 0.5)
+                seen[page_no] = _see(page.render(scale=scale).to_pil())
         finally:
             page.close()
+    body = _document_body(list(seen.values()))
+    scan = Scan(DoclingDocument(name=native.name))
+    for page_no in range(1, count + 1):
+        if page_no in seen:
+            _add_read_page(scan, name, page_no, sizes[page_no], seen[page_no], body)
+        else:
+            _copy_page(native, scan.document, page_no, sizes[page_no])
     return scan
 
 

@@ -5,7 +5,7 @@ their type, and so does this:
 
 - **larger type**: a paragraph of at most ``HEADING_LINES`` short lines whose
   characters are ``SIZE_STEP`` times as wide as the page's body text and whose
-  boxes are as much taller is a heading at level 1 (a page's title, a chapter's
+  boxes are ``HEIGHT_STEP`` times as tall is a heading at level 1 (a page's title, a chapter's
   name); the first one of the first pages titles a scan (``titles``);
 - **bold type**: a short line whose strokes are ``BOLD_STEP`` times as thick as
   the body's, below a line that ends a sentence (a line of capitals inside a
@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from haiku.core.convert.ocr_lines import OcrLine
 
-SIZE_STEP = 1.3  # type this many times the body's, in width and height, is a heading's
+SIZE_STEP = 1.3  # type this many times the body's in width is a heading's, ...
+HEIGHT_STEP = 1.2  # ... with boxes this much taller (a box's margins shrink the ratio of large type's)
 BOLD_STEP = 1.35  # strokes this many times as thick as the body's are bold
 HEADING_LINES = 3  # a heading of larger type runs to at most this many lines
 HEADING_WORDS = 12  # and each line to at most this many words
@@ -92,19 +93,26 @@ def heading_level(lines: list[OcrLine], body: Body | None, bold_heading: bool) -
     (``bold_heading``: the line above it ends a sentence), 0 for body text."""
     if body is None or not lines:
         return 0
-    if len(lines) == 1 and bold_heading:
-        return 2
     large = all(
-        line.pitch >= SIZE_STEP * body.pitch and line.height >= SIZE_STEP * body.height for line in lines
+        line.pitch >= SIZE_STEP * body.pitch and line.height >= HEIGHT_STEP * body.height for line in lines
     )
     short = len(lines) <= HEADING_LINES and all(len(line.text.split()) <= HEADING_WORDS for line in lines)
-    return 1 if large and short and _reads_as_heading(lines[-1].text) else 0
+    if large and short and _reads_as_heading(lines[-1].text):
+        return 1  # larger type, bold or not
+    return 2 if len(lines) == 1 and bold_heading else 0
 
 
 def _reads_as_heading(text: str) -> bool:
-    """Words that can head a section: letters in them, not a clause ending in a comma."""
+    """Words that can head a section: letters in them, not a clause ending in a comma, nor code
+    (a prompt's input, an assignment or comparison: typewriter type reads wide and thick)."""
     text = text.strip()
+    if text.startswith(_PROMPTS) or any(op in text for op in _CODE_OPERATORS):
+        return False
     return sum(c.isalpha() for c in text) >= 2 and not text.endswith((",", ";"))
+
+
+_PROMPTS = ("> ", "R> ", "$ ", ">>> ", "% ")
+_CODE_OPERATORS = ("<-", "==", "!=", "<=", ">=", "='", '="')
 
 
 def _weighted_median(values: list[tuple[float, int]]) -> float:

@@ -25,7 +25,7 @@ from itertools import pairwise
 from typing import Any
 
 from haiku.core.convert.ocr_columns import reading_regions, row_groups
-from haiku.core.convert.ocr_headings import body_of, bold, heading_level
+from haiku.core.convert.ocr_headings import Body, body_of, bold, heading_level
 from haiku.core.convert.ocr_lines import OcrLine
 
 MIN_SCORE = 0.5  # the recogniser's confidence below which a line is dropped
@@ -69,11 +69,12 @@ def rows(lines: list[OcrLine]) -> list[OcrLine]:
     ]  # fmt: skip
 
 
-def paragraphs(lines: list[OcrLine]) -> list[Paragraph]:
-    """The page's lines as paragraphs in reading order: column by column (``ocr_columns``)."""
+def paragraphs(lines: list[OcrLine], fallback: Body | None = None) -> list[Paragraph]:
+    """The page's lines as paragraphs in reading order: column by column (``ocr_columns``);
+    ``fallback``: the document's body type, for a page too short to measure its own (a cover)."""
     regions = [rows(region) for region in reading_regions(readable(lines))]
     ordinary = _ordinary_gap(regions)
-    body = body_of([line for ordered in regions for line in ordered])
+    body = body_of([line for ordered in regions for line in ordered]) or fallback
     found: list[tuple[list[OcrLine], bool]] = []  # each paragraph's lines, and whether it is a bold heading
     for ordered in regions:
         previous: OcrLine | None = None

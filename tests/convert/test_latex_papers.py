@@ -119,3 +119,16 @@ def test_a_paragraph_columns_lines_carried_over_stay_in_their_cell(converter):
         ["x + (x | g)", "1 + x + (1 + x | g)", "Correlated random intercept and slope."],
         ["x + (x || g)", "1 + x + (1 | g) + (0 + x | g)", "Uncorrelated random intercept and slope."],
     ]  # before: each cell's second line a row of its own, the first two columns empty
+
+
+def test_a_titles_first_line_ending_in_a_colon_runs_on_into_its_second():
+    from haiku.core.convert.layout_headings import HeadingRule
+    from haiku.core.convert.layout_lines import Line
+
+    first = Line(1, "The Strucplot Framework:", 150, 100, 450, 117, size=17.0, bold=True)
+    second = Line(1, "Visualizing Multi-way Contingency Tables with vcd", 100, 120, 500, 137, size=17.0, bold=True)
+    label = Line(2, "Warning:", 72, 100, 150, 117, size=17.0, bold=True)  # a label, nothing of its size under it
+    body = [Line(page, "body text " * 8, 72, 200 + 14 * row, 540, 211 + 14 * row, size=11.0) for page in (1, 2) for row in range(30)]
+    rule = HeadingRule([first, second, label, *body], [])
+    assert rule.level(first, in_title_region=True) == rule.level(second, in_title_region=True) == 1
+    assert rule.level(label, in_title_region=True) is None

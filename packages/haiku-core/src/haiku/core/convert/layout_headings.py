@@ -126,6 +126,7 @@ class HeadingRule:
                 self._outline.setdefault((entry.page_no, key), min(entry.level, MAX_LEVEL))
         self._learn_levels_from_outline(lines)
         self.title_page, self._title_size = self._find_title_page(lines)
+        self._run_on = self._find_run_on(lines)
         self._bylines = self._find_bylines(lines)
         # the title page's title stands above every other heading
         self._below_title = 1 if self.title_page is not None else 0
@@ -150,6 +151,21 @@ class HeadingRule:
                 return None, 0.0
             return page_no, max(_size(line) for line in large)
         return None, 0.0
+
+    def _find_run_on(self, lines: list[Line]) -> set[Line]:
+        """Large lines ending in a colon or a comma that run on into a large line of their size
+        right under them: a title set on two lines ("The Strucplot Framework:" over "Visualizing
+        Multi-way Contingency Tables with vcd"), whose first line alone reads like a label."""
+        large = [x for x in lines if self._large(x) and x.text.endswith((":", ","))]
+        run_on = set()
+        for line in large:
+            for other in lines:
+                below = 0 <= other.top - line.bottom <= line.height
+                beside = min(line.right, other.right) > max(line.left, other.left)
+                if other.page_no == line.page_no and below and beside and _size(other) == _size(line):
+                    run_on.add(line)
+                    break
+        return run_on
 
     def _find_bylines(self, lines: list[Line]) -> set[Line]:
         """The lines set under the document's title before its first body line: authors and
@@ -216,7 +232,8 @@ class HeadingRule:
         ``alone``: the line stands alone above a paragraph (``layout_blocks``); then, bold
         (or italic and a little larger) and short, it heads that paragraph even at the body
         size, an italic head a level under a bold one."""
-        if not heading_shaped(line.text) or line.marker or line.math:
+        shaped = heading_shaped(line.text) or (line in self._run_on and heading_shaped(line.text[:-1]))
+        if not shaped or line.marker or line.math:
             return None
         if line.page_no == self.title_page:
             return 1 if self._large(line) and _size(line) >= self._title_size else None

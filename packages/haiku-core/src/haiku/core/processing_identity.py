@@ -76,7 +76,8 @@ CONVERSION_RULES = 12  # 2: PDF ruled tables, compacted heading levels, paragrap
 # 12: PDF fonts bold by their names before pdfium's weight (LaTeX's regular read as bold), italic
 # subsubsections headings, formulas, echoed code and the lines under a paper's title none; code
 # cells of PDF tables kept whole, a long left-set entry spanning no column; an article's large
-# authors and bold code no headings, a title's footnote mark dropped; pages of dingbats OCR'd
+# authors and bold code no headings, a title's footnote mark dropped; pages of dingbats OCR'd;
+# a split slide title one heading; a scan's cover measured against its document
 
 # The distributions whose version changes what a file converts to.
 CONVERTER_PACKAGES = ("docling-slim", "docling-core", "docling-parse", "rapidocr-onnxruntime", "rapid-layout")

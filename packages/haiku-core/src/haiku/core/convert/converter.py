@@ -35,6 +35,7 @@ from haiku.core.convert.formats import format_of, xml_kind
 from haiku.core.convert.furniture import move_contents_to_furniture
 from haiku.core.convert.serializers import chunking_serializers, export_markdown, inline_keeping_chunker
 from haiku.core.convert.sheets import SPREADSHEETS, read_sheets
+from haiku.core.convert.split_headings import join_split_headings
 from haiku.core.convert.structure import StructureOptions, chunk_location, extract_structure
 from haiku.core.convert.titles import choose_title, readable_name, title_line
 from haiku.core.errors import ConverterUnavailableError
@@ -160,6 +161,7 @@ class Converter:
             # title it keeps its file name, as before its sheets had headings.
             title = title or Path(name).name
         clean_document(document)
+        join_split_headings(document)
         move_contents_to_furniture(document)
         content = export_markdown(document)
         return ReadDocument(

@@ -116,7 +116,7 @@ def first_heading(document: Any) -> str | None:
         label = getattr(item, "label", None)
         if label not in (DocItemLabel.TITLE, DocItemLabel.SECTION_HEADER):
             continue
-        text = plausible_title(_whole_text(document, item))
+        text = plausible_title(getattr(item, "text", None))
         if text and label == DocItemLabel.TITLE:
             return text
         if text:
@@ -128,17 +128,3 @@ def first_heading(document: Any) -> str | None:
     top = min(level for _, _, level in first_pages)
     return next(text for _, text, level in first_pages if level == top)
 
-
-def _whole_text(document: Any, item: Any) -> str:
-    """A heading's text; of a heading docling reads as pieces of one line (a slide title set in
-    two runs, "python 7zip library:" and "py7zr", an inline group of titles), the whole line."""
-    from docling_core.types.doc import GroupLabel
-
-    text = (getattr(item, "text", "") or "").strip()
-    parent = item.parent.resolve(document) if getattr(item, "parent", None) is not None else None
-    if getattr(parent, "label", None) != GroupLabel.INLINE:
-        return text
-    pieces = [child.resolve(document) for child in parent.children]
-    if any(getattr(piece, "label", None) != item.label for piece in pieces):
-        return text
-    return " ".join(" ".join((getattr(piece, "text", "") or "").split()) for piece in pieces).strip()

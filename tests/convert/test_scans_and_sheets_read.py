@@ -175,3 +175,13 @@ def test_large_bold_type_is_a_first_level_heading_and_code_is_none():
     found = {p.text: p.level for p in paragraphs(page)}
     assert found["xts: Extensible Time Series"] == 1  # before: 2, its weight read before its size
     assert all(level == 0 for text, level in found.items() if "fdata" in text)  # typewriter type reads thick
+
+
+def test_a_title_on_two_lines_in_larger_type_is_one_heading_however_bold_each_reads():
+    page = [
+        _line(300, 0, "strucchange: An R Package for Testing for Structural", width=52 * 26, height=70, stroke=6.0),
+        _line(500, 80, "Change in Linear Regression Models", width=34 * 26, height=70, stroke=5.2),
+    ]
+    page += [_line(300, 200 + 42 * row, f"{row} {BODY}.") for row in range(8)]
+    found = [(p.text, p.level) for p in paragraphs(page)]
+    assert found[0] == ("strucchange: An R Package for Testing for Structural\nChange in Linear Regression Models", 1)

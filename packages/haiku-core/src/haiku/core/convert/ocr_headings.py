@@ -93,13 +93,16 @@ def heading_level(lines: list[OcrLine], body: Body | None, bold_heading: bool) -
     (``bold_heading``: the line above it ends a sentence), 0 for body text."""
     if body is None or not lines:
         return 0
-    large = all(
-        line.pitch >= SIZE_STEP * body.pitch and line.height >= HEIGHT_STEP * body.height for line in lines
-    )
+    large = all(larger_type(line, body) for line in lines)
     short = len(lines) <= HEADING_LINES and all(len(line.text.split()) <= HEADING_WORDS for line in lines)
     if large and short and _reads_as_heading(lines[-1].text):
         return 1  # larger type, bold or not
     return 2 if len(lines) == 1 and bold_heading else 0
+
+
+def larger_type(line: OcrLine, body: Body | None) -> bool:
+    """Whether ``line`` is set in type larger than the body's, a heading's."""
+    return body is not None and line.pitch >= SIZE_STEP * body.pitch and line.height >= HEIGHT_STEP * body.height
 
 
 def _reads_as_heading(text: str) -> bool:

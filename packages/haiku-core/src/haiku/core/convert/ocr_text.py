@@ -25,7 +25,7 @@ from itertools import pairwise
 from typing import Any
 
 from haiku.core.convert.ocr_columns import reading_regions, row_groups
-from haiku.core.convert.ocr_headings import Body, body_of, bold, heading_level
+from haiku.core.convert.ocr_headings import Body, body_of, bold, heading_level, larger_type
 from haiku.core.convert.ocr_lines import OcrLine
 
 MIN_SCORE = 0.5  # the recogniser's confidence below which a line is dropped
@@ -87,7 +87,9 @@ def paragraphs(lines: list[OcrLine], fallback: Body | None = None) -> list[Parag
                 previous is None
                 or gap > ordinary + PARAGRAPH_GAP * line.height
                 or _resized(previous, line)
-                or heading != was_heading  # a bold heading stands alone
+                # a bold heading stands alone, but a title in larger type is one paragraph
+                # however bold each of its lines reads
+                or (heading != was_heading and not (larger_type(previous, body) and larger_type(line, body)))
             ):
                 found.append(([], heading))
             found[-1][0].append(line)

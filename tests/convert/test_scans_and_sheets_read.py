@@ -185,3 +185,15 @@ def test_a_title_on_two_lines_in_larger_type_is_one_heading_however_bold_each_re
     page += [_line(300, 200 + 42 * row, f"{row} {BODY}.") for row in range(8)]
     found = [(p.text, p.level) for p in paragraphs(page)]
     assert found[0] == ("strucchange: An R Package for Testing for Structural\nChange in Linear Regression Models", 1)
+
+
+def test_a_title_set_close_above_its_author_and_date_is_a_heading_of_its_own():
+    page = [
+        _line(300, 0, "Discrimination and Calibration", width=27 * 23.7, height=70),  # 27 letters
+        _line(400, 75, "Terry Therneau", width=13 * 20, height=56),  # type a little smaller: no new paragraph
+        _line(400, 136, "February 6, 2023", width=14 * 19, height=50),
+    ]
+    body = body_of([_line(300, 42 * row, f"{row} {BODY}") for row in range(8)])  # the next pages' text
+    found = [(p.text, p.level) for p in paragraphs(page, fallback=body)]
+    assert found[0] == ("Discrimination and Calibration", 1)  # before: one paragraph with the byline, no heading
+    assert all(level == 0 for _, level in found[1:])

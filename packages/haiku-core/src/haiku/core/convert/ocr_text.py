@@ -25,7 +25,7 @@ from itertools import pairwise
 from typing import Any
 
 from haiku.core.convert.ocr_columns import reading_regions, row_groups
-from haiku.core.convert.ocr_headings import Body, body_of, bold, heading_level, larger_type
+from haiku.core.convert.ocr_headings import HEADING_LINES, Body, body_of, bold, heading_level, larger_type
 from haiku.core.convert.ocr_lines import OcrLine
 
 MIN_SCORE = 0.5  # the recogniser's confidence below which a line is dropped
@@ -94,7 +94,22 @@ def paragraphs(lines: list[OcrLine], fallback: Body | None = None) -> list[Parag
                 found.append(([], heading))
             found[-1][0].append(line)
             previous, was_heading = line, heading
-    return [Paragraph(lines, heading_level(lines, body, heading)) for lines, heading in found]
+    return [Paragraph(lines, heading_level(lines, body, heading)) for lines, heading in _large_heads_apart(found, body)]
+
+
+def _large_heads_apart(found: list[tuple[list[OcrLine], bool]], body: Body | None) -> list[tuple[list[OcrLine], bool]]:
+    """The paragraphs with their opening lines in larger type set apart from the rest: a title
+    page's title stands so close above its author and date that they read as one paragraph."""
+    apart: list[tuple[list[OcrLine], bool]] = []
+    for lines, heading in found:
+        large = 0
+        while large < len(lines) and larger_type(lines[large], body):
+            large += 1
+        if 0 < large < len(lines) and large <= HEADING_LINES:
+            apart += [(lines[:large], heading), (lines[large:], False)]
+        else:
+            apart.append((lines, heading))
+    return apart
 
 
 def _ordinary_gap(regions: list[list[OcrLine]]) -> float:

@@ -22,6 +22,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from haiku.core.convert.layout_lines import Line
@@ -133,22 +134,38 @@ def _chars(page: Any, height: float) -> list[_Char]:
             if code <= 32 or not pdfium.FPDFText_GetCharBox(raw, index, left, right, bottom, top):
                 continue
             pdfium.FPDFText_GetFontInfo(raw, index, name, len(name), ctypes.byref(flags))
-            font = name.value.decode("latin-1").rpartition("+")[2]
-            bold = font_is_bold(font, pdfium.FPDFText_GetFontWeight(raw, index), flags.value)
-            mono = monospaced(font, flags.value)
-            italic = bool(flags.value & _ITALIC) or bool(_ITALIC_NAME.search(font))
-            in_math = bool(_MATH_NAME.search(font))
+            style = font_style(name.value.decode("latin-1"), pdfium.FPDFText_GetFontWeight(raw, index), flags.value)
             # the size the reader sees: the font's size scaled as the text and the page draw it
             # (text set at 1 point and scaled 12 times, a figure drawn at half its size)
             scale = math.hypot(matrix.c, matrix.d) if pdfium.FPDFText_GetMatrix(raw, index, ctypes.byref(matrix)) else 1.0
             size = pdfium.FPDFText_GetFontSize(raw, index) * scale
             center = ((left.value + right.value) / 2, height - (bottom.value + top.value) / 2)
-            chars.append(_Char(chr(code) if code < 0x110000 else "?", *center, size, bold, mono, italic, in_math))
+            text = chr(code) if code < 0x110000 else "?"
+            chars.append(_Char(text, *center, size, style.bold, style.mono, style.italic, style.math))
         return chars
     finally:
         textpage.close()
 
 
+@dataclass(frozen=True)
+class FontStyle:
+    bold: bool
+    mono: bool
+    italic: bool
+    math: bool  # one of TeX's math fonts or the Symbol font
+
+
+@lru_cache(maxsize=1024)
+def font_style(name: str, weight: int, flags: int) -> FontStyle:
+    """The style of the font named ``name`` (pdfium's weight and the descriptor's ``flags``):
+    read once per font, not per character, since a page has a few fonts and thousands of
+    characters."""
+    font = name.rpartition("+")[2]  # without its subset prefix ("ABCDEF+")
+    italic = bool(flags & _ITALIC) or bool(_ITALIC_NAME.search(font))
+    return FontStyle(font_is_bold(font, weight, flags), monospaced(font, flags), italic, bool(_MATH_NAME.search(font)))
+
+
+@lru_cache(maxsize=1024)
 def monospaced(font: str, flags: int) -> bool:
     """Whether the font named ``font`` (with the descriptor's ``flags``) is monospaced."""
     return bool(flags & _FIXED_PITCH) or bool(_MONO_NAME.search(font.rpartition("+")[2]))

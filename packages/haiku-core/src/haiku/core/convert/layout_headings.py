@@ -172,7 +172,8 @@ class HeadingRule:
         their affiliations, a date, a subtitle (a paper's "Achim Zeileis" in bold under its title,
         an article's authors set large), which head no section. The title is the largest
         heading-shaped line of the first pages."""
-        first = [x for x in lines if x.page_no < min((y.page_no for y in lines), default=0) + TITLE_PAGES]
+        opening = min((x.page_no for x in lines), default=0)
+        first = [x for x in lines if x.page_no < opening + TITLE_PAGES]
         large = [x for x in first if self._large(x) and heading_shaped(x.text)]
         if not large:
             return set()

@@ -16,7 +16,8 @@ conversion workers, and the memory the read took is handed back to the OS
 before the slot is let go, so a worker between its pages is not at OCR's peak.
 
 ``processing.ocr``: ``auto`` OCRs the PDF pages that have no readable text layer
-(none, or one of symbols that spell no word) and every image, ``force`` every page, ``off`` none (an image then yields nothing).
+(none, or one of symbols that spell no word) and every image, ``force`` every
+page, ``off`` none (an image then yields nothing).
 An image whose declared size is over ``MAX_PIXELS`` is refused before it is
 decoded (an image bomb).
 """
@@ -321,10 +322,11 @@ def pages_without_text(document: Any, page_count: int) -> list[int]:
     visible: Counter[int] = Counter()
     garbled: Counter[int] = Counter()
     for item in document.texts:
+        text = "".join(item.text.split())
+        unreadable = sum(1 for ch in text if _garbled(ch))
         for prov in item.prov:
-            text = "".join(item.text.split())
             visible[prov.page_no] += len(text)
-            garbled[prov.page_no] += sum(1 for ch in text if _garbled(ch))
+            garbled[prov.page_no] += unreadable
     return [
         page for page in range(1, page_count + 1)
         if not visible[page] or garbled[page] >= GARBLED_SHARE * visible[page]

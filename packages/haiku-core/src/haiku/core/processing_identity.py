@@ -49,7 +49,7 @@ NOT_STORED: frozenset[str] = frozenset(
 
 # The revision of haiku's own conversion and chunking rules (cleaning, titles, serializers, code
 # blocks): raised whenever a change to them changes what an unchanged file is stored as.
-CONVERSION_RULES = 12  # 2: PDF ruled tables, compacted heading levels, paragraphs joined across pages;
+CONVERSION_RULES = 13  # 2: PDF ruled tables, compacted heading levels, paragraphs joined across pages;
 # 3: a table over the chunk budget split between its cells; 4: declared titles first (web pages'
 # <h1>/<title>, document properties, LaTeX \title), Python chunks headed by their class and function,
 # scans read upright, every TIFF page, at 216 dpi, line by line with a box per line; 5: code chunks of
@@ -78,6 +78,10 @@ CONVERSION_RULES = 12  # 2: PDF ruled tables, compacted heading levels, paragrap
 # cells of PDF tables kept whole, a long left-set entry spanning no column; an article's large
 # authors and bold code no headings, a title's footnote mark dropped; pages of dingbats OCR'd;
 # a split slide title one heading; a scan's cover measured against its document
+# 13: journal papers: a title the layout model calls a caption, a grid of authors, TeX's asterisk
+# marks, an abstract set large, keyword lines, figure labels and sideways banners no headings;
+# small numbered bold heads and heads beside the other column headings; wrapped heads joined across
+# columns; running headers matched at their size; chart markers no page numbers
 
 # The distributions whose version changes what a file converts to.
 CONVERTER_PACKAGES = ("docling-slim", "docling-core", "docling-parse", "rapidocr-onnxruntime", "rapid-layout")

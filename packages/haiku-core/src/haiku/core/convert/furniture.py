@@ -27,7 +27,11 @@ from haiku.core.convert.layout_lines import Line, normalized
 # Six or more dots or middle dots, spaced or not: a leader, never an ellipsis.
 _LEADER = re.compile(r"(?:\s?[.·]){6,}\s*|…{2,}\s*")
 _PAGE = re.compile(r"(?:\d{1,4}|[ivxlcdm]{1,7})(?:\s|$)", re.IGNORECASE)
-PAGE_NUMBER = re.compile(r"^(page\s+)?([0-9]{1,4}|[ivxlcdm]{1,6})(\s*(/|of)\s*[0-9]{1,4})?$", re.IGNORECASE)
+# A page number: arabic, or a well-formed roman one of front matter (i to xxxix): a chart's
+# markers drawn as the letter "l" ("l", "ll") are no page numbers
+PAGE_NUMBER = re.compile(
+    r"^(page\s+)?([0-9]{1,4}|(?=[ivx])x{0,3}(?:ix|iv|v?i{0,3}))(\s*(/|of)\s*[0-9]{1,4})?$", re.IGNORECASE
+)
 # A line ending in a leader (four dots or more, spaced or not: "Loading..." ends in an ellipsis),
 # a page number after it or not
 _LEADER_END = re.compile(r"(?:[.·]\s?){4,}\s*(\d{1,4}|[ivxlcdm]{1,9})?\s*$", re.IGNORECASE)
@@ -50,8 +54,10 @@ def is_contents_line(text: str) -> bool:
 
 def contents_entries(lines: list[Line]) -> set[int]:
     """The ids of the lines whose row ends in a page number set apart to their right: entries
-    of a table of contents ("2 Related work ... 3"), which repeat the headings they point at."""
-    return set(_entry_numbers(lines))
+    of a table of contents ("2 Related work ... 3"), which repeat the headings they point at;
+    none where one line alone has a number beside it (a chart's axis label "x" beside a heading)."""
+    entries = set(_entry_numbers(lines))
+    return entries if len(entries) >= 2 else set()
 
 
 def _entry_numbers(lines: list[Line]) -> dict[int, int]:

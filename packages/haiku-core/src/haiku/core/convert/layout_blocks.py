@@ -40,19 +40,19 @@ from typing import Any
 
 from haiku.core.convert.furniture import PAGE_NUMBER, contents_entries, contents_lines
 from haiku.core.convert.layout_bidi import rtl_dominant
-from haiku.core.convert.layout_headings import HeadingRule, chapter_label
+from haiku.core.convert.layout_headings import HeadingRule, chapter_label, numbered
 from haiku.core.convert.layout_lines import Line, starts_with_bullet, without_digits
 from haiku.core.convert.layout_model import Region
 from haiku.core.convert.layout_rulings import RuledTable
+from haiku.core.convert.layout_styled_heads import PARAGRAPH_GAP, styled_heads
 from haiku.core.convert.layout_tables import table_data
 
 EDGE_BAND = 0.1  # the share of the page height at its top and bottom where headers and footers sit
 REGION_EDGE_BAND = 0.15  # the same, for lines the layout model calls a header or footer
 RECURRING_PAGES = 3  # edge text on this many pages (numbers aside) is a running header or footer
 FIGURE_MAX_LINES = 6  # a "figure" holding more text lines than this is text the model mistook
-ITALIC_HEAD_SIZE = 1.05  # an italic line heads a paragraph when set at least this much larger than the body
-PARAGRAPH_GAP = 0.8  # a gap between lines wider than this share of a line's height starts a paragraph
 _CAPTION = re.compile(r"^(fig(ure)?|table|tab)\.?\s*\d+[a-z]?\s*[.:]", re.IGNORECASE)
+HEADING_BLOCK_WORDS = 30  # a "heading" of more words than this is a paragraph set in large type
 LABEL_DISTANCE = 6.0  # line heights between a chapter's label ("Chapter 1") and its title
 CAPTION_DISTANCE = 2.0  # line heights between a "Figure 1: ..." paragraph and its picture or table
 _PRIORITY = {"table": 0, "figure": 1, "figure_caption": 2, "table_caption": 2, "title": 3, "header": 4, "footer": 4}
@@ -98,17 +98,31 @@ def join_lines(lines: list[Line]) -> str:
     return text
 
 
-def recurring_edge_texts(lines_by_page: dict[int, list[Line]], heights: dict[int, float]) -> set[str]:
-    """Texts (numbers aside) in the top or bottom band of at least ``RECURRING_PAGES`` pages."""
-    pages: Counter[str] = Counter()
+def recurring_edge_texts(lines_by_page: dict[int, list[Line]], heights: dict[int, float]) -> set[tuple[str, float]]:
+    """Texts (numbers aside), with their type size, in the top or bottom band of at least
+    ``RECURRING_PAGES`` pages."""
+    pages: Counter[tuple[str, float]] = Counter()
     for page_no, lines in lines_by_page.items():
         height = heights[page_no]
-        pages.update({without_digits(x.text) for x in lines if _edge(x, height, EDGE_BAND)})
-    return {text for text, count in pages.items() if count >= RECURRING_PAGES and text}
+        pages.update({edge_key(x) for x in lines if _starts_at_edge(x, height)})
+    return {key for key, count in pages.items() if count >= RECURRING_PAGES and key[0]}
+
+
+def edge_key(line: Line) -> tuple[str, float]:
+    """A line's text (numbers aside) and its size: a paper's running header repeats its title
+    in small type on every page, and the title itself, set large under it on the first page,
+    is no running header."""
+    return without_digits(line.text), round(line.size or line.height)
 
 
 def _edge(line: Line, height: float, band: float) -> bool:
     return line.bottom <= band * height or line.top >= (1 - band) * height
+
+
+def _starts_at_edge(line: Line, height: float) -> bool:
+    """``line`` begins in the page's top or bottom band: a running banner of three large lines
+    reaches under the band with its last."""
+    return line.top <= EDGE_BAND * height or line.bottom >= (1 - EDGE_BAND) * height
 
 
 def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
@@ -129,7 +143,7 @@ class PageLayout:
     height: float
     regions: list[Region]
     headings: HeadingRule
-    recurring: set[str]
+    recurring: set[tuple[str, float]]  # ``edge_key``s of running headers and footers
     pictures: list[tuple[Any, tuple[float, float, float, float]]]  # native pictures and their boxes
     ruled: list[RuledTable] = field(default_factory=list)  # tables drawn with ruling lines
     runs: dict[Line, list[Line]] = field(default_factory=dict)  # lines of table regions split into runs
@@ -157,7 +171,7 @@ class PageLayout:
                 in_ruled.setdefault(grid, []).append(line)
             elif label == "table":
                 tables.setdefault(id(region), []).append(line)
-            elif label in ("figure_caption", "table_caption"):
+            elif label in ("figure_caption", "table_caption") and not self._heading_in_caption(line):
                 captions.setdefault(id(region), []).append(line)
             elif (band := next((i for i, b in enumerate(self.bands) if _holds(b, line)), None)) is not None:
                 tables.setdefault(-1 - band, []).append(line)
@@ -183,10 +197,18 @@ class PageLayout:
         contents = contents_lines(rest)  # a table of contents' lines: kept, out of the chunks
         blocks += [Block("contents", [line]) for line in rest if id(line) in contents]
         rest = [line for line in rest if id(line) not in contents]
-        blocks += self._headings_and_paragraphs(rest, region_of, contents_entries(lines))
+        blocks += self._headings_and_paragraphs(rest, region_of, contents_entries(rest))
         blocks += figures
         _captions_by_wording(blocks)
         return reading_order(blocks, self.width, rtl=rtl_dominant(" ".join(line.text for line in lines)))
+
+    def _heading_in_caption(self, line: Line) -> bool:
+        """A line of a caption region that is no caption's: the document's title (the model takes a
+        paper's title over its teaser figure for the figure's caption) or a bold numbered head
+        ("1. Wide equations" beside a display formula)."""
+        if _CAPTION.match(line.text):
+            return False
+        return self.headings.is_title(line) or (line.bold and numbered(line.text))
 
     def _region(self, line: Line) -> Region | None:
         holding = [r for r in self.regions if r.holds(line.cx, line.cy)]
@@ -221,7 +243,7 @@ class PageLayout:
         """``body``: the page has text outside its top and bottom bands (a page of one line at
         its top has no header, even when the line recurs on every page: that line is its text)."""
         kind = "page_header" if line.cy < self.height / 2 else "page_footer"
-        if body and _edge(line, self.height, EDGE_BAND) and without_digits(line.text) in self.recurring:
+        if body and _starts_at_edge(line, self.height) and edge_key(line) in self.recurring:
             return kind
         if PAGE_NUMBER.match(line.text) and (outermost or _edge(line, self.height, EDGE_BAND)):
             return kind
@@ -237,7 +259,7 @@ class PageLayout:
         """``contents``: the ids of table-of-contents entries, which are no headings."""
         blocks: list[Block] = []
         open_paragraphs: list[Block] = []
-        alone = styled_heads(lines, self.headings.body_size)
+        alone = styled_heads(lines, self.headings.body_size, self.headings.measure)
         for line in sorted(lines, key=lambda x: (x.top, x.left)):
             region = region_of[id(line)]
             in_title = region is not None and region.label == "title"
@@ -246,15 +268,14 @@ class PageLayout:
             )
             if level is not None:
                 previous = blocks[-1] if blocks else None
+                wrapped = _wrapped_heading(blocks, line, level)
                 if previous is not None and _labels(previous, line):
                     previous.kind, previous.level = "heading", min(level, previous.level or level)
                     previous.add(line)
                     if previous in open_paragraphs:
                         open_paragraphs.remove(previous)
-                elif previous is not None and previous.kind == "heading" and previous.level == level and _follows(
-                    previous.lines[-1], line
-                ):
-                    previous.add(line)
+                elif wrapped is not None:
+                    wrapped.add(line)
                 else:
                     blocks.append(Block("heading", [line], level=level))
                 continue
@@ -267,37 +288,10 @@ class PageLayout:
                 paragraph = Block("text", [line])
                 open_paragraphs.append(paragraph)
                 blocks.append(paragraph)
+        for block in blocks:
+            if block.kind == "heading" and len(block.text.split()) > HEADING_BLOCK_WORDS:
+                block.kind = "text"  # a paragraph set large (an abstract, a lead), no heading
         return blocks
-
-
-def styled_heads(lines: list[Line], body_size: float) -> set[int]:
-    """The ids of the bold lines, and the italic ones set larger than the body text
-    (``body_size``, a LaTeX paper's subsubsections), that stand alone above a paragraph: no
-    other line on their row, the nearest line under them plain and within two line heights,
-    and a gap above them (they do not carry on the paragraph before)."""
-    heads = set()
-    for line in lines:
-        italic_head = line.italic and body_size > 0 and line.size >= ITALIC_HEAD_SIZE * body_size
-        if not (line.bold or italic_head) or line.math:
-            continue
-        beside = below = above = None
-        for other in lines:
-            if other is line:
-                continue
-            if min(line.bottom, other.bottom) - max(line.top, other.top) > 0.3 * min(line.height, other.height):
-                beside = other
-                break
-            sideways = min(line.right, other.right) > max(line.left, other.left)
-            if sideways and other.top >= line.bottom - 0.3 * line.height and (below is None or other.top < below.top):
-                below = other
-            if sideways and other.bottom <= line.top + 0.3 * line.height and (above is None or other.bottom > above.bottom):
-                above = other
-        plain_below = below is not None and not below.bold and not (italic_head and not line.bold and below.italic)
-        if beside is not None or not plain_below or below.top - line.bottom > 2 * line.height:
-            continue
-        if above is None or line.top - above.bottom > PARAGRAPH_GAP * line.height or above.text.endswith((".", ":", "!", "?")):
-            heads.add(id(line))
-    return heads
 
 
 def _captions_by_wording(blocks: list[Block]) -> None:
@@ -313,6 +307,18 @@ def _captions_by_wording(blocks: list[Block]) -> None:
                 block.kind = "caption"
                 block.caption_of = "table" if target.kind == "table" else "figure"
                 break
+
+
+def _wrapped_heading(blocks: list[Block], line: Line, level: int) -> Block | None:
+    """The heading of ``level`` among the last blocks that ``line`` carries on (a heading
+    wrapped onto a second line; in two columns, the other column's lines come between), unless
+    ``line`` opens with a section's number (an appendix's "A.1 Part One" under "A RESEARCH METHODS")."""
+    if numbered(line.text):
+        return None
+    for block in reversed(blocks[-8:]):
+        if block.kind == "heading" and block.level == level and _follows(block.lines[-1], line):
+            return block
+    return None
 
 
 def _labels(block: Block, line: Line) -> bool:

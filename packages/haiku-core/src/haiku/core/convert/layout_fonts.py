@@ -47,8 +47,9 @@ _MATH_NAME = re.compile(r"math|cmmi|cmsy|cmex|msbm|msam|eufm|rsfs|lmmi|lmsy|lmex
 _MONO_NAME = re.compile(r"mono|courier|cmtt|sftt|typewriter|consol|menlo|inconsolata|code", re.IGNORECASE)
 _FIXED_PITCH = 1  # the font descriptor's FixedPitch flag
 _FORCE_BOLD = 1 << 18  # the font descriptor's ForceBold flag
-_MARKERS = frozenset("0123456789*†‡§¶")
-_SUPERSCRIPTS = frozenset("¹²³⁰⁴⁵⁶⁷⁸⁹*†‡")
+# "∗" (U+2217) is the asterisk TeX sets from its math fonts to mark an author's footnote
+_MARKERS = frozenset("0123456789*∗†‡§¶")
+_SUPERSCRIPTS = frozenset("¹²³⁰⁴⁵⁶⁷⁸⁹*∗†‡")
 
 
 @dataclass(frozen=True)

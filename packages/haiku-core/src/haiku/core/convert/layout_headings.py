@@ -26,8 +26,9 @@ from haiku.core.convert.layout_lines import Line, normalized, starts_with_bullet
 from haiku.core.convert.titles import cover_word
 
 SIZE_RATIO = 1.18  # a heading's line is at least this much taller than the body text's
-# Below this width per character, in line heights, a "line" is two lines the text layer merged
-# into one box (tall, narrow for its text): not a large font. Headings measure 0.46 or more.
+# Below this width per character, in type sizes (line heights where no size is read), a "line"
+# is two lines the text layer merged into one box (tall, narrow for its text) or glyphs that are
+# no text: not a large font. Headings measure 0.46 or more.
 MIN_CHAR_WIDTH = 0.3
 MAX_HEADING_CHARS = 150
 MAX_HEADING_WORDS = 20
@@ -36,7 +37,12 @@ SIGNALS = frozenset({"size", "outline", "title", "bold"})  # all by default; ben
 BOLD_HEAD_SIZE = 0.95  # a bold heading at the body size is set no smaller than this share of it
 TITLE_PAGES = 3  # a title page is one of the document's first pages
 TITLE_PAGE_BODY_LINES = 3  # ... with fewer lines at the body size than this
+BODY_LINE_SHARE = 0.7  # a line of body text this share of a column's width or wider: the body has begun
 _NUMBERING = re.compile(r"^(appendix\s+)?(\d+|[a-z])(\.\d+)*\.?\s+", re.IGNORECASE)
+_NUMBERED = re.compile(
+    r"^(?:appendix\s+(?:\d+|[a-z])\b[.:]?|(?:\d+(?:\.\d+)*\.?|[a-z](?:\.\d+)+\.?|[a-z]\.|[ivxlc]+\.))\s+\S", re.IGNORECASE
+)
+NUMBERED_HEAD_SIZE = 0.85  # ... and a numbered bold head no smaller than this share
 _LEADERS = re.compile(r"(\.\s?){3,}\s*\S*$")  # a table-of-contents line: "Title . . . . 24"
 _LETTER = re.compile(r"[^\W\d_]")
 # Lines set like headings that a reader does not take for one: a callout box's label, a release
@@ -47,7 +53,13 @@ _NOT_HEADINGS = re.compile(
     r"|(?:release|version|revision|rev\.)\s*\d+(?:\.\d+)*[a-z]?(?:,?\s+(?:of\s+)?[\w ,.]*\d{4})?"
     r"|(?:copyright\s+(?:©|\(c\)|\d{4})|©\s*\d{4}|\(c\)\s*\d{4}).*"
     rf"|(?:[a-z]+day,?\s+)?(?:\d{{1,2}}\.?\s+)?{_MONTH}\s+(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?\d{{4}}"
-    r"|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4})$"
+    r"|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}"
+    # a paper's keyword line: "Key words: keyword1, keyword2", "Index Terms—…", "PACS numbers: …"
+    r"|(?:key\s*words|index\s+terms|pacs(?:\s+numbers)?|subject\s+classification)\s*[:.—–-].*"
+    # a figure's or table's label set above its caption ("Figure 1" over "A Complex Table")
+    r"|(?:fig(?:ure)?|table|tab|listing|algorithm|scheme|chart|exhibit)\.?\s*\d+[a-z]?"
+    # a theorem's label, its name in brackets: "Theorem 1 (DOI links are required)"
+    r"|(?:theorem|lemma|corollary|proposition|definition|conjecture|claim|proof)(?:\s+[\d.]+)?\.?(?:\s*\(.*\))?\.?)$"
 )
 # "Chapter 1", "CHAPTER", "ONE", "Part II": the label set above a chapter's title, part of it
 _CHAPTER_LABEL = re.compile(
@@ -92,6 +104,11 @@ def heading_shaped(text: str) -> bool:
     return not (text.endswith(".") and len(words) > 6)
 
 
+def numbered(text: str) -> bool:
+    """``text`` opens with a section's number: "2.1 Scope", "A. Methods", "IV. Results"."""
+    return bool(_NUMBERED.match(text.strip()))
+
+
 def chapter_label(text: str) -> bool:
     """``Chapter 1``, ``CHAPTER``, ``ONE``: a line that labels the chapter title set under it."""
     return bool(_CHAPTER_LABEL.match(text.strip()))
@@ -99,6 +116,13 @@ def chapter_label(text: str) -> bool:
 
 def title_key(text: str) -> str:
     return normalized(_NUMBERING.sub("", text.strip()))
+
+
+def _measure(lines: list[Line], body_size: float) -> float:
+    """The width of a full line of body text (a column's width): the width most of the body's
+    text is set in, read as the 75th percentile of its lines' widths."""
+    widths = sorted(x.right - x.left for x in lines if abs(_size(x) - body_size) <= 0.05 * body_size)
+    return widths[(3 * len(widths)) // 4] if widths else 0.0
 
 
 def _size(line: Line) -> float:
@@ -117,6 +141,7 @@ class HeadingRule:
         for line in lines:
             weights[_size(line)] += len(line.text)
         self.body_size = weights.most_common(1)[0][0] if weights else 0.0
+        self.measure = _measure(lines, self.body_size)  # the width of a full line of body text
         sizes = {_size(line) for line in lines if self._large(line) and heading_shaped(line.text)}
         self._size_levels = {size: min(rank, MAX_LEVEL) for rank, size in enumerate(sorted(sizes, reverse=True), 1)}
         self._outline: dict[tuple[int, str], int] = {}
@@ -127,7 +152,7 @@ class HeadingRule:
         self._learn_levels_from_outline(lines)
         self.title_page, self._title_size = self._find_title_page(lines)
         self._run_on = self._find_run_on(lines)
-        self._bylines = self._find_bylines(lines)
+        self._titles, self._bylines = self._find_bylines(lines)
         # the title page's title stands above every other heading
         self._below_title = 1 if self.title_page is not None else 0
 
@@ -167,24 +192,31 @@ class HeadingRule:
                     break
         return run_on
 
-    def _find_bylines(self, lines: list[Line]) -> set[Line]:
-        """The lines set under the document's title before its first body line: authors and
-        their affiliations, a date, a subtitle (a paper's "Achim Zeileis" in bold under its title,
-        an article's authors set large), which head no section. The title is the largest
-        heading-shaped line of the first pages."""
+    def _find_bylines(self, lines: list[Line]) -> tuple[set[Line], set[Line]]:
+        """The title's lines (the largest heading-shaped lines of the first pages, on the page of
+        the first of them), and the lines set under the title before its first body line: authors
+        and their affiliations, a date, a subtitle (a paper's "Achim Zeileis" in bold under its
+        title, an article's authors set large, a conference paper's grid of authors with their
+        affiliations in short centred lines), which head no section. The body begins at a
+        regular line of the body's size that runs the width of a column (``_measure``)."""
         opening = min((x.page_no for x in lines), default=0)
         first = [x for x in lines if x.page_no < opening + TITLE_PAGES]
-        large = [x for x in first if self._large(x) and heading_shaped(x.text)]
+        large = [x for x in first if self._large(x) and heading_shaped(x.text.rstrip("*∗†‡ "))]
         if not large:
-            return set()
+            # a title set bold at the body's size: its first such line, which may carry a
+            # footnote's mark; no byline is read under it (it may be a first section's heading)
+            bold = [x for x in first if x.page_no == opening and x.bold and heading_shaped(x.text.rstrip("*∗†‡ "))]
+            return ({min(bold, key=lambda x: x.top)} if bold else set()), set()
         top_size = max(_size(x) for x in large)
         title = min((x for x in large if _size(x) == top_size), key=lambda x: (x.page_no, x.top))
+        titles = {x for x in large if x.page_no == title.page_no and _size(x) == top_size}
         under: set[Line] = set()
         last: Line | None = None
         for line in sorted((x for x in first if x.page_no == title.page_no and x.top > title.bottom), key=lambda x: x.top):
             if _size(line) >= top_size:
                 continue  # the title's own next line
-            if _size(line) <= self.body_size * 1.05 and not line.bold and not line.italic:
+            regular = _size(line) <= self.body_size * 1.05 and not line.bold and not line.italic
+            if regular and line.right - line.left >= BODY_LINE_SHARE * self.measure:
                 # the body begins; a large line right above it heads it ("Introduction" under a
                 # title with no byline), where authors set large stand above their affiliations
                 if last is not None and self._large(last) and line.top - last.bottom < 2 * last.height:
@@ -194,7 +226,11 @@ class HeadingRule:
                 break  # a section opens straight under the title
             under.add(line)
             last = line
-        return under
+        return titles, under
+
+    def is_title(self, line: Line) -> bool:
+        """``line`` is a line of the document's title (``_find_bylines``)."""
+        return line in self._titles
 
     def _learn_levels_from_outline(self, lines: list[Line]) -> None:
         """Where the outline names headings, their size takes the outline's level, and a size
@@ -224,8 +260,12 @@ class HeadingRule:
     def _large(self, line: Line) -> bool:
         if self.body_size <= 0 or _size(line) < self.body_size * SIZE_RATIO:
             return False
-        # a box's height can be two merged lines'; a type size read from the characters cannot
-        return line.size > 0 or line.right - line.left >= MIN_CHAR_WIDTH * line.height * len(line.text)
+        if len(line.text) > 3 and line.bottom - line.top > line.right - line.left:
+            return False  # set sideways: a cover's or a margin's banner, no heading
+        # a box's height can be two merged lines'; a type size read from the characters cannot,
+        # but a line far narrower than its size sets is no text either (a decorative font's glyphs
+        # drawn large, their names read as "x51")
+        return line.right - line.left >= MIN_CHAR_WIDTH * _size(line) * len(line.text)
 
     def level(self, line: Line, *, in_title_region: bool, alone: bool = False) -> int | None:
         """The line's heading level, or None when it is not a heading (a line ending in a
@@ -234,7 +274,8 @@ class HeadingRule:
         (or italic and a little larger) and short, it heads that paragraph even at the body
         size, an italic head a level under a bold one."""
         shaped = heading_shaped(line.text) or (line in self._run_on and heading_shaped(line.text[:-1]))
-        if not shaped or line.marker or line.math:
+        # a footnote's mark ends a body line, or a paper's title (its ``\\thanks``)
+        if not shaped or (line.marker and line not in self._titles) or line.math:
             return None
         if line.page_no == self.title_page:
             return 1 if self._large(line) and _size(line) >= self._title_size else None
@@ -246,11 +287,13 @@ class HeadingRule:
         if "size" in self._signals and self._large(line):
             return min(self._size_levels.get(_size(line), MAX_LEVEL) + self._below_title, MAX_LEVEL)
         short = len(line.text.split()) <= 12 and not line.text.endswith(".")
-        body_sized = _size(line) >= BOLD_HEAD_SIZE * self.body_size
+        # a numbered bold head may be set a size under the body's (a physics journal's "I. METHODS")
+        floor = NUMBERED_HEAD_SIZE if line.bold and numbered(line.text) else BOLD_HEAD_SIZE
+        body_sized = _size(line) >= floor * self.body_size
         # a monospaced line set at the body size is code (a paper echoes its R input in bold)
         # unless numbered as a section
         code = line.mono and not _NUMBERING.match(line.text)
-        bold_head = alone and body_sized and not code  # bold, or italic and larger (``layout_blocks.styled_heads``)
+        bold_head = alone and body_sized and not code  # bold, or italic and larger (``layout_styled_heads``)
         # the model's title regions also fall on display formulas (their symbols set small), on
         # code echoed in a paper (monospaced, regular) and on an author's affiliation: a line
         # there heads a section when it is set apart from the body (bold, italic, larger, capitals)

@@ -41,6 +41,7 @@ WRAP_GAP = 0.75  # a row closer than this share of the usual gap between rows ma
 MAX_EMPTY = 0.35  # the share of a grid's places left empty above which it is no table
 MAX_CUT = 0.1  # words cut by the grid's rules per filled cell above which it is no table
 MAX_HEADER_ROWS = 3
+PROSE_WORDS = 5  # a column whose cells hold this many words (their median) is prose
 LIST_MARKS = frozenset({"•", "◦", "▪", "‣", "·", "-", "–", "*", "\uf0b7", "\u25cf", "\u25a0"})
 _NUMBER = re.compile(r"^[-+±−(]?[$€£]?\d[\d.,]*\s*[%)*†‡]?$")
 
@@ -86,7 +87,29 @@ def _boundaries(rows: list[list[Line]]) -> list[float]:
             boundaries.append((reach + run.left) / 2)
         reach = max(reach, run.right)
     crossing = MAX_CROSSING * len(rows)
-    return [b for b in boundaries if sum(any(x.left < b < x.right for x in row) for row in rows) <= crossing]
+    kept = [b for b in boundaries if sum(any(x.left < b < x.right for x in row) for row in rows) <= crossing]
+    return _header_gaps_closed(rows, kept)
+
+
+def _header_gaps_closed(rows: list[list[Line]], boundaries: list[float]) -> list[float]:
+    """The boundaries with each column that only header rows fill (a header spanning two columns,
+    centred over the gap between them: "D⁵₄ₕ" over "1st alternative" and "2nd alternative") made
+    one boundary at its middle, which the header's text then spans."""
+    body = rows[MAX_HEADER_ROWS:]
+    if len(body) < 2:
+        return boundaries
+    closed: list[float] = []
+    index = 0
+    while index < len(boundaries):
+        if index + 1 < len(boundaries):
+            low, high = boundaries[index], boundaries[index + 1]
+            if not any(low < x.cx < high for row in body for x in row):
+                closed.append((low + high) / 2)
+                index += 2
+                continue
+        closed.append(boundaries[index])
+        index += 1
+    return closed
 
 
 def _column(x: float, boundaries: list[float]) -> int:
@@ -175,6 +198,19 @@ def _list_marks(laid: list[list[tuple[int, int, list[Line]]]], texts: list[list[
     return bool(first) and all(text in LIST_MARKS for text in first)
 
 
+def _prose_columns(laid: list[list[tuple[int, int, list[Line]]]], texts: list[list[str]]) -> bool:
+    """Every column's cells run to ``PROSE_WORDS`` words or more (their median; a word has two
+    letters at least, so a formula's symbols are none): two columns of a
+    page's text that the layout model boxed as one table, not a table (whose key column, at
+    least, holds short entries)."""
+    words: dict[int, list[int]] = {}
+    for row, row_texts in zip(laid, texts, strict=True):
+        for (start, _end, _runs), text in zip(row, row_texts, strict=True):
+            if text.strip():
+                words.setdefault(start, []).append(sum(sum(c.isalpha() for c in word) >= 2 for word in text.split()))
+    return len(words) >= 2 and all(median(counts) >= PROSE_WORDS for counts in words.values())
+
+
 def _header_rows(texts: list[list[str]]) -> int:
     """The rows above the first row holding a number, where the body holds numbers; else one."""
     for index, row in enumerate(texts):
@@ -197,7 +233,7 @@ def table_data(runs: list[Line], page_height: float, min_columns: int = 2) -> An
     rows = _unwrapped(_carried_over(rows, boundaries), boundaries)
     laid = [_cells(row, boundaries) for row in rows]
     texts = [[" ".join(x.text for x in sorted(cell[2], key=lambda x: (x.top, x.left))) for cell in row] for row in laid]
-    if _list_marks(laid, texts):
+    if _list_marks(laid, texts) or _prose_columns(laid, texts):
         return None
     header = _header_rows(texts)
     table_cells = []

@@ -51,6 +51,14 @@ def test_a_journals_small_numbered_heads_are_headings_and_its_title_no_running_h
         "1. Third-level heading: Citations and Footnotes",
     ]
     assert {"II. MATH AND EQUATIONS", "Appendix A: Appendixes", "a. A subsubsection in an appendix"} <= set(headings)
+    assert converter.title(paper) == "Sample Title: with Forced Linebreak"  # its footnote's mark "a)" dropped
+
+
+def test_a_titles_letter_mark_is_dropped_but_a_bracketed_letter_kept():
+    from haiku.core.convert.titles import usable_title
+
+    assert usable_title("Sample Title: with Forced Linebreaka)") == "Sample Title: with Forced Linebreak"
+    assert usable_title("Results (part a)") == "Results (part a)"
 
 
 def test_a_wide_tables_header_over_two_columns_makes_no_column_of_its_own(converter):

@@ -92,12 +92,15 @@ def plausible_title(text: str | None) -> str | None:
 
 # the mark of a title's footnote (LaTeX's \thanks): "A Lego System for Conditional Inference ∗"
 _FOOTNOTE_MARK = re.compile(r"(?:\s*[∗†‡§¹²³⁴⁵⁶⁷⁸⁹⁰]+|\s+\*+)$")
+_LETTER_MARK = re.compile(r"[^\W\d_][a-z]\)$")
 
 
 def usable_title(title: str | None) -> str | None:
     """``title`` stripped, unless it is empty, over twice ``TITLE_MAX_CHARS``, wordless (a lone
     ``1``, a bullet) or a placeholder or file name (``Untitled``, ``report.docx``)."""
     title = _FOOTNOTE_MARK.sub("", " ".join((title or "").split()))
+    if _LETTER_MARK.search(title) and title.count("(") < title.count(")"):
+        title = title[:-2]  # a physics journal's mark, "a)", closes no bracket: "… Linebreak" + "a)"
     if not title or len(title) > 2 * TITLE_MAX_CHARS or _NOT_A_TITLE.search(title):
         return None
     if not any(c.isalpha() for c in title):

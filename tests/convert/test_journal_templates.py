@@ -44,14 +44,33 @@ def test_a_journals_small_numbered_heads_are_headings_and_its_title_no_running_h
     headings = _headings(paper)
     # its running header repeats the title ("Sample title") in small type: the title set large
     # under it is the title, whole; its bold heads are a point under the body's size, the
-    # appendices' "Appendix A:" numbered too
-    assert headings[:3] == [
+    # appendices' "Appendix A:" numbered too; its first head runs on two lines, the first
+    # ending in a colon
+    assert headings[:4] == [
         "Sample Title: with Forced Linebreaka)",
+        "I. FIRST-LEVEL HEADING: THE LINE BREAK WAS FORCED via \\\\",
         "A. Second-level heading: Formatting",
         "1. Third-level heading: Citations and Footnotes",
     ]
     assert {"II. MATH AND EQUATIONS", "Appendix A: Appendixes", "a. A subsubsection in an appendix"} <= set(headings)
     assert converter.title(paper) == "Sample Title: with Forced Linebreak"  # its footnote's mark "a)" dropped
+
+
+def test_a_bold_head_wrapped_onto_two_lines_stands_alone_as_a_whole():
+    from haiku.core.convert.layout_lines import Line
+    from haiku.core.convert.layout_styled_heads import styled_heads
+
+    def line(text: str, top: float, *, bold: bool = False, right: float = 300) -> Line:
+        return Line(1, text, 54, top, right, top + 9, size=10.0, bold=bold)
+
+    first = line("4 EXPERIMENTAL RESULTS AND", 100, bold=True, right=200)
+    second = line("DISCUSSION", 111, bold=True, right=120)
+    body = [line("The measurements of the first run show that the method holds up", 128 + 11 * n) for n in range(3)]
+    note = [line("Do not run this as root, it", 200, bold=True, right=180), line("will break your system.", 211, bold=True, right=170)]
+    after = line("Then the next paragraph starts here and runs on for a while", 228)
+    found = styled_heads([first, second, *body, *note, after], body_size=10.0, measure=246)
+    assert {id(first), id(second)} <= found.heads and found.runs_on == {id(first)}
+    assert not {id(x) for x in note} & found.heads  # a short bold paragraph that ends a sentence
 
 
 def test_a_titles_letter_mark_is_dropped_but_a_bracketed_letter_kept():

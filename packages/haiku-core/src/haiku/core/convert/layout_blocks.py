@@ -259,12 +259,12 @@ class PageLayout:
         """``contents``: the ids of table-of-contents entries, which are no headings."""
         blocks: list[Block] = []
         open_paragraphs: list[Block] = []
-        alone = styled_heads(lines, self.headings.body_size, self.headings.measure)
+        styled = styled_heads(lines, self.headings.body_size, self.headings.measure)
         for line in sorted(lines, key=lambda x: (x.top, x.left)):
             region = region_of[id(line)]
             in_title = region is not None and region.label == "title"
             level = None if id(line) in contents else self.headings.level(
-                line, in_title_region=in_title, alone=id(line) in alone
+                line, in_title_region=in_title, alone=id(line) in styled.heads, runs_on=id(line) in styled.runs_on
             )
             if level is not None:
                 previous = blocks[-1] if blocks else None
@@ -278,6 +278,10 @@ class PageLayout:
                     wrapped.add(line)
                 else:
                     blocks.append(Block("heading", [line], level=level))
+                continue
+            carried = _carried_heading(blocks, line, styled.runs_on)
+            if carried is not None:
+                carried.add(line)  # a head's second line, set smaller than a head of its own would be
                 continue
             for paragraph in reversed(open_paragraphs[-8:]):
                 last = paragraph.lines[-1]
@@ -317,6 +321,15 @@ def _wrapped_heading(blocks: list[Block], line: Line, level: int) -> Block | Non
         return None
     for block in reversed(blocks[-8:]):
         if block.kind == "heading" and block.level == level and _follows(block.lines[-1], line):
+            return block
+    return None
+
+
+def _carried_heading(blocks: list[Block], line: Line, runs_on: set[int]) -> Block | None:
+    """The heading among the last blocks whose last line carries on onto ``line``
+    (``layout_styled_heads``: "I. FIRST-LEVEL HEADING:" over "THE LINE BREAK WAS FORCED")."""
+    for block in reversed(blocks[-8:]):
+        if block.kind == "heading" and id(block.lines[-1]) in runs_on and _follows(block.lines[-1], line):
             return block
     return None
 

@@ -267,13 +267,15 @@ class HeadingRule:
         # drawn large, their names read as "x51")
         return line.right - line.left >= MIN_CHAR_WIDTH * _size(line) * len(line.text)
 
-    def level(self, line: Line, *, in_title_region: bool, alone: bool = False) -> int | None:
+    def level(self, line: Line, *, in_title_region: bool, alone: bool = False, runs_on: bool = False) -> int | None:
         """The line's heading level, or None when it is not a heading (a line ending in a
         footnote marker is a body line; on a title page, only the title is a heading).
         ``alone``: the line stands alone above a paragraph (``layout_blocks``); then, bold
         (or italic and a little larger) and short, it heads that paragraph even at the body
-        size, an italic head a level under a bold one."""
-        shaped = heading_shaped(line.text) or (line in self._run_on and heading_shaped(line.text[:-1]))
+        size, an italic head a level under a bold one. ``runs_on``: the line's head carries on onto
+        the next line (``layout_styled_heads``), so it may end in a colon."""
+        run_on = runs_on or line in self._run_on
+        shaped = heading_shaped(line.text) or (run_on and heading_shaped(line.text[:-1]))
         # a footnote's mark ends a body line, or a paper's title (its ``\\thanks``)
         if not shaped or (line.marker and line not in self._titles) or line.math:
             return None

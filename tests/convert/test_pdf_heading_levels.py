@@ -59,3 +59,13 @@ def test_an_unnumbered_heading_joins_the_numbered_level_at_or_above_it():
     headings = [("Manual", 1), ("1 Overview", 3), ("1.1 IDL", 4), ("2 Syntax", 2), ("Grammar notes", 3), ("2.1 Lexing", 4)]
     assert settled_levels(headings, by_numbering=True) == [1, 2, 3, 2, 2, 3]
     assert settled_levels(headings, by_numbering=False) == [1, 3, 4, 2, 3, 4]
+
+
+def test_sections_numbered_in_roman_read_as_an_outline():
+    # a physics journal's heads, all set bold at one size: the numbering alone tells their depth
+    headings = [("Sample Title", 1), ("I. INTRODUCTION", 2), ("A. Formatting", 2), ("1. Citations", 2), ("a. Run in", 2),
+                ("II. METHODS", 2), ("B. Samples", 2), ("C. Results", 2), ("Appendix A: Proofs", 2)]
+    assert settled_levels(headings, by_numbering=True) == [1, 2, 3, 4, 5, 2, 3, 3, 2]
+    # one roman-numbered head makes no outline: "A." and "1." keep their usual reading
+    assert settled_levels([("I. Overview", 2), ("1. Scope", 2), ("1.1 Terms", 3), ("2. Use", 2)], by_numbering=True) == [
+        1, 1, 2, 1]

@@ -4,7 +4,8 @@ Each heading first gets a level from its own signals (``layout_headings``: the
 outline, else the rank of its font size). Two document-wide rules then settle them:
 
 - numbering: in a document without an outline, a numbered heading ("3", "3.2",
-  "3.2.1", "A.1", "Chapter 3 ...") sits at the level of its numbering depth, so that a chapter
+  "3.2.1", "A.1", "Chapter 3 ..."; in a document whose sections are numbered in roman,
+  an outline: "II.", "A.", "1.", "a.") sits at the level of its numbering depth, so that a chapter
   set a point larger on one page than on another, or at the size of its
   sections, still stands above them. A depth takes the most prominent level its
   headings have, and always comes under the depth above it; an unnumbered
@@ -52,8 +53,31 @@ def settled_levels(headings: list[tuple[str, int]], *, by_numbering: bool) -> li
     return [ranks[level] for level in levels]
 
 
+# A physics journal's or a report's outline numbering: "II. METHODS" over "A. Setup" over
+# "1. Samples" over "a. Purity"; roman numbers of sections up to 39, so "C. Results" is a letter
+_OUTLINE = (
+    (re.compile(r"^(?=[IVX])X{0,3}(?:IX|IV|V?I{0,3})\.\s+\S"), 1),
+    (re.compile(r"^appendix\s+(?:[A-Z]|\d+)\b[.:]?(?:\s+\S|$)", re.IGNORECASE), 1),
+    (re.compile(r"^[A-Z]\.\s+\S"), 2),
+    (re.compile(r"^\d+\.\s+\S"), 3),
+    (re.compile(r"^[a-z]\.\s+\S"), 4),
+)
+_ROMAN = _OUTLINE[0][0]
+MIN_ROMAN = 2  # sections numbered in roman (one past "I.") a document needs for its numbering to read as an outline
+
+
+def outline_depth(text: str) -> int | None:
+    """How deep a heading sits in an outline numbering ("IV." 1, "B." 2, "3." 3, "c." 4), None
+    when unnumbered."""
+    stripped = text.strip()
+    return next((depth for pattern, depth in _OUTLINE if pattern.match(stripped)), None)
+
+
 def _by_numbering(headings: list[tuple[str, int]]) -> list[int]:
-    depths = [numbering_depth(text) for text, _ in headings]
+    romans = [text.strip() for text, _ in headings if _ROMAN.match(text.strip())]
+    outline = len(romans) >= MIN_ROMAN and any(not text.startswith("I.") for text in romans)  # "I." alone may be a letter
+    depth_of = outline_depth if outline else numbering_depth
+    depths = [depth_of(text) for text, _ in headings]
     numbered = [(depth, level) for depth, (_, level) in zip(depths, headings, strict=True) if depth is not None]
     if len(numbered) < MIN_NUMBERED:
         return [level for _, level in headings]

@@ -157,3 +157,14 @@ def test_source_that_does_not_parse_gets_no_headings_and_no_error(converter, tmp
     path.write_text("def broken(:\n    pass\n")
     document, _ = _read(converter, path)
     assert [chunk.headings for chunk in converter.chunk(document)] == [[]]
+
+
+def test_a_contents_heading_never_titles_a_document(converter, tmp_path):
+    # a deck's "Contents" slide comes before its first section; no title is declared
+    page = tmp_path / "talk.md"
+    page.write_text("## Contents\n\n1. Scope\n2. Results\n\n## Research progress\n\nWe measured it.\n")
+    assert _read(converter, page)[1] == "Research progress"
+    from haiku.core.convert.titles import plausible_title
+
+    assert [plausible_title(t) for t in ("Table of Contents", "Abstract", "차 례", "An Index of Things")] == [
+        None, None, None, "An Index of Things"]

@@ -81,7 +81,8 @@ CONVERSION_RULES = 13  # 2: PDF ruled tables, compacted heading levels, paragrap
 # 13: journal papers: a title the layout model calls a caption, a grid of authors, TeX's asterisk
 # marks, an abstract set large, keyword lines, figure labels and sideways banners no headings;
 # small numbered bold heads and heads beside the other column headings; wrapped heads joined across
-# columns; running headers matched at their size; chart markers no page numbers
+# columns; running headers matched at their size; chart markers no page numbers; roman section
+# numbers an outline; a "Contents" or "Abstract" heading no title
 
 # The distributions whose version changes what a file converts to.
 CONVERTER_PACKAGES = ("docling-slim", "docling-core", "docling-parse", "rapidocr-onnxruntime", "rapid-layout")

@@ -82,10 +82,20 @@ def pdf_title(data: bytes) -> str | None:
     return plausible_title(title)
 
 
+# The headings of a document's apparatus, which title no document: "Contents", "Abstract"
+_APPARATUS = re.compile(
+    r"(?i)^(?:(?:table of )?contents|abstract|references|bibliography|index|acknowledge?ments?"
+    r"|inhalt(?:sverzeichnis)?|table des mati[eè]res|sommaire|目次|目录|차례|목차)$"
+)
+
+
 def plausible_title(text: str | None) -> str | None:
-    """``text`` as a title unless it is no title (``usable_title``), a list item or a cover's word."""
+    """``text`` as a title unless it is no title (``usable_title``), a list item, a cover's word or
+    the heading of a document's apparatus (a slide deck's "Contents" slide before its first section)."""
     title = usable_title(text)
     if title is None or cover_word(title) or title.startswith(("•", "◦", "▪", "‣", "·", "- ", "* ")):
+        return None
+    if _APPARATUS.match(" ".join(title.split())) or _APPARATUS.match("".join(title.split())):  # "차 례" spaced out
         return None
     return title
 

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -106,7 +107,14 @@ async def test_an_add_killed_mid_way_then_run_again_leaves_one_document_and_no_o
         env=cli_env(), start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     claimed = "SELECT COUNT(*) FROM jobs WHERE status = 'claimed'"
-    assert wait_until(lambda: queue.exists() and queue_rows(queue, claimed) == [(1,)], 120)
+
+    def claimed_once() -> bool:
+        try:
+            return queue.exists() and queue_rows(queue, claimed) == [(1,)]
+        except sqlite3.OperationalError:  # the queue's file exists a moment before its tables
+            return False
+
+    assert wait_until(claimed_once, 120)
     time.sleep(1.0)  # converting now
     os.killpg(killed.pid, signal.SIGKILL)
     killed.wait()

@@ -268,18 +268,20 @@ class PageLayout:
             )
             if level is not None:
                 previous = blocks[-1] if blocks else None
-                wrapped = _wrapped_heading(blocks, line, level)
                 if previous is not None and _labels(previous, line):
                     previous.kind, previous.level = "heading", min(level, previous.level or level)
                     previous.add(line)
                     if previous in open_paragraphs:
                         open_paragraphs.remove(previous)
-                elif wrapped is not None:
+                elif not numbered(line.text) and (
+                    wrapped := _open_heading([b for b in blocks[-8:] if b.level == level], line)
+                ):
+                    # a heading wrapped onto a second line (not "A.1 Part One" under "A RESEARCH METHODS")
                     wrapped.add(line)
                 else:
                     blocks.append(Block("heading", [line], level=level))
                 continue
-            carried = _carried_heading(blocks, line, styled.runs_on)
+            carried = _open_heading([b for b in blocks[-8:] if id(b.lines[-1]) in styled.runs_on], line)
             if carried is not None:
                 carried.add(line)  # a head's second line, set smaller than a head of its own would be
                 continue
@@ -313,23 +315,11 @@ def _captions_by_wording(blocks: list[Block]) -> None:
                 break
 
 
-def _wrapped_heading(blocks: list[Block], line: Line, level: int) -> Block | None:
-    """The heading of ``level`` among the last blocks that ``line`` carries on (a heading
-    wrapped onto a second line; in two columns, the other column's lines come between), unless
-    ``line`` opens with a section's number (an appendix's "A.1 Part One" under "A RESEARCH METHODS")."""
-    if numbered(line.text):
-        return None
-    for block in reversed(blocks[-8:]):
-        if block.kind == "heading" and block.level == level and _follows(block.lines[-1], line):
-            return block
-    return None
-
-
-def _carried_heading(blocks: list[Block], line: Line, runs_on: set[int]) -> Block | None:
-    """The heading among the last blocks whose last line carries on onto ``line``
-    (``layout_styled_heads``: "I. FIRST-LEVEL HEADING:" over "THE LINE BREAK WAS FORCED")."""
-    for block in reversed(blocks[-8:]):
-        if block.kind == "heading" and id(block.lines[-1]) in runs_on and _follows(block.lines[-1], line):
+def _open_heading(recent: list[Block], line: Line) -> Block | None:
+    """The last heading of ``recent`` blocks whose last line ``line`` follows: in two columns,
+    the other column's lines come between a heading's two lines."""
+    for block in reversed(recent):
+        if block.kind == "heading" and _follows(block.lines[-1], line):
             return block
     return None
 

@@ -43,6 +43,11 @@ _CONTENTS_HEADING = re.compile(
 HEADINGS_SHARE = 0.7  # a paragraph after a contents heading is contents when later headings make this share of it
 
 
+def contents_heading(text: str) -> bool:
+    """``text`` is a table of contents' heading: "Contents", "Table des matières", "목차"."""
+    return bool(_CONTENTS_HEADING.match(normalized(text)))
+
+
 def is_contents_line(text: str) -> bool:
     """Whether ``text`` is one or more table-of-contents entries: titles each followed by a dot leader
     and a page number (arabic or roman), and nothing else."""
@@ -112,7 +117,7 @@ def move_contents_to_furniture(document: Any) -> None:
     body = [x for x in document.texts if isinstance(x, TextItem) and x.content_layer != ContentLayer.FURNITURE]
     headings = [i for i, x in enumerate(body) if x.label in (DocItemLabel.SECTION_HEADER, DocItemLabel.TITLE)]
     for at in headings:
-        if not _CONTENTS_HEADING.match(normalized(body[at].text)):
+        if not contents_heading(body[at].text):
             continue
         later = {normalized(_unnumbered(body[i].text)) for i in headings if i > at} - {""}
         for item in body[at + 1 :]:

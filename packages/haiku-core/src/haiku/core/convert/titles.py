@@ -18,6 +18,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from haiku.core.convert.furniture import contents_heading
+
 TITLE_MAX_CHARS = 100
 TITLE_PAGES = 3  # a PDF's title is set on one of its first pages
 _NOT_A_TITLE = re.compile(
@@ -82,11 +84,9 @@ def pdf_title(data: bytes) -> str | None:
     return plausible_title(title)
 
 
-# The headings of a document's apparatus, which title no document: "Contents", "Abstract"
-_APPARATUS = re.compile(
-    r"(?i)^(?:(?:table of )?contents|abstract|references|bibliography|index|acknowledge?ments?"
-    r"|inhalt(?:sverzeichnis)?|table des mati[eè]res|sommaire|目次|目录|차례|목차)$"
-)
+# The headings of a document's apparatus but its contents (``furniture.contents_heading``),
+# which title no document: "Abstract", "References"
+_APPARATUS = re.compile(r"(?i)^(?:abstract|references|bibliography|index|acknowledge?ments?)$")
 
 
 def plausible_title(text: str | None) -> str | None:
@@ -95,7 +95,7 @@ def plausible_title(text: str | None) -> str | None:
     title = usable_title(text)
     if title is None or cover_word(title) or title.startswith(("•", "◦", "▪", "‣", "·", "- ", "* ")):
         return None
-    if _APPARATUS.match(" ".join(title.split())) or _APPARATUS.match("".join(title.split())):  # "차 례" spaced out
+    if _APPARATUS.match(title) or contents_heading(title) or contents_heading("".join(title.split())):  # "차 례"
         return None
     return title
 
